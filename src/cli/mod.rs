@@ -1,0 +1,97 @@
+//! Command-line interface: argument definitions and one module per command.
+
+mod graph;
+mod inspect;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::spec::{self, Loaded};
+
+/// Exit status for usage and configuration errors (a bad flag, an unreadable spec).
+pub const EXIT_USAGE: u8 = 2;
+
+/// Cartograph tests web APIs from the outside, guided by a property graph of the
+/// API built from its OpenAPI or GraphQL description.
+#[derive(Debug, Parser)]
+#[command(name = "cartograph", version, about, long_about = None)]
+#[command(
+    after_help = "Examples:\n  cartograph graph openapi.yaml --format dot -o graph.dot\n  cartograph inspect openapi.yaml --chain getOrderById"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Export the property graph of an API description (JSON, DOT, Mermaid, GraphML).
+    Graph(graph::GraphArgs),
+    /// Summarise an API's graph, or explain where one operation's inputs come from.
+    Inspect(inspect::InspectArgs),
+}
+
+/// Runs the command line and returns the process exit status.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Graph(args) => graph::run(&args),
+        Command::Inspect(args) => inspect::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            // A closed pipe (`cartograph graph x | head`) is not an error.
+            if let Some(io) = err.downcast_ref::<std::io::Error>() {
+                if io.kind() == std::io::ErrorKind::BrokenPipe {
+                    return ExitCode::SUCCESS;
+                }
+            }
+            eprintln!("error: {err:#}");
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+/// Loads a description, printing one line per skipped part on stderr.
+fn load_spec(path: &Path) -> anyhow::Result<Loaded> {
+    let loaded = spec::load(path)?;
+    let mut stderr = std::io::stderr().lock();
+    for w in &loaded.warnings {
+        let _ = writeln!(stderr, "warning: {w}");
+    }
+    if !loaded.warnings.is_empty() {
+        let _ = writeln!(
+            stderr,
+            "warning: {} part(s) of {} were skipped; the rest loaded ({} operations)",
+            loaded.warnings.len(),
+            path.display(),
+            loaded.api.operations.len()
+        );
+    }
+    Ok(loaded)
+}
+
+/// Writes text to a file, or to stdout when no file is given.
+fn write_output(text: &str, out: Option<&PathBuf>) -> anyhow::Result<()> {
+    match out {
+        Some(path) => {
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(|e| {
+                    anyhow::anyhow!("cannot create the folder {}: {e}", dir.display())
+                })?;
+            }
+            std::fs::write(path, text)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+        }
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            stdout.write_all(text.as_bytes())?;
+            stdout.flush()?;
+            Ok(())
+        }
+    }
+}

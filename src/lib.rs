@@ -1,0 +1,10 @@
+//! Cartograph: black-box web API testing driven by a property graph of the API.
+//!
+//! The pipeline reads left to right:
+//! `spec` (read a description) → `model` (one protocol-neutral API model) →
+//! `graph` (the property graph of operations and schemas).
+
+pub mod cli;
+pub mod graph;
+pub mod model;
+pub mod spec;
