@@ -5,6 +5,7 @@
 //! `graph` (the property graph of operations and schemas).
 
 pub mod cli;
+pub mod demo;
 pub mod graph;
 pub mod model;
 pub mod spec;
