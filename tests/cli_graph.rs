@@ -215,3 +215,22 @@ fn help_explains_every_command() {
         assert!(stdout(&out).contains("Usage:"));
     }
 }
+
+#[test]
+fn webhooks_are_listed_not_turned_into_operations() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hooks.yaml");
+    std::fs::write(
+        &file,
+        "openapi: 3.1.0\ninfo: {title: hooks, version: '1'}\npaths: {}\nwebhooks:\n  newPet:\n    post:\n      operationId: onNewPet\n      responses: {'200': {description: ok}}\n",
+    )
+    .unwrap();
+    let out = cartograph(&["inspect", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("0 operations"), "{text}");
+    assert!(
+        text.contains("newPet                       POST (onNewPet)"),
+        "{text}"
+    );
+}

@@ -41,7 +41,7 @@ pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
         let ix = find_operation(&g, name)?;
         chain_text(&g, ix)
     } else {
-        summary_text(&g, loaded.warnings.len())
+        summary_text(&g, &loaded.api, loaded.warnings.len())
     };
     super::write_output(&text, None)?;
     Ok(ExitCode::SUCCESS)
@@ -85,7 +85,7 @@ fn find_operation(g: &PropertyGraph, name: &str) -> anyhow::Result<petgraph::gra
     )
 }
 
-fn summary_text(g: &PropertyGraph, warnings: usize) -> String {
+fn summary_text(g: &PropertyGraph, api: &crate::model::Api, warnings: usize) -> String {
     let mut out = String::new();
     let ops: Vec<_> = g.nodes(NodeKind::Operation).collect();
     let schemas: Vec<_> = g.nodes(NodeKind::Schema).collect();
@@ -150,10 +150,11 @@ fn summary_text(g: &PropertyGraph, warnings: usize) -> String {
     for &ix in schemas.iter().take(LIST_LIMIT) {
         let n = &g.graph[ix];
         let producers = query::producers(g, ix);
-        let consumers: Vec<String> = g
+        let mut consumers: Vec<String> = g
             .active_edges(ix, EdgeKind::Consumes, Direction::Outgoing)
             .map(|e| g.graph[e.target()].name.clone())
             .collect();
+        consumers.sort();
         let _ = writeln!(
             out,
             "  {:<28} produced by {}; consumed by {}",
@@ -166,12 +167,31 @@ fn summary_text(g: &PropertyGraph, warnings: usize) -> String {
         let _ = writeln!(out, "  … and {} more", schemas.len() - LIST_LIMIT);
     }
 
+    if !api.webhooks.is_empty() {
+        let _ = writeln!(out, "\nWebhooks (calls the API makes; listed, not tested):");
+        for w in &api.webhooks {
+            let _ = writeln!(
+                out,
+                "  {:<28} {}{}",
+                w.name,
+                w.method.as_str(),
+                w.operation_id
+                    .as_ref()
+                    .map(|id| format!(" ({id})"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+
     let unproduced = query::unproduced_required(g);
     let _ = writeln!(
         out,
         "\nRequired parameters no operation produces ({}):",
         unproduced.len()
     );
+    if unproduced.is_empty() {
+        let _ = writeln!(out, "  (none: every required parameter has a producer)");
+    }
     for u in unproduced.iter().take(LIST_LIMIT) {
         let _ = writeln!(
             out,
