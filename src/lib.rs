@@ -6,6 +6,10 @@
 
 pub mod cli;
 pub mod demo;
+pub mod execution;
+pub mod generation;
 pub mod graph;
 pub mod model;
+pub mod oracles;
+pub mod reports;
 pub mod spec;

@@ -1,7 +1,9 @@
 //! Command-line interface: argument definitions and one module per command.
 
+mod demo;
 mod graph;
 mod inspect;
+mod run;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -28,6 +30,10 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Start the built-in demo API and test it (or only serve it, with --serve).
+    Demo(demo::DemoArgs),
+    /// Test an API against a running server, from its description.
+    Run(run::RunArgs),
     /// Export the property graph of an API description (JSON, DOT, Mermaid, GraphML).
     Graph(graph::GraphArgs),
     /// Summarise an API's graph, or explain where one operation's inputs come from.
@@ -38,6 +44,8 @@ enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Demo(args) => demo::run(&args),
+        Command::Run(args) => run::run(&args),
         Command::Graph(args) => graph::run(&args),
         Command::Inspect(args) => inspect::run(&args),
     };

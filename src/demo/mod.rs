@@ -32,6 +32,9 @@ pub const OPENAPI_YAML: &str = include_str!("../../models/demo/openapi.yaml");
 /// The GraphQL SDL shipped with the demo.
 pub const GRAPHQL_SDL: &str = include_str!("../../models/demo/schema.graphql");
 
+/// The list of planted faults, read only to score a finished demo run.
+pub const FAULTS_MD: &str = include_str!("../../models/demo/FAULTS.md");
+
 /// A running demo server; dropping it without [`DemoServer::shutdown`] also stops serving.
 pub struct DemoServer {
     /// The bound address.

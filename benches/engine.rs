@@ -1,0 +1,402 @@
+//! Throughput and tool-side CPU cost of the HTTP engine against the demo API on
+//! loopback: no rate limit, concurrency 16, the smoke driver choosing requests.
+//!
+//! Run with `cargo bench --bench engine`. The demo server runs in a child process
+//! (`cartograph demo --serve --port N`) so that the CPU measured here, this
+//! process's user + system time from `/proc/self/stat`, is the tool's alone. When
+//! the binary cannot be found, the server runs in this process on its own
+//! runtime and only the engine runtime's threads are counted
+//! (`/proc/self/task/<tid>/schedstat`).
+//!
+//! Prints one summary line over a dedicated 50,000-request run, then lets
+//! criterion time runs of 20,000 requests.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cartograph::execution::{self, Credentials, RunConfig, Transport};
+use cartograph::generation::SmokeDriver;
+use cartograph::graph::PropertyGraph;
+use cartograph::model::Api;
+use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
+
+const CONCURRENCY: usize = 16;
+const BENCH_REQUESTS: u64 = 20_000;
+const SUMMARY_REQUESTS: u64 = 50_000;
+const MAX_BODY: usize = 4 << 20;
+const SEED: u64 = 1;
+
+/// The demo server in a child process, killed when dropped.
+struct ChildServer(Child);
+
+impl Drop for ChildServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Where the demo API runs; the fields are held only to be dropped at the end.
+#[allow(dead_code)]
+enum Server {
+    /// A separate process: all of this process's CPU is the tool's.
+    Process(ChildServer),
+    /// This process, on its own runtime.
+    InProcess(tokio::runtime::Runtime),
+}
+
+/// CPU time: the whole process (child-server mode) or the engine threads only.
+enum CpuMeter {
+    Process { tick_ns: f64 },
+    Threads(Arc<Mutex<Vec<u32>>>),
+}
+
+impl CpuMeter {
+    /// CPU consumed so far, in nanoseconds.
+    fn now_ns(&self) -> f64 {
+        match self {
+            CpuMeter::Process { tick_ns } => process_ticks() as f64 * tick_ns,
+            CpuMeter::Threads(tids) => {
+                let tids = tids.lock().unwrap().clone();
+                // The main thread drives `block_on`, so it counts too.
+                std::iter::once(std::process::id())
+                    .chain(tids)
+                    .map(thread_cpu_ns)
+                    .sum::<u64>() as f64
+            }
+        }
+    }
+
+    fn describe(&self) -> &'static str {
+        match self {
+            CpuMeter::Process { .. } => {
+                "bench process utime+stime from /proc/self/stat; server in a child process"
+            }
+            CpuMeter::Threads(_) => {
+                "engine runtime threads from /proc/self/task/<tid>/schedstat; server in-process on its own runtime"
+            }
+        }
+    }
+}
+
+/// utime + stime of this process (all threads, dead ones included), in clock ticks.
+fn process_ticks() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // rest starts at field 3 (state); utime is field 14, stime field 15.
+    let utime: u64 = fields[11].parse().expect("utime");
+    let stime: u64 = fields[12].parse().expect("stime");
+    utime + stime
+}
+
+/// Nanoseconds on CPU of one thread of this process (0 when it is gone).
+fn thread_cpu_ns(tid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat"))
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The calling thread's id, as in /proc/self/task.
+fn current_tid() -> Option<u32> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
+fn clock_tick_ns() -> f64 {
+    let hz = Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|&hz| hz > 0.0)
+        .unwrap_or(100.0);
+    1e9 / hz
+}
+
+fn binary() -> Option<PathBuf> {
+    let candidates = [
+        option_env!("CARGO_BIN_EXE_cartograph").map(PathBuf::from),
+        Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/cartograph")),
+    ];
+    candidates.into_iter().flatten().find(|p| p.is_file())
+}
+
+fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    l.local_addr().expect("local addr").port()
+}
+
+/// Waits until GET /__health answers 200.
+async fn wait_healthy(client: &reqwest::Client, base: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if let Ok(r) = client.get(format!("{base}/__health")).send().await {
+            if r.status().is_success() {
+                return true;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+/// Starts the demo API: a child process when the binary is there, else in-process.
+fn start_server(rt: &tokio::runtime::Runtime, client: &reqwest::Client) -> (Server, String) {
+    if let Some(bin) = binary() {
+        let port = free_port();
+        let base = format!("http://127.0.0.1:{port}");
+        match Command::new(&bin)
+            .args(["demo", "--serve", "--port", &port.to_string()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+        {
+            Ok(child) => {
+                let child = ChildServer(child);
+                if rt.block_on(wait_healthy(client, &base)) {
+                    eprintln!(
+                        "engine bench: demo server is {} (pid {})",
+                        bin.display(),
+                        child.0.id()
+                    );
+                    return (Server::Process(child), base);
+                }
+                eprintln!(
+                    "engine bench: {} did not answer /__health; serving in-process",
+                    bin.display()
+                );
+            }
+            Err(e) => eprintln!(
+                "engine bench: cannot start {}: {e}; serving in-process",
+                bin.display()
+            ),
+        }
+    } else {
+        eprintln!("engine bench: no cartograph binary; serving the demo API in-process");
+    }
+    let server_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("demo-server")
+        .enable_all()
+        .build()
+        .expect("server runtime");
+    let server = server_rt
+        .block_on(cartograph::demo::DemoServer::start(0))
+        .expect("demo server starts");
+    let base = server.base_url();
+    // Dropping the handle stops serving, so keep it alive on the server runtime.
+    server_rt.spawn(async move {
+        let _server = server;
+        std::future::pending::<()>().await;
+    });
+    assert!(
+        rt.block_on(wait_healthy(client, &base)),
+        "in-process demo server answers"
+    );
+    (Server::InProcess(server_rt), base)
+}
+
+struct Bench {
+    api: Arc<Api>,
+    graph: Arc<PropertyGraph>,
+    base: String,
+    url: url::Url,
+    client: reqwest::Client,
+}
+
+impl Bench {
+    async fn reset(&self) {
+        let r = self
+            .client
+            .post(format!("{}/__reset", self.base))
+            .send()
+            .await
+            .expect("POST /__reset");
+        assert!(r.status().is_success(), "reset answered {}", r.status());
+    }
+
+    /// One run of `n` requests (the reset before it is not timed); returns
+    /// (requests sent, elapsed, responses with a status).
+    async fn run(&self, n: u64) -> (u64, Duration, u64) {
+        self.reset().await;
+        let driver = Arc::new(Mutex::new(SmokeDriver::new(
+            self.api.clone(),
+            self.graph.clone(),
+            SEED,
+            false,
+        )));
+        let config = RunConfig {
+            target: self.url.clone(),
+            budget: None,
+            max_requests: Some(n),
+            seed: SEED,
+            rate: None,
+            burst: 1,
+            concurrency: CONCURRENCY,
+            read_only: false,
+            timeout: Duration::from_secs(10),
+            max_body: MAX_BODY,
+            max_retries: 3,
+        };
+        let transport = Transport::new(self.url.clone(), MAX_BODY, CONCURRENCY).expect("transport");
+        let mut answered = 0u64;
+        let diag = std::env::var_os("ENGINE_BENCH_DIAG").is_some();
+        let mut seen: Vec<(Duration, String, u16, usize, Duration)> = Vec::new();
+        let started = Instant::now();
+        let outcome = execution::run(config, transport, Credentials::none(), driver, |ex| {
+            if ex.status.is_some() {
+                answered += 1;
+            }
+            if diag {
+                seen.push((
+                    started.elapsed(),
+                    format!("{} {}", ex.request.method, ex.request.operation),
+                    ex.status.unwrap_or(0),
+                    ex.body.len(),
+                    ex.elapsed,
+                ));
+            }
+        })
+        .await;
+        if diag {
+            diagnose(&seen);
+        }
+        let elapsed = started.elapsed();
+        assert_eq!(
+            outcome.stop,
+            execution::StopReason::MaxRequests,
+            "run stopped early"
+        );
+        (outcome.requests, elapsed, answered)
+    }
+}
+
+/// Per window of 5,000 exchanges: rate, body size, latency; then per operation.
+fn diagnose(seen: &[(Duration, String, u16, usize, Duration)]) {
+    let mut prev = Duration::ZERO;
+    for w in seen.chunks(5_000) {
+        let end = w.last().unwrap().0;
+        let bytes: usize = w.iter().map(|e| e.3).sum();
+        let lat: Duration = w.iter().map(|e| e.4).sum();
+        eprintln!(
+            "  window: {:.0} req/s, mean body {} B, mean latency {:.0} µs",
+            w.len() as f64 / (end - prev).as_secs_f64(),
+            bytes / w.len(),
+            lat.as_micros() as f64 / w.len() as f64
+        );
+        prev = end;
+    }
+    let mut ops: std::collections::BTreeMap<
+        &str,
+        (
+            usize,
+            usize,
+            Duration,
+            std::collections::BTreeMap<u16, usize>,
+        ),
+    > = Default::default();
+    for e in seen {
+        let o = ops.entry(e.1.as_str()).or_default();
+        o.0 += 1;
+        o.1 += e.3;
+        o.2 += e.4;
+        *o.3.entry(e.2).or_default() += 1;
+    }
+    for (op, (n, bytes, lat, statuses)) in ops {
+        eprintln!(
+            "  {op:<40} n={n:<6} mean body {:<7} B mean latency {:<6.0} µs statuses {statuses:?}",
+            bytes / n,
+            lat.as_micros() as f64 / n as f64
+        );
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let tids: Arc<Mutex<Vec<u32>>> = Arc::default();
+    let rt = {
+        let tids = tids.clone();
+        // The CLI's runtime: multi-threaded, one worker per core.
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_name("engine")
+            .on_thread_start(move || {
+                if let Some(t) = current_tid() {
+                    tids.lock().unwrap().push(t);
+                }
+            })
+            .build()
+            .expect("engine runtime")
+    };
+    let client = reqwest::Client::new();
+    let (server, base) = start_server(&rt, &client);
+    let meter = match &server {
+        Server::Process(_) => CpuMeter::Process {
+            tick_ns: clock_tick_ns(),
+        },
+        Server::InProcess(_) => CpuMeter::Threads(tids.clone()),
+    };
+
+    let loaded =
+        cartograph::spec::load_text(cartograph::demo::OPENAPI_YAML, Path::new("openapi.yaml"))
+            .expect("demo description loads");
+    let api = Arc::new(loaded.api);
+    let graph = Arc::new(cartograph::graph::build(&api));
+    let b = Bench {
+        api,
+        graph,
+        url: url::Url::parse(&base).expect("base url"),
+        base,
+        client,
+    };
+
+    // Warm up once (connections, allocator), then the dedicated summary run.
+    rt.block_on(b.run(2_000));
+    let cpu0 = meter.now_ns();
+    let (sent, elapsed, answered) = rt.block_on(b.run(SUMMARY_REQUESTS));
+    let cpu = meter.now_ns() - cpu0;
+    // The reset before the run is inside the CPU window; one request, negligible.
+    let rps = sent as f64 / elapsed.as_secs_f64();
+    let us_per_req = cpu / 1e3 / sent as f64;
+    println!(
+        "engine: {rps:.0} requests/s, {us_per_req:.1} µs CPU per request (tool side), concurrency {CONCURRENCY}"
+    );
+    println!(
+        "  ({sent} requests, {answered} answered, in {:.2} s; tool CPU {:.2} s = {:.0}% of one core; CPU: {})",
+        elapsed.as_secs_f64(),
+        cpu / 1e9,
+        cpu / elapsed.as_nanos() as f64 * 100.0,
+        meter.describe()
+    );
+
+    let mut group = c.benchmark_group("engine");
+    group
+        .sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(20))
+        .throughput(Throughput::Elements(BENCH_REQUESTS));
+    group.bench_function("smoke_demo_c16_20k", |bencher| {
+        bencher.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let (sent, elapsed, _) = rt.block_on(b.run(BENCH_REQUESTS));
+                assert_eq!(sent, BENCH_REQUESTS);
+                total += elapsed;
+            }
+            total
+        })
+    });
+    group.finish();
+    drop(server);
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,323 @@
+//! `cartograph run`: test an API described by a spec against a target server.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::execution::{self, secrets::Secrets, Credentials, RunConfig, TraceWriter, Transport};
+use crate::generation::SmokeDriver;
+use crate::graph;
+use crate::model::Api;
+use crate::oracles::Oracles;
+use crate::reports::{self, Report, Settings, Tally};
+
+/// Exit status when faults were found.
+pub const EXIT_FAULTS: u8 = 1;
+/// Exit status when the target cannot be reached.
+pub const EXIT_UNREACHABLE: u8 = 3;
+
+/// Flags shared by `run` and `demo`: how to talk to the server.
+#[derive(Debug, Args, Clone)]
+pub struct RunFlags {
+    /// Time budget (`90s`, `5m`, `1h`); the run stops cleanly when it is spent.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub budget: Option<Duration>,
+    /// Stop after sending this many requests.
+    #[arg(long, value_name = "N")]
+    pub max_requests: Option<u64>,
+    /// Seed of every random choice; the seed used is printed and recorded, so
+    /// the same seed against the same server state sends the same requests
+    /// (exactly so with --concurrency 1).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Global rate limit across all operations: `10/s`, `120/m`, `1000/h`.
+    #[arg(long, value_parser = execution::parse_rate, value_name = "RATE")]
+    pub rate: Option<execution::Rate>,
+    /// Requests that may go at once above the rate (with --rate).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub burst: u32,
+    /// Requests in flight at once.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub concurrency: usize,
+    /// Send only GET, HEAD and OPTIONS requests (and GraphQL queries): nothing
+    /// that could change the server's state, ever.
+    #[arg(long)]
+    pub read_only: bool,
+    /// A header sent with every request, `Name: value` (repeatable). Values are
+    /// treated as secrets: never written to any output file.
+    #[arg(long = "header", short = 'H', value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+    /// A shell command whose output lines are headers (`Authorization: Bearer …`);
+    /// re-run after a 401 and every --auth-refresh. Its output is secret.
+    #[arg(long, value_name = "CMD")]
+    pub auth_command: Option<String>,
+    /// Re-run --auth-command this often (`15m`).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub auth_refresh: Option<Duration>,
+    /// Give up on a request after this long.
+    #[arg(long, value_parser = parse_duration, default_value = "10s", value_name = "DURATION")]
+    pub timeout: Duration,
+    /// Read at most this many bytes of a response body.
+    #[arg(long, default_value_t = 4 * 1024 * 1024, value_name = "BYTES")]
+    pub max_body: usize,
+    /// Retries of a request answered 429 or 503, after the wait the server asks for.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub retries: u32,
+    /// Turn an oracle off by its code (repeatable): server_error, undocumented_status.
+    #[arg(long = "skip-check", value_name = "CODE")]
+    pub skip_checks: Vec<String>,
+    /// Folder for trace.ndjson and report.json.
+    #[arg(long, default_value = "cartograph-out", value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// Arguments of `cartograph run`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 no faults, 1 faults found, 2 usage or configuration error, 3 target unreachable.\n\nExamples:\n  cartograph run openapi.yaml --target http://127.0.0.1:8080 --budget 2m\n  cartograph run openapi.yaml --target https://staging.example.com --rate 2/s --read-only -H 'Authorization: Bearer $TOKEN'"
+)]
+pub struct RunArgs {
+    /// The API description (OpenAPI 3.0/3.1 or Swagger 2.0, JSON or YAML).
+    pub spec: PathBuf,
+    /// Base URL to test (default: the description's first server).
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
+    #[command(flatten)]
+    pub flags: RunFlags,
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text).map_err(|e| format!("{text:?}: {e} (write e.g. 90s, 5m, 1h)"))
+}
+
+/// Runs the command.
+pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let loaded = super::load_spec(&args.spec)?;
+    let target = match (&args.target, loaded.api.servers.first()) {
+        (Some(t), _) => t.clone(),
+        (None, Some(s)) if s.starts_with("http") => s.clone(),
+        _ => anyhow::bail!(
+            "no target: {} names no absolute server URL; pass --target URL",
+            args.spec.display()
+        ),
+    };
+    let runtime = tokio::runtime::Runtime::new()?;
+    let summary = runtime.block_on(execute(Arc::new(loaded.api), &target, &args.flags))?;
+    Ok(summary.exit_code())
+}
+
+/// What a run produced, for the commands' summaries.
+pub struct RunSummary {
+    /// The report as written.
+    pub report: Report,
+    /// Exit status to return.
+    pub unreachable: bool,
+}
+
+impl RunSummary {
+    /// 0 no faults, 1 faults, 3 unreachable.
+    pub fn exit_code(&self) -> ExitCode {
+        if self.unreachable {
+            ExitCode::from(EXIT_UNREACHABLE)
+        } else if self.report.faults.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(EXIT_FAULTS)
+        }
+    }
+}
+
+/// Runs the smoke pass of `api` against `target` with these flags, writing the
+/// output folder; shared by `run` and `demo`.
+pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::Result<RunSummary> {
+    let target_url = url::Url::parse(target)
+        .map_err(|e| anyhow::anyhow!("--target {target:?} is not a URL: {e}"))?;
+    if !matches!(target_url.scheme(), "http" | "https") {
+        anyhow::bail!("--target must be an http:// or https:// URL");
+    }
+    for code in &flags.skip_checks {
+        if !crate::oracles::CODES.contains(&code.as_str()) {
+            anyhow::bail!(
+                "--skip-check {code:?}: no such check; the checks are {}",
+                crate::oracles::CODES.join(", ")
+            );
+        }
+    }
+    let secrets = Secrets::new();
+    let mut headers = Vec::new();
+    for h in &flags.headers {
+        headers.push(execution::parse_header(h).map_err(|e| anyhow::anyhow!("--header: {e}"))?);
+    }
+    let credentials = Credentials::new(
+        headers.clone(),
+        flags.auth_command.clone(),
+        flags.auth_refresh,
+        secrets.clone(),
+    );
+    let seed = flags.seed.unwrap_or_else(rand::random::<u64>);
+    eprintln!("cartograph: seed {seed} (repeat this run with --seed {seed})");
+
+    std::fs::create_dir_all(&flags.out)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", flags.out.display()))?;
+    let settings = Settings {
+        target: target_url.to_string(),
+        seed,
+        budget_s: flags.budget.map(|b| b.as_secs_f64()),
+        max_requests: flags.max_requests,
+        rate_per_s: flags.rate.map(|r| r.per_second),
+        burst: flags.burst,
+        concurrency: flags.concurrency,
+        read_only: flags.read_only,
+        timeout_s: flags.timeout.as_secs_f64(),
+        headers: headers.iter().map(|(n, _)| n.clone()).collect(),
+        auth_command: flags.auth_command.is_some(),
+        skipped_checks: flags.skip_checks.clone(),
+    };
+
+    let mut tally = Tally::new(&api);
+    if !reachable(&target_url).await {
+        eprintln!("error: the target {target_url} cannot be reached (no TCP connection)");
+        let outcome = execution::RunOutcome {
+            requests: 0,
+            refused: 0,
+            stop: execution::StopReason::Exhausted,
+            elapsed: Duration::ZERO,
+            auth_error: None,
+        };
+        let report =
+            std::mem::replace(&mut tally, Tally::new(&api)).report(settings, &outcome, Vec::new());
+        reports::write_report(&flags.out, &report, &secrets)?;
+        return Ok(RunSummary {
+            report,
+            unreachable: true,
+        });
+    }
+
+    let graph = Arc::new(graph::build(&api));
+    let driver = Arc::new(Mutex::new(SmokeDriver::new(
+        api.clone(),
+        graph,
+        seed,
+        flags.read_only,
+    )));
+    let config = RunConfig {
+        target: target_url.clone(),
+        budget: flags.budget,
+        max_requests: flags.max_requests,
+        seed,
+        rate: flags.rate,
+        burst: flags.burst,
+        concurrency: flags.concurrency.max(1),
+        read_only: flags.read_only,
+        timeout: flags.timeout,
+        max_body: flags.max_body,
+        max_retries: flags.retries,
+    };
+    let transport = Transport::new(target_url, flags.max_body, config.concurrency)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let mut trace = TraceWriter::create(&flags.out.join("trace.ndjson"), secrets.clone())?;
+    let mut oracles = Oracles::new(flags.skip_checks.clone());
+    let progress = Progress::new(api.operations.len(), flags.budget);
+    let mut trace_error = None;
+    let outcome = execution::run(config, transport, credentials, driver, |ex| {
+        if let Err(e) = trace.write(ex) {
+            trace_error.get_or_insert(e);
+        }
+        tally.add(ex);
+        oracles.check(&api, ex);
+        progress.update(ex.seq + 1, tally.reached(), oracles.faults().len());
+    })
+    .await;
+    progress.finish();
+    trace.finish()?;
+    if let Some(e) = trace_error {
+        eprintln!("warning: trace.ndjson is incomplete: {e}");
+    }
+    if let Some(e) = &outcome.auth_error {
+        eprintln!("error: {e}; the run stopped");
+    }
+    let report = tally.report(settings, &outcome, oracles.faults());
+    reports::write_report(&flags.out, &report, &secrets)?;
+    eprintln!(
+        "cartograph: {} requests in {:.1}s ({}), {} of {} operations answered 2xx, {} fault(s); wrote {}",
+        report.requests,
+        report.elapsed_s,
+        report.stop.replace('_', " "),
+        report.operations_reached,
+        report.operations.len(),
+        report.faults.len(),
+        flags.out.display()
+    );
+    Ok(RunSummary {
+        report,
+        unreachable: false,
+    })
+}
+
+/// Whether a TCP connection to the target's host and port can be opened.
+async fn reachable(url: &url::Url) -> bool {
+    let Some(host) = url.host_str() else {
+        return false;
+    };
+    let port = url.port_or_known_default().unwrap_or(80);
+    let host = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string();
+    matches!(
+        tokio::time::timeout(
+            Duration::from_secs(5),
+            tokio::net::TcpStream::connect((host, port))
+        )
+        .await,
+        Ok(Ok(_))
+    )
+}
+
+/// The progress line on stderr, when stderr is a terminal.
+struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    operations: usize,
+    started: std::time::Instant,
+    budget: Option<Duration>,
+}
+
+impl Progress {
+    fn new(operations: usize, budget: Option<Duration>) -> Progress {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar
+        });
+        Progress {
+            bar,
+            operations,
+            started: std::time::Instant::now(),
+            budget,
+        }
+    }
+
+    fn update(&self, requests: u64, reached: usize, faults: usize) {
+        let Some(bar) = &self.bar else { return };
+        let elapsed = self.started.elapsed();
+        let rate = requests as f64 / elapsed.as_secs_f64().max(1e-3);
+        let left = self
+            .budget
+            .map(|b| format!(", {}s left", b.saturating_sub(elapsed).as_secs()))
+            .unwrap_or_default();
+        bar.set_message(format!(
+            "{requests} requests ({rate:.0}/s), {reached}/{} operations reached, {faults} faults{left}",
+            self.operations
+        ));
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! Credentials: fixed headers from `--header`, and headers printed by
+//! `--auth-command`, re-run on a 401 and every `--auth-refresh`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Mutex;
+
+use super::secrets::Secrets;
+
+/// Headers the auth command printed, and when.
+type Issued = (Vec<(String, String)>, Instant);
+
+/// The headers every request carries, and how to renew them.
+#[derive(Debug, Clone)]
+pub struct Credentials {
+    fixed: Vec<(String, String)>,
+    command: Option<String>,
+    refresh: Option<Duration>,
+    current: Arc<Mutex<Option<Issued>>>,
+    secrets: Secrets,
+}
+
+/// Parses `Name: value`.
+pub fn parse_header(text: &str) -> Result<(String, String), String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| format!("{text:?} is not a header; write it as 'Name: value'"))?;
+    let name = name.trim();
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
+    {
+        return Err(format!("{name:?} is not a valid header name"));
+    }
+    Ok((name.to_string(), value.trim().to_string()))
+}
+
+impl Credentials {
+    /// Credentials from fixed headers and an optional command; every value is
+    /// registered as a secret.
+    pub fn new(
+        fixed: Vec<(String, String)>,
+        command: Option<String>,
+        refresh: Option<Duration>,
+        secrets: Secrets,
+    ) -> Credentials {
+        for (_, v) in &fixed {
+            secrets.add_header_value(v);
+        }
+        Credentials {
+            fixed,
+            command,
+            refresh,
+            current: Arc::new(Mutex::new(None)),
+            secrets,
+        }
+    }
+
+    /// No credentials at all.
+    pub fn none() -> Credentials {
+        Credentials::new(Vec::new(), None, None, Secrets::new())
+    }
+
+    /// Whether an auth command is configured (a 401 is then worth one retry).
+    pub fn renewable(&self) -> bool {
+        self.command.is_some()
+    }
+
+    /// The headers to send now, running the auth command when it has not run yet
+    /// or its output is older than the refresh interval.
+    pub async fn headers(&self) -> Result<Vec<(String, String)>, String> {
+        let mut out = self.fixed.clone();
+        if let Some(cmd) = &self.command {
+            let mut current = self.current.lock().await;
+            let stale = match (&*current, self.refresh) {
+                (None, _) => true,
+                (Some((_, at)), Some(every)) => at.elapsed() >= every,
+                (Some(_), None) => false,
+            };
+            if stale {
+                let headers = run_command(cmd).await?;
+                for (_, v) in &headers {
+                    self.secrets.add_header_value(v);
+                }
+                *current = Some((headers, Instant::now()));
+            }
+            if let Some((headers, _)) = &*current {
+                out.extend(headers.iter().cloned());
+            }
+        }
+        Ok(out)
+    }
+
+    /// Forgets the command's output so the next request runs it again (after a 401).
+    pub async fn invalidate(&self) {
+        *self.current.lock().await = None;
+    }
+}
+
+/// Runs the auth command with `sh -c`; each non-empty output line is a header.
+async fn run_command(cmd: &str) -> Result<Vec<(String, String)>, String> {
+    let output = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .map_err(|e| format!("cannot run the auth command: {e}"))?;
+    if !output.status.success() {
+        // The command's stderr may hold secrets; report only its status.
+        return Err(format!("the auth command failed ({})", output.status));
+    }
+    let text = String::from_utf8_lossy(&output.stdout);
+    let headers: Result<Vec<_>, _> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            parse_header(l)
+                .map_err(|_| "the auth command must print lines 'Name: value'".to_string())
+        })
+        .collect();
+    let headers = headers?;
+    if headers.is_empty() {
+        return Err("the auth command printed no header".into());
+    }
+    Ok(headers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_parse() {
+        assert_eq!(
+            parse_header("X-Api-Key: k 1").unwrap(),
+            ("X-Api-Key".into(), "k 1".into())
+        );
+        assert!(parse_header("nocolon").is_err());
+        assert!(parse_header("bad name: x").is_err());
+    }
+
+    #[tokio::test]
+    async fn command_output_becomes_headers_and_secrets() {
+        let secrets = Secrets::new();
+        let c = Credentials::new(
+            vec![("X-Fixed".into(), "fixed-secret".into())],
+            Some("echo 'Authorization: Bearer from-command'".into()),
+            None,
+            secrets.clone(),
+        );
+        let h = c.headers().await.unwrap();
+        assert_eq!(h.len(), 2);
+        assert_eq!(h[1], ("Authorization".into(), "Bearer from-command".into()));
+        assert_eq!(
+            secrets.redact("from-command fixed-secret"),
+            "[REDACTED] [REDACTED]"
+        );
+    }
+
+    #[tokio::test]
+    async fn failing_command_is_an_error_without_its_output() {
+        let c = Credentials::new(
+            Vec::new(),
+            Some("echo secret >&2; exit 3".into()),
+            None,
+            Secrets::new(),
+        );
+        let err = c.headers().await.unwrap_err();
+        assert!(err.contains("failed") && !err.contains("secret"));
+    }
+}

@@ -1,0 +1,309 @@
+//! The run loop: workers take tests from the driver, send their requests within
+//! the budget, the request cap, the rate and the concurrency, and stream every
+//! exchange to one observer.
+
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use super::auth::Credentials;
+use super::politeness::{Politeness, Signal};
+use super::transport::Transport;
+use super::{Exchange, RequestSpec, RunConfig};
+
+/// One test: a sequence of requests, each chosen after seeing the earlier ones'
+/// exchanges (so values can flow from responses to later requests).
+pub trait TestRun: Send {
+    /// The next request, or `None` when the test is over.
+    fn next_request(&mut self, done: &[Exchange]) -> Option<RequestSpec>;
+}
+
+/// Where tests come from and where finished ones go.
+pub trait Driver: Send {
+    /// The next test to run; `None` ends the run.
+    fn next_test(&mut self) -> Option<Box<dyn TestRun>>;
+    /// A test is over; these are its exchanges, in order.
+    fn finished(&mut self, test: Box<dyn TestRun>, exchanges: Vec<Exchange>);
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The time budget ran out.
+    Budget,
+    /// `--max-requests` were sent.
+    MaxRequests,
+    /// Ctrl-C or SIGTERM.
+    Interrupted,
+    /// The driver had nothing more to run.
+    Exhausted,
+    /// Credentials could not be obtained (the auth command failed).
+    AuthFailed,
+}
+
+impl StopReason {
+    fn code(self) -> u8 {
+        self as u8 + 1
+    }
+
+    fn from_code(c: u8) -> Option<StopReason> {
+        [
+            StopReason::Budget,
+            StopReason::MaxRequests,
+            StopReason::Interrupted,
+            StopReason::Exhausted,
+            StopReason::AuthFailed,
+        ]
+        .into_iter()
+        .find(|r| r.code() == c)
+    }
+}
+
+/// The result of a run.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// Requests sent (retries included).
+    pub requests: u64,
+    /// Requests a test asked for that read-only mode refused to send.
+    pub refused: u64,
+    /// Why it ended.
+    pub stop: StopReason,
+    /// How long it took.
+    pub elapsed: Duration,
+    /// The auth command's error, when it stopped the run.
+    pub auth_error: Option<String>,
+}
+
+/// Shared stop flag: the first reason set wins.
+#[derive(Default)]
+struct Stop(AtomicU8);
+
+impl Stop {
+    fn set(&self, reason: StopReason) {
+        let _ = self
+            .0
+            .compare_exchange(0, reason.code(), Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    fn get(&self) -> Option<StopReason> {
+        StopReason::from_code(self.0.load(Ordering::SeqCst))
+    }
+}
+
+struct Shared {
+    config: RunConfig,
+    transport: Transport,
+    credentials: Credentials,
+    politeness: Politeness,
+    driver: Arc<Mutex<dyn Driver>>,
+    stop: Stop,
+    sent: AtomicU64,
+    refused: AtomicU64,
+    deadline: Option<Instant>,
+    auth_error: Mutex<Option<String>>,
+}
+
+/// Runs tests from `driver` against the transport's target until the budget,
+/// the request cap, an interrupt (Ctrl-C, SIGTERM) or the driver ends it.
+/// `observe` sees every exchange as it completes, on the calling task.
+pub async fn run(
+    config: RunConfig,
+    transport: Transport,
+    credentials: Credentials,
+    driver: Arc<Mutex<dyn Driver>>,
+    mut observe: impl FnMut(&Exchange),
+) -> RunOutcome {
+    let started = Instant::now();
+    let shared = Arc::new(Shared {
+        politeness: Politeness::new(config.rate, config.burst, config.concurrency),
+        deadline: config.budget.map(|b| started + b),
+        config,
+        transport,
+        credentials,
+        driver,
+        stop: Stop::default(),
+        sent: AtomicU64::new(0),
+        refused: AtomicU64::new(0),
+        auth_error: Mutex::new(None),
+    });
+
+    let interrupts = {
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            wait_for_interrupt().await;
+            shared.stop.set(StopReason::Interrupted);
+        })
+    };
+
+    let (tx, mut rx) = mpsc::unbounded_channel::<Exchange>();
+    let seq = Arc::new(AtomicU64::new(0));
+    let mut workers = Vec::new();
+    for _ in 0..shared.config.concurrency.max(1) {
+        let shared = shared.clone();
+        let tx = tx.clone();
+        let seq = seq.clone();
+        workers.push(tokio::spawn(async move { worker(shared, tx, seq).await }));
+    }
+    drop(tx);
+    // The channel closes when every worker has finished its in-flight request.
+    while let Some(exchange) = rx.recv().await {
+        observe(&exchange);
+    }
+    for w in workers {
+        let _ = w.await;
+    }
+    interrupts.abort();
+
+    let auth_error = shared
+        .auth_error
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    RunOutcome {
+        requests: shared.sent.load(Ordering::SeqCst),
+        refused: shared.refused.load(Ordering::SeqCst),
+        stop: shared.stop.get().unwrap_or(StopReason::Exhausted),
+        elapsed: started.elapsed(),
+        auth_error,
+    }
+}
+
+async fn wait_for_interrupt() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+async fn worker(shared: Arc<Shared>, tx: mpsc::UnboundedSender<Exchange>, seq: Arc<AtomicU64>) {
+    loop {
+        if shared.stop.get().is_some() {
+            return;
+        }
+        if shared.deadline.is_some_and(|d| Instant::now() >= d) {
+            shared.stop.set(StopReason::Budget);
+            return;
+        }
+        let next = shared
+            .driver
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .next_test();
+        let Some(mut test) = next else {
+            shared.stop.set(StopReason::Exhausted);
+            return;
+        };
+        let mut exchanges: Vec<Exchange> = Vec::new();
+        while let Some(request) = test.next_request(&exchanges) {
+            if shared.config.read_only && request.is_mutation() {
+                // Never sent; the rest of the test depends on it, so it ends here.
+                shared.refused.fetch_add(1, Ordering::SeqCst);
+                break;
+            }
+            match send_with_retries(&shared, &request, &seq).await {
+                Some(sent) => {
+                    for ex in &sent {
+                        let _ = tx.send(ex.clone());
+                    }
+                    if let Some(last) = sent.into_iter().last() {
+                        exchanges.push(last);
+                    }
+                }
+                None => break,
+            }
+            if shared.stop.get().is_some() {
+                break;
+            }
+        }
+        shared
+            .driver
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .finished(test, exchanges);
+    }
+}
+
+/// Sends one request, retrying after a 429/503 (when the server's wait fits the
+/// budget) and once after a 401 when credentials can be renewed. Returns every
+/// attempt's exchange, or `None` when the run stopped before the first attempt.
+async fn send_with_retries(
+    shared: &Shared,
+    request: &RequestSpec,
+    seq: &AtomicU64,
+) -> Option<Vec<Exchange>> {
+    let mut out = Vec::new();
+    let mut renewed = false;
+    let mut retries = 0;
+    loop {
+        if let Some(max) = shared.config.max_requests {
+            let n = shared.sent.fetch_add(1, Ordering::SeqCst);
+            if n >= max {
+                shared.sent.fetch_sub(1, Ordering::SeqCst);
+                shared.stop.set(StopReason::MaxRequests);
+                return (!out.is_empty()).then_some(out);
+            }
+        } else {
+            shared.sent.fetch_add(1, Ordering::SeqCst);
+        }
+        let unsend = || {
+            shared.sent.fetch_sub(1, Ordering::SeqCst);
+        };
+        if shared.stop.get().is_some() {
+            unsend();
+            return (!out.is_empty()).then_some(out);
+        }
+        if !shared.politeness.admit(shared.deadline).await {
+            unsend();
+            shared.stop.set(StopReason::Budget);
+            return (!out.is_empty()).then_some(out);
+        }
+        let credentials = match shared.credentials.headers().await {
+            Ok(h) => h,
+            Err(e) => {
+                unsend();
+                *shared.auth_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                shared.stop.set(StopReason::AuthFailed);
+                return (!out.is_empty()).then_some(out);
+            }
+        };
+        let mut timeout = shared.config.timeout;
+        if let Some(d) = shared.deadline {
+            timeout = timeout.min(d.saturating_duration_since(Instant::now()));
+        }
+        let received = shared.transport.send(request, &credentials, timeout).await;
+        let exchange = Exchange {
+            seq: seq.fetch_add(1, Ordering::SeqCst),
+            request: request.clone(),
+            status: received.status,
+            headers: received.headers,
+            body: String::from_utf8_lossy(&received.body).into_owned(),
+            truncated: received.truncated,
+            failure: received.failure,
+            elapsed: received.elapsed,
+        };
+        let status = exchange.status;
+        let signal = status.map(|s| shared.politeness.observe(s, &exchange.headers));
+        out.push(exchange);
+        match (status, signal) {
+            (Some(401), _) if shared.credentials.renewable() && !renewed => {
+                renewed = true;
+                shared.credentials.invalidate().await;
+            }
+            (_, Some(Signal::RetryAfter(_))) if retries < shared.config.max_retries => {
+                retries += 1;
+            }
+            _ => return Some(out),
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! Sending requests: the HTTP transport, politeness (rate, concurrency, server
+//! signals), credentials, and the run loop that executes tests within a budget.
+//!
+//! The engine knows nothing about how requests are chosen: a [`Driver`] hands it
+//! tests, each a [`TestRun`] that produces its next request from the exchanges so
+//! far, and receives every finished test back.
+
+mod auth;
+mod engine;
+mod politeness;
+pub mod secrets;
+mod trace;
+mod transport;
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+pub use auth::{parse_header, Credentials};
+pub use engine::{run, Driver, RunOutcome, StopReason, TestRun};
+pub use politeness::{parse_rate, Rate};
+pub use trace::TraceWriter;
+pub use transport::Transport;
+
+/// What to send: everything needed to build one HTTP request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RequestSpec {
+    /// The graph's name for the operation this request exercises.
+    pub operation: String,
+    /// HTTP method (`GET`, `POST`…).
+    pub method: String,
+    /// Path with parameters substituted and query string, relative to the target.
+    pub path: String,
+    /// Extra headers (not the credentials, which the transport adds).
+    pub headers: Vec<(String, String)>,
+    /// The body, already serialised.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// The body's media type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// Set for a GraphQL query: it reads, although it travels as a POST.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub graphql_query: bool,
+}
+
+impl RequestSpec {
+    /// Whether it may change server state, so read-only mode must refuse it:
+    /// anything but GET, HEAD, OPTIONS and GraphQL queries.
+    pub fn is_mutation(&self) -> bool {
+        let reads = matches!(self.method.as_str(), "GET" | "HEAD" | "OPTIONS")
+            || (self.method == "POST" && self.graphql_query);
+        !reads
+    }
+}
+
+/// What went wrong when no HTTP response came back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The request took longer than `--timeout`.
+    Timeout,
+    /// The connection could not be made, or was dropped before a response.
+    Connection,
+    /// Anything else the HTTP stack reported.
+    Other,
+}
+
+/// One request and what came back.
+#[derive(Debug, Clone, Serialize)]
+pub struct Exchange {
+    /// Sequence number in the run (0-based), as in `trace.ndjson`.
+    pub seq: u64,
+    /// What was sent.
+    pub request: RequestSpec,
+    /// The status code, when a response came back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Response headers (lower-case names).
+    pub headers: Vec<(String, String)>,
+    /// The response body as text (lossy UTF-8), at most the body cap.
+    pub body: String,
+    /// Whether the body was cut at the cap (or the timeout) before its end.
+    pub truncated: bool,
+    /// Why there is no response, when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
+    /// Time from sending to the end of the body.
+    #[serde(serialize_with = "as_millis")]
+    pub elapsed: Duration,
+}
+
+/// No response: its kind and message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Failure {
+    /// The kind.
+    pub kind: FailureKind,
+    /// The HTTP stack's message.
+    pub message: String,
+}
+
+impl Exchange {
+    /// A response header's value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body parsed as JSON, when it is JSON.
+    pub fn json(&self) -> Option<serde_json::Value> {
+        if self.truncated || self.body.is_empty() {
+            return None;
+        }
+        serde_json::from_str(&self.body).ok()
+    }
+
+    /// Whether the status is 2xx.
+    pub fn is_success(&self) -> bool {
+        self.status.is_some_and(|s| (200..300).contains(&s))
+    }
+}
+
+fn as_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64((d.as_secs_f64() * 1000.0 * 1000.0).round() / 1000.0)
+}
+
+/// How a run talks to the server.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Base URL requests are sent to.
+    pub target: url::Url,
+    /// Wall-clock budget.
+    pub budget: Option<Duration>,
+    /// Most requests to send.
+    pub max_requests: Option<u64>,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Global request rate, when limited.
+    pub rate: Option<Rate>,
+    /// Requests allowed at once above the rate.
+    pub burst: u32,
+    /// Requests in flight at once.
+    pub concurrency: usize,
+    /// Send only GET, HEAD, OPTIONS (and GraphQL queries).
+    pub read_only: bool,
+    /// Per-request timeout.
+    pub timeout: Duration,
+    /// Largest response body read, in bytes.
+    pub max_body: usize,
+    /// How many times a request answered 429/503 is retried after waiting.
+    pub max_retries: u32,
+}

@@ -1,0 +1,293 @@
+//! Politeness: a global rate limit with bursts, and obedience to what the server
+//! says about load (`Retry-After` on 429/503, `RateLimit-*` and `X-RateLimit-*`).
+
+use std::num::NonZeroU32;
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime};
+
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+
+/// A request rate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rate {
+    /// Requests per second (may be below 1: `2/m`).
+    pub per_second: f64,
+}
+
+impl std::fmt::Display for Rate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/s", self.per_second)
+    }
+}
+
+/// Parses `10/s`, `120/m`, `1000/h` (or a bare number, per second).
+pub fn parse_rate(text: &str) -> Result<Rate, String> {
+    let (n, unit) = text.split_once('/').unwrap_or((text, "s"));
+    let n: f64 = n
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a rate; write it as 10/s, 120/m or 1000/h"))?;
+    let per = match unit.trim() {
+        "s" | "sec" | "second" => 1.0,
+        "m" | "min" | "minute" => 60.0,
+        "h" | "hour" => 3600.0,
+        other => return Err(format!("unknown rate unit {other:?}; use s, m or h")),
+    };
+    if !(n > 0.0 && n.is_finite()) {
+        return Err(format!("{text:?}: the rate must be above zero"));
+    }
+    Ok(Rate {
+        per_second: n / per,
+    })
+}
+
+/// Shared state deciding when the next request may go.
+pub struct Politeness {
+    limiter: Option<DefaultDirectRateLimiter>,
+    state: Mutex<State>,
+    reserve: u64,
+}
+
+#[derive(Default)]
+struct State {
+    /// Nobody sends before this (Retry-After, a quota at zero).
+    paused_until: Option<Instant>,
+    /// Spacing the server's remaining quota asks for, until the quota resets.
+    spacing: Option<(Duration, Instant)>,
+    last_send: Option<Instant>,
+    /// Consecutive 429/503 answers, for exponential backoff.
+    strikes: u32,
+}
+
+/// What the server said about a response.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Signal {
+    /// Nothing to act on.
+    None,
+    /// The request was refused for load: retry it after this long.
+    RetryAfter(Duration),
+}
+
+impl Politeness {
+    /// Politeness for a rate (none: unlimited), burst size and concurrency (the
+    /// number of requests that may already be in flight when a quota runs low).
+    pub fn new(rate: Option<Rate>, burst: u32, concurrency: usize) -> Politeness {
+        let limiter = rate.map(|r| {
+            let period = Duration::from_secs_f64(1.0 / r.per_second);
+            let burst = NonZeroU32::new(burst.max(1)).unwrap_or(NonZeroU32::MIN);
+            let quota = Quota::with_period(period)
+                .unwrap_or_else(|| Quota::per_second(NonZeroU32::MAX))
+                .allow_burst(burst);
+            RateLimiter::direct(quota)
+        });
+        Politeness {
+            limiter,
+            state: Mutex::new(State::default()),
+            reserve: concurrency as u64,
+        }
+    }
+
+    /// Waits until a request may be sent. Returns false, without waiting, when
+    /// the wait would pass `deadline`: waits never exceed the budget.
+    pub async fn admit(&self, deadline: Option<Instant>) -> bool {
+        loop {
+            let wait = self.wait_needed();
+            if let Some(wait) = wait {
+                if deadline.is_some_and(|d| Instant::now() + wait > d) {
+                    return false;
+                }
+                tokio::time::sleep(wait).await;
+                continue;
+            }
+            if let Some(limiter) = &self.limiter {
+                match limiter.check() {
+                    Ok(()) => {}
+                    Err(not_until) => {
+                        let wait = not_until.wait_time_from(governor::clock::Clock::now(
+                            &governor::clock::DefaultClock::default(),
+                        ));
+                        if deadline.is_some_and(|d| Instant::now() + wait > d) {
+                            return false;
+                        }
+                        tokio::time::sleep(wait).await;
+                        continue;
+                    }
+                }
+            }
+            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            st.last_send = Some(Instant::now());
+            return true;
+        }
+    }
+
+    fn wait_needed(&self) -> Option<Duration> {
+        let now = Instant::now();
+        let st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut wait = Duration::ZERO;
+        if let Some(until) = st.paused_until {
+            wait = wait.max(until.saturating_duration_since(now));
+        }
+        if let (Some((spacing, until)), Some(last)) = (st.spacing, st.last_send) {
+            if now < until {
+                wait = wait.max((last + spacing).saturating_duration_since(now));
+            }
+        }
+        (wait > Duration::ZERO).then_some(wait)
+    }
+
+    /// Reads a response's status and headers; pauses everyone when the server
+    /// asks, and says whether the request should be retried.
+    pub fn observe(&self, status: u16, headers: &[(String, String)]) -> Signal {
+        let header = |name: &str| {
+            headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.trim())
+        };
+        let now = Instant::now();
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if status == 429 || status == 503 {
+            st.strikes += 1;
+            let wait = header("retry-after")
+                .and_then(parse_retry_after)
+                .unwrap_or_else(|| backoff(st.strikes));
+            let until = now + wait;
+            st.paused_until = Some(st.paused_until.map_or(until, |p| p.max(until)));
+            return Signal::RetryAfter(wait);
+        }
+        st.strikes = 0;
+        if let Some((remaining, reset)) = quota(&header) {
+            if remaining <= self.reserve {
+                let until = now + reset;
+                st.paused_until = Some(st.paused_until.map_or(until, |p| p.max(until)));
+            } else {
+                // Spread what is left of the quota over the time until it resets.
+                let spacing = reset / (remaining.min(u32::MAX as u64) as u32);
+                st.spacing = Some((spacing, now + reset));
+            }
+        }
+        Signal::None
+    }
+}
+
+/// Exponential backoff with jitter: about 1 s, 2 s, 4 s… capped at 60 s.
+fn backoff(strikes: u32) -> Duration {
+    let base = 2f64.powi(strikes.saturating_sub(1).min(6) as i32);
+    let jitter = 0.75 + rand::random::<f64>() * 0.5;
+    Duration::from_secs_f64((base * jitter).min(60.0))
+}
+
+/// `Retry-After` as seconds or as an HTTP date.
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs >= 0.0 && secs.is_finite())
+            .then(|| Duration::from_secs_f64(secs.min(3600.0)));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(
+        at.duration_since(SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
+/// Remaining requests and time to reset, from the IETF draft headers (also the
+/// structured `RateLimit: remaining=…, reset=…`) or the common `X-RateLimit-*`.
+fn quota<'a>(header: &impl Fn(&str) -> Option<&'a str>) -> Option<(u64, Duration)> {
+    if let Some(structured) = header("ratelimit") {
+        let field = |key: &str| {
+            structured.split([',', ';']).find_map(|part| {
+                let (k, v) = part.trim().split_once('=')?;
+                (k.trim() == key)
+                    .then(|| v.trim().parse::<f64>().ok())
+                    .flatten()
+            })
+        };
+        if let (Some(r), Some(t)) = (field("remaining"), field("reset")) {
+            return Some((r as u64, Duration::from_secs_f64(t.max(0.0))));
+        }
+    }
+    for prefix in ["ratelimit", "x-ratelimit"] {
+        let remaining = header(&format!("{prefix}-remaining")).and_then(|v| v.parse::<u64>().ok());
+        let reset = header(&format!("{prefix}-reset")).and_then(|v| v.parse::<f64>().ok());
+        if let (Some(remaining), Some(reset)) = (remaining, reset) {
+            // Large values are UNIX times (GitHub), small ones delays (the draft).
+            let delay = if reset > 1e9 {
+                let now = SystemTime::now()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .map(|d| d.as_secs_f64())
+                    .unwrap_or(0.0);
+                (reset - now).max(0.0)
+            } else {
+                reset.max(0.0)
+            };
+            return Some((remaining, Duration::from_secs_f64(delay.min(3600.0))));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_parse() {
+        assert_eq!(parse_rate("10/s").unwrap().per_second, 10.0);
+        assert_eq!(parse_rate("120/m").unwrap().per_second, 2.0);
+        assert_eq!(parse_rate("3600/h").unwrap().per_second, 1.0);
+        assert!(parse_rate("0/s").is_err());
+        assert!(parse_rate("ten/s").is_err());
+        assert!(parse_rate("1/y").is_err());
+    }
+
+    #[test]
+    fn retry_after_seconds_and_dates() {
+        assert_eq!(parse_retry_after("2"), Some(Duration::from_secs(2)));
+        let later = SystemTime::now() + Duration::from_secs(30);
+        let d = parse_retry_after(&httpdate::fmt_http_date(later)).unwrap();
+        assert!(
+            d > Duration::from_secs(25) && d <= Duration::from_secs(30),
+            "{d:?}"
+        );
+        assert_eq!(parse_retry_after("soon"), None);
+    }
+
+    #[test]
+    fn quota_headers_of_both_styles() {
+        let h = |pairs: &'static [(&'static str, &'static str)]| {
+            move |n: &str| pairs.iter().find(|(k, _)| *k == n).map(|(_, v)| *v)
+        };
+        assert_eq!(
+            quota(&h(&[
+                ("ratelimit-remaining", "5"),
+                ("ratelimit-reset", "2")
+            ])),
+            Some((5, Duration::from_secs(2)))
+        );
+        assert_eq!(
+            quota(&h(&[("ratelimit", "limit=10, remaining=3, reset=4")])),
+            Some((3, Duration::from_secs(4)))
+        );
+        assert!(quota(&h(&[("x-ratelimit-remaining", "1")])).is_none());
+    }
+
+    #[test]
+    fn a_429_pauses_everyone() {
+        let p = Politeness::new(None, 1, 1);
+        let headers = vec![("Retry-After".to_string(), "1".to_string())];
+        assert_eq!(
+            p.observe(429, &headers),
+            Signal::RetryAfter(Duration::from_secs(1))
+        );
+        let wait = p.wait_needed().unwrap();
+        assert!(wait > Duration::from_millis(900));
+    }
+
+    #[tokio::test]
+    async fn admit_refuses_a_wait_past_the_deadline() {
+        let p = Politeness::new(None, 1, 1);
+        p.observe(429, &[("retry-after".into(), "5".into())]);
+        let deadline = Instant::now() + Duration::from_millis(100);
+        assert!(!p.admit(Some(deadline)).await);
+    }
+}

@@ -1,0 +1,216 @@
+//! Values built from a schema: inside its constraints (enums, bounds, formats,
+//! examples, defaults), with boundary values and a few awkward characters mixed
+//! in, all drawn from the run's seeded random generator.
+
+use rand::Rng;
+use serde_json::{json, Map, Value};
+
+use crate::model::{Api, Schema, SchemaType};
+
+/// The random generator every choice of a run draws from.
+pub type Rng64 = rand_chacha::ChaCha8Rng;
+
+/// Depth past which nested objects are left empty (recursive schemas).
+const MAX_DEPTH: usize = 6;
+
+/// Characters that often break servers that splice input into queries or markup.
+const AWKWARD: [&str; 8] = ["'", "\"", "<", "%", " ", "é", "\\", ";"];
+
+/// A value for `schema`.
+pub fn value_for(api: &Api, schema: &Schema, rng: &mut Rng64) -> Value {
+    generate(api, schema, rng, 0)
+}
+
+fn generate(api: &Api, schema: &Schema, rng: &mut Rng64, depth: usize) -> Value {
+    let schema = api.resolve(schema);
+    if !schema.enum_values.is_empty() {
+        return schema.enum_values[rng.random_range(0..schema.enum_values.len())].clone();
+    }
+    if !schema.examples.is_empty() && rng.random_bool(0.3) {
+        return schema.examples[rng.random_range(0..schema.examples.len())].clone();
+    }
+    if let Some(d) = &schema.default {
+        if rng.random_bool(0.2) {
+            return d.clone();
+        }
+    }
+    if !schema.alternatives.is_empty() {
+        let alt = &schema.alternatives[rng.random_range(0..schema.alternatives.len())];
+        return generate(api, alt, rng, depth + 1);
+    }
+    let types: Vec<SchemaType> = schema
+        .types
+        .iter()
+        .copied()
+        .filter(|t| *t != SchemaType::Null)
+        .collect();
+    let ty = if types.is_empty() {
+        if schema.reference.is_some() || !schema.properties.is_empty() {
+            SchemaType::Object
+        } else {
+            SchemaType::String
+        }
+    } else {
+        types[rng.random_range(0..types.len())]
+    };
+    match ty {
+        SchemaType::String => Value::String(string(schema, rng)),
+        SchemaType::Integer => json!(integer(schema, rng)),
+        SchemaType::Number => number(schema, rng),
+        SchemaType::Boolean => Value::Bool(rng.random_bool(0.5)),
+        SchemaType::Null => Value::Null,
+        SchemaType::Array => {
+            let min = schema.min_items.unwrap_or(0) as usize;
+            let max = schema.max_items.map_or(min.max(3), |m| m as usize).max(min);
+            let len = rng.random_range(min..=max.min(min + 3));
+            let items = schema.items.as_deref().cloned().unwrap_or_default();
+            Value::Array(
+                (0..len)
+                    .map(|_| generate(api, &items, rng, depth + 1))
+                    .collect(),
+            )
+        }
+        SchemaType::Object => {
+            let mut out = Map::new();
+            if depth >= MAX_DEPTH {
+                return Value::Object(out);
+            }
+            for (name, prop) in &schema.properties {
+                if api.resolve(prop).read_only {
+                    continue;
+                }
+                if schema.required.contains(name) || rng.random_bool(0.5) {
+                    out.insert(name.clone(), generate(api, prop, rng, depth + 1));
+                }
+            }
+            Value::Object(out)
+        }
+    }
+}
+
+fn integer(schema: &Schema, rng: &mut Rng64) -> i64 {
+    let mut lo = schema.minimum.map_or(-10, |m| m.ceil() as i64);
+    let mut hi = schema.maximum.map_or(1000, |m| m.floor() as i64);
+    if schema.exclusive_minimum && schema.minimum.is_some() {
+        lo += 1;
+    }
+    if schema.exclusive_maximum && schema.maximum.is_some() {
+        hi -= 1;
+    }
+    if schema.minimum.is_some() && schema.maximum.is_none() {
+        hi = lo.saturating_add(1000);
+    }
+    if schema.maximum.is_some() && schema.minimum.is_none() {
+        lo = hi.saturating_sub(1000);
+    }
+    if hi < lo {
+        return lo;
+    }
+    // Boundaries find more faults than the middle of a range.
+    match rng.random_range(0..10) {
+        0 => lo,
+        1 => hi,
+        2 if lo <= 0 && 0 <= hi => 0,
+        _ => rng.random_range(lo..=hi),
+    }
+}
+
+fn number(schema: &Schema, rng: &mut Rng64) -> Value {
+    let lo = schema.minimum.unwrap_or(-10.0);
+    let hi = schema.maximum.unwrap_or(lo.max(0.0) + 1000.0).max(lo);
+    let x = match rng.random_range(0..10) {
+        0 => lo,
+        1 => hi,
+        _ => lo + (hi - lo) * rng.random::<f64>(),
+    };
+    let x = (x * 100.0).round() / 100.0;
+    serde_json::Number::from_f64(x.clamp(lo, hi)).map_or(Value::Null, Value::Number)
+}
+
+fn string(schema: &Schema, rng: &mut Rng64) -> String {
+    let n: u32 = rng.random_range(0..100_000);
+    match schema.format.as_deref() {
+        Some("date-time") => return format!("2024-0{}-1{}T10:2{}:00Z", 1 + n % 9, n % 10, n % 10),
+        Some("date") => return format!("2024-0{}-1{}", 1 + n % 9, n % 10),
+        Some("uuid") => {
+            return format!(
+                "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+                rng.random::<u32>(),
+                rng.random::<u16>(),
+                rng.random::<u16>() & 0xfff,
+                rng.random::<u16>() & 0xfff,
+                rng.random::<u64>() & 0xffff_ffff_ffff
+            )
+        }
+        Some("email") => return format!("user{n}@example.com"),
+        Some("uri") | Some("url") => return format!("https://example.com/r/{n}"),
+        Some("ipv4") => return format!("10.{}.{}.{}", n % 256, (n / 256) % 256, n % 7),
+        Some("byte") => return "aGVsbG8=".into(),
+        _ => {}
+    }
+    let min = schema.min_length.unwrap_or(1) as usize;
+    let max = schema
+        .max_length
+        .map_or(min.max(12), |m| m as usize)
+        .max(min);
+    let len = rng.random_range(min..=max.min(min + 16));
+    const ALNUM: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    let mut s: String = (0..len)
+        .map(|_| ALNUM[rng.random_range(0..ALNUM.len())] as char)
+        .collect();
+    if len > 0 && schema.pattern.is_none() && rng.random_bool(0.15) {
+        // One awkward character, keeping the length within bounds.
+        let c = AWKWARD[rng.random_range(0..AWKWARD.len())];
+        let at = rng.random_range(0..len);
+        let mut chars: Vec<String> = s.chars().map(String::from).collect();
+        chars[at] = c.to_string();
+        s = chars.concat();
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+
+    fn api() -> Api {
+        crate::spec::load_text(
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths: {}\ncomponents:\n  schemas:\n    Book:\n      type: object\n      required: [title, stock]\n      properties:\n        id: {type: integer, readOnly: true}\n        title: {type: string, minLength: 2, maxLength: 5}\n        stock: {type: integer, minimum: 0, maximum: 3}\n        status: {type: string, enum: [a, b]}\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api
+    }
+
+    #[test]
+    fn values_respect_constraints_and_required_fields() {
+        let api = api();
+        let mut rng = Rng64::seed_from_u64(7);
+        for _ in 0..200 {
+            let v = value_for(&api, &Schema::named("Book"), &mut rng);
+            let o = v.as_object().unwrap();
+            assert!(!o.contains_key("id"), "read-only fields are not sent");
+            let title = o["title"].as_str().unwrap();
+            assert!((2..=5).contains(&title.chars().count()), "{title:?}");
+            assert!((0..=3).contains(&o["stock"].as_i64().unwrap()));
+            if let Some(s) = o.get("status") {
+                assert!(s == "a" || s == "b");
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_values() {
+        let api = api();
+        let draw = |seed| {
+            let mut rng = Rng64::seed_from_u64(seed);
+            (0..20)
+                .map(|_| value_for(&api, &Schema::named("Book"), &mut rng))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(draw(3), draw(3));
+        assert_ne!(draw(3), draw(4));
+    }
+}

@@ -1,0 +1,110 @@
+//! Oracles: named checks, each with a stable code, that decide whether an
+//! exchange shows a fault. Faults are deduplicated by signature and counted.
+//!
+//! | code | fires when |
+//! |---|---|
+//! | `server_error` | the status is 5xx |
+//! | `undocumented_status` | the status is below 500, is not 429 (an answer to our rate, not to the request), and is neither listed for the operation nor covered by a `4XX`-style range or `default`; 5xx are `server_error` alone |
+
+use indexmap::IndexMap;
+use serde::Serialize;
+
+use crate::execution::Exchange;
+use crate::model::Api;
+
+/// Every oracle's code, for `--skip-check`.
+pub const CODES: [&str; 2] = ["server_error", "undocumented_status"];
+
+/// A fault, with how often it was seen and its first witness.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fault {
+    /// The oracle's code.
+    pub code: String,
+    /// The operation.
+    pub operation: String,
+    /// The status, when there was a response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// What makes two occurrences the same fault: code, operation, status.
+    pub signature: String,
+    /// What was seen.
+    pub message: String,
+    /// How many exchanges showed it.
+    pub count: u64,
+    /// The first exchange that showed it (its `seq` in the trace).
+    pub first_seq: u64,
+}
+
+/// The checks of a run and the faults they found.
+pub struct Oracles {
+    skip: Vec<String>,
+    faults: IndexMap<String, Fault>,
+}
+
+impl Oracles {
+    /// Oracles with some codes turned off.
+    pub fn new(skip: Vec<String>) -> Oracles {
+        Oracles {
+            skip,
+            faults: IndexMap::new(),
+        }
+    }
+
+    fn enabled(&self, code: &str) -> bool {
+        !self.skip.iter().any(|s| s == code)
+    }
+
+    /// Checks one exchange.
+    pub fn check(&mut self, api: &Api, ex: &Exchange) {
+        let Some(status) = ex.status else { return };
+        let op = api.operation(&ex.request.operation);
+        if status >= 500 && self.enabled("server_error") {
+            self.record(ex, "server_error", format!("the server answered {status}"));
+        }
+        if let Some(op) = op {
+            let documented = op.responses.keys().any(|k| {
+                k == &status.to_string()
+                    || k.eq_ignore_ascii_case("default")
+                    || (k.len() == 3
+                        && k.to_ascii_uppercase().ends_with("XX")
+                        && k.starts_with(&status.to_string()[..1]))
+            });
+            if !documented && status < 500 && status != 429 && self.enabled("undocumented_status") {
+                let listed: Vec<&str> = op.responses.keys().map(String::as_str).collect();
+                self.record(
+                    ex,
+                    "undocumented_status",
+                    format!(
+                        "status {status} is not documented (documented: {})",
+                        listed.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+
+    fn record(&mut self, ex: &Exchange, code: &str, message: String) {
+        let signature = format!(
+            "{code}:{}:{}",
+            ex.request.operation,
+            ex.status.map_or("-".to_string(), |s| s.to_string())
+        );
+        self.faults
+            .entry(signature.clone())
+            .and_modify(|f| f.count += 1)
+            .or_insert_with(|| Fault {
+                code: code.to_string(),
+                operation: ex.request.operation.clone(),
+                status: ex.status,
+                signature,
+                message,
+                count: 1,
+                first_seq: ex.seq,
+            });
+    }
+
+    /// The faults found, in the order first seen.
+    pub fn faults(&self) -> Vec<Fault> {
+        self.faults.values().cloned().collect()
+    }
+}

@@ -1,0 +1,545 @@
+//! The HTTP engine as a user runs it (`cartograph run`), against a purpose-built
+//! misbehaving server and the demo API, all on 127.0.0.1.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::misbehaving::Misbehaving;
+
+const MISBEHAVING: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/fixtures/servers/misbehaving.yaml"
+);
+
+/// Runs the binary off the test's runtime threads, so the in-process servers
+/// keep answering while it runs.
+async fn cartograph(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_cartograph"))
+            .args(&args)
+            .output()
+            .expect("binary runs")
+    })
+    .await
+    .unwrap()
+}
+
+fn args(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+fn trace(out: &Path) -> Vec<Value> {
+    std::fs::read_to_string(out.join("trace.ndjson"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("trace line is JSON"))
+        .collect()
+}
+
+fn of_op<'a>(trace: &'a [Value], op: &str) -> Vec<&'a Value> {
+    trace.iter().filter(|l| l["operation"] == op).collect()
+}
+
+fn validate_report(out: &Path) -> Value {
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("models/report.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "report.json breaks models/report.schema.json: {errors:#?}"
+    );
+    report
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_server_is_survived_recorded_and_kept_within_budget() {
+    let server = Misbehaving::start().await;
+    let out = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let result = cartograph(args(&[
+        "run",
+        MISBEHAVING,
+        "--target",
+        &server.base_url,
+        "--budget",
+        "6s",
+        "--timeout",
+        "700ms",
+        "--max-body",
+        "1000000",
+        "--concurrency",
+        "4",
+        "--seed",
+        "3",
+        "-H",
+        "Authorization: Bearer sekret-token-123",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]))
+    .await;
+    let elapsed = started.elapsed();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        matches!(result.status.code(), Some(0) | Some(1)),
+        "{stderr}"
+    );
+    // The budget bounds the whole run: in-flight requests are cut at its end.
+    assert!(elapsed < Duration::from_secs(9), "took {elapsed:?}");
+
+    let t = trace(out.path());
+    let slow = of_op(&t, "slow");
+    assert!(
+        !slow.is_empty() && slow.iter().all(|l| l["failure"]["kind"] == "timeout"),
+        "{slow:?}"
+    );
+    let endless = of_op(&t, "endless");
+    assert!(
+        endless
+            .iter()
+            .all(|l| l["truncated"] == true && l["status"] == 200),
+        "{endless:?}"
+    );
+    let big = of_op(&t, "big");
+    assert!(
+        big.iter().all(|l| l["truncated"] == true),
+        "a 20 MB body is cut at --max-body"
+    );
+    let invalid = of_op(&t, "invalidJson");
+    assert!(invalid.iter().any(|l| l["status"] == 200));
+    let dropped = of_op(&t, "drop");
+    assert!(
+        !dropped.is_empty() && dropped.iter().all(|l| l["failure"]["kind"] == "connection"),
+        "{dropped:?}"
+    );
+    let storm = of_op(&t, "storm");
+    assert!(
+        storm.iter().any(|l| l["status"] == 429) && storm.iter().any(|l| l["status"] == 200),
+        "{storm:?}"
+    );
+    let away = of_op(&t, "redirectAway");
+    assert!(
+        !away.is_empty() && away.iter().all(|l| l["status"] == 302),
+        "cross-origin redirects are not followed"
+    );
+    let same = of_op(&t, "redirectSame");
+    assert!(
+        same.iter().all(|l| l["status"] == 200),
+        "same-origin redirects are followed"
+    );
+
+    // Nothing reached the other origin, so no credential could have.
+    assert!(
+        server.other_origin_requests().is_empty(),
+        "{:?}",
+        server.other_origin_requests()
+    );
+    // The credential was sent to the target…
+    assert!(server.requests().iter().any(|r| r
+        .headers
+        .iter()
+        .any(|(n, v)| n == "authorization" && v == "Bearer sekret-token-123")));
+    // …and written nowhere.
+    for file in files_under(out.path()) {
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        assert!(
+            !text.contains("sekret-token-123"),
+            "secret in {}",
+            file.display()
+        );
+    }
+    let report = validate_report(out.path());
+    assert_eq!(
+        report["settings"]["headers"],
+        serde_json::json!(["Authorization"])
+    );
+    assert!(report["requests"].as_u64().unwrap() >= t.len() as u64 - 4);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_after_pauses_the_whole_run() {
+    let server = Misbehaving::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("storm.yaml");
+    std::fs::write(
+        &spec,
+        "openapi: 3.0.0\ninfo: {title: storm, version: '1'}\npaths:\n  /storm:\n    get: {operationId: storm, responses: {'200': {description: ok}}}\n  /ok:\n    get: {operationId: ok, responses: {'200': {description: ok}}}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let result = cartograph(args(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &server.base_url,
+        "--max-requests",
+        "12",
+        "--concurrency",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    assert!(result.status.code().is_some());
+    let received = server.requests();
+    let storms: Vec<_> = received.iter().filter(|r| r.path == "/storm").collect();
+    assert!(
+        storms.len() >= 4,
+        "three 429s, then the retry that succeeds: {storms:?}"
+    );
+    // After each 429 (Retry-After: 1) nothing new is sent for about a second; a
+    // request the other worker had already sent may still arrive just after.
+    for first in storms.iter().take(3) {
+        let during: Vec<_> = received
+            .iter()
+            .filter(|r| {
+                r.at > first.at + Duration::from_millis(100)
+                    && r.at < first.at + Duration::from_millis(900)
+            })
+            .map(|r| (r.path.clone(), r.at - first.at))
+            .collect();
+        assert!(
+            during.is_empty(),
+            "requests went out during the pause: {during:?}"
+        );
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limit_holds_in_every_sliding_second() {
+    let server = Misbehaving::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("ok.yaml");
+    std::fs::write(
+        &spec,
+        "openapi: 3.0.0\ninfo: {title: ok, version: '1'}\npaths:\n  /ok:\n    get: {operationId: ok, responses: {'200': {description: ok}}}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let result = cartograph(args(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &server.base_url,
+        "--rate",
+        "20/s",
+        "--burst",
+        "3",
+        "--budget",
+        "10s",
+        "--concurrency",
+        "8",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    assert_eq!(
+        result.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let times: Vec<Instant> = server.requests().iter().map(|r| r.at).collect();
+    assert!(
+        times.len() >= 150,
+        "the rate is used, not just respected: {}",
+        times.len()
+    );
+    for (i, t) in times.iter().enumerate() {
+        let in_window = times[i..]
+            .iter()
+            .take_while(|u| **u < *t + Duration::from_secs(1))
+            .count();
+        assert!(
+            in_window <= 20 + 3,
+            "{in_window} requests in the second after request {i}"
+        );
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_never_sends_a_mutation() {
+    // Server side: the misbehaving server records every method it receives.
+    let server = Misbehaving::start().await;
+    let out = tempfile::tempdir().unwrap();
+    let result = cartograph(args(&[
+        "run",
+        MISBEHAVING,
+        "--target",
+        &server.base_url,
+        "--read-only",
+        "--max-requests",
+        "60",
+        "--timeout",
+        "300ms",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]))
+    .await;
+    assert!(result.status.code().is_some());
+    let methods: Vec<String> = server.requests().iter().map(|r| r.method.clone()).collect();
+    assert!(!methods.is_empty());
+    assert!(
+        methods
+            .iter()
+            .all(|m| m == "GET" || m == "HEAD" || m == "OPTIONS"),
+        "{methods:?}"
+    );
+    server.shutdown().await;
+
+    // A full run on the demo API.
+    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/demo/openapi.yaml");
+    let out = tempfile::tempdir().unwrap();
+    let result = cartograph(args(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &demo.base_url(),
+        "--read-only",
+        "--budget",
+        "3s",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]))
+    .await;
+    assert!(result.status.code().is_some());
+    let t = trace(out.path());
+    assert!(t.len() > 100);
+    assert!(
+        t.iter().all(|l| l["method"] == "GET"),
+        "only reads on the demo"
+    );
+    let report = validate_report(out.path());
+    assert_eq!(report["settings"]["read_only"], true);
+    demo.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_401_renews_credentials_from_the_auth_command_which_stay_secret() {
+    let server = Misbehaving::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("auth.yaml");
+    std::fs::write(
+        &spec,
+        "openapi: 3.0.0\ninfo: {title: auth, version: '1'}\npaths:\n  /unauthorized:\n    get: {operationId: unauthorized, responses: {'200': {description: ok}, '401': {description: no}}}\n",
+    )
+    .unwrap();
+    let marker = dir.path().join("issued-once");
+    // First run prints a stale token, later runs a fresh one.
+    let command = format!(
+        "if [ -f {m} ]; then echo 'Authorization: Bearer fresh-token'; else touch {m}; echo 'Authorization: Bearer stale'; fi",
+        m = marker.display()
+    );
+    let out = dir.path().join("out");
+    let result = cartograph(args(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &server.base_url,
+        "--max-requests",
+        "5",
+        "--auth-command",
+        &command,
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    assert_eq!(
+        result.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let statuses: Vec<u64> = trace(&out)
+        .iter()
+        .map(|l| l["status"].as_u64().unwrap())
+        .collect();
+    assert_eq!(&statuses[..2], &[401, 200], "{statuses:?}");
+    for file in files_under(&out) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            !text.contains("fresh-token") && !text.contains(&command),
+            "secret in {}",
+            file.display()
+        );
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_unreachable_target_exits_3() {
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = tempfile::tempdir().unwrap();
+    let result = cartograph(args(&[
+        "run",
+        MISBEHAVING,
+        "--target",
+        &format!("http://127.0.0.1:{port}"),
+        "--max-requests",
+        "3",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]))
+    .await;
+    assert_eq!(result.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&result.stderr).contains("cannot be reached"));
+    validate_report(out.path());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_seed_sends_the_same_requests_to_a_reset_server() {
+    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/demo/openapi.yaml");
+    let client = reqwest::Client::new();
+    let mut runs = Vec::new();
+    for _ in 0..2 {
+        client
+            .post(format!("{}/__reset", demo.base_url()))
+            .send()
+            .await
+            .unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let result = cartograph(args(&[
+            "run",
+            spec.to_str().unwrap(),
+            "--target",
+            &demo.base_url(),
+            "--seed",
+            "42",
+            "--max-requests",
+            "300",
+            "--out",
+            out.path().to_str().unwrap(),
+        ]))
+        .await;
+        assert!(result.status.code().is_some());
+        let sent: Vec<(String, String, String)> = trace(out.path())
+            .iter()
+            .map(|l| {
+                (
+                    l["method"].as_str().unwrap().to_string(),
+                    l["path"].as_str().unwrap().to_string(),
+                    l["request_body"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect();
+        runs.push(sent);
+    }
+    assert_eq!(runs[0].len(), 300);
+    assert_eq!(runs[0], runs[1]);
+    demo.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limit_headers_slow_the_run_before_the_quota_runs_out() {
+    let server = Misbehaving::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("limited.yaml");
+    std::fs::write(
+        &spec,
+        "openapi: 3.0.0\ninfo: {title: limited, version: '1'}\npaths:\n  /limited:\n    get: {operationId: limited, responses: {'200': {description: ok}}}\n  /limited-x:\n    get: {operationId: limitedX, responses: {'200': {description: ok}}}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let result = cartograph(args(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &server.base_url,
+        "--budget",
+        "6s",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    assert_eq!(
+        result.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+    let t = trace(&out);
+    // Unthrottled, a loopback client sends thousands of requests in 6 s; the
+    // server allows 5 per 2 s on each path.
+    assert!(t.len() >= 8 && t.len() <= 40, "{} requests", t.len());
+    assert!(
+        t.iter().all(|l| l["status"] == 200),
+        "no 429: the quota was never exceeded"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_the_run_and_everything_is_still_written() {
+    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/demo/openapi.yaml");
+    let out = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cartograph"))
+        .args([
+            "run",
+            spec.to_str().unwrap(),
+            "--target",
+            &demo.base_url(),
+            "--budget",
+            "60s",
+            "--out",
+            out.path().to_str().unwrap(),
+        ])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let started = Instant::now();
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5), "stops promptly");
+    assert!(matches!(status.code(), Some(0) | Some(1)), "{status:?}");
+    let report = validate_report(out.path());
+    assert_eq!(report["stop"], "interrupted");
+    assert_eq!(
+        trace(out.path()).len() as u64,
+        report["requests"].as_u64().unwrap()
+    );
+    demo.shutdown().await;
+}

@@ -1,0 +1,7 @@
+//! Helpers shared by integration tests (`mod support;` in a test file).
+//!
+//! Each test binary compiles this module separately and uses only part of it,
+//! so unused items are expected rather than a sign of dead code.
+#![allow(dead_code)]
+
+pub mod misbehaving;
