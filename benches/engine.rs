@@ -9,7 +9,9 @@
 //! (`/proc/self/task/<tid>/schedstat`).
 //!
 //! Prints one summary line over a dedicated 50,000-request run, then lets
-//! criterion time runs of 20,000 requests.
+//! criterion time runs of 20,000 requests. With `ENGINE_BENCH_DIAG=1`, every run
+//! also prints per-5,000-request windows (rate, body size, latency, CPU) and
+//! per-operation figures.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -84,14 +86,19 @@ impl CpuMeter {
 
 /// utime + stime of this process (all threads, dead ones included), in clock ticks.
 fn process_ticks() -> u64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+    stat_ticks("self").expect("/proc/self/stat")
+}
+
+/// utime + stime of a process (`self` or a pid), in clock ticks.
+fn stat_ticks(pid: &str) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command name, which is in parentheses and may hold spaces.
-    let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
     let fields: Vec<&str> = rest.split_whitespace().collect();
     // rest starts at field 3 (state); utime is field 14, stime field 15.
-    let utime: u64 = fields[11].parse().expect("utime");
-    let stime: u64 = fields[12].parse().expect("stime");
-    utime + stime
+    let utime: u64 = fields.get(11)?.parse().ok()?;
+    let stime: u64 = fields.get(12)?.parse().ok()?;
+    Some(utime + stime)
 }
 
 /// Nanoseconds on CPU of one thread of this process (0 when it is gone).
@@ -250,6 +257,7 @@ impl Bench {
         let mut answered = 0u64;
         let diag = std::env::var_os("ENGINE_BENCH_DIAG").is_some();
         let mut seen: Vec<(Duration, String, u16, usize, Duration)> = Vec::new();
+        let mut window_cpu: Vec<u64> = vec![process_ticks()];
         let started = Instant::now();
         let outcome = execution::run(config, transport, Credentials::none(), driver, |ex| {
             if ex.status.is_some() {
@@ -263,11 +271,14 @@ impl Bench {
                     ex.body.len(),
                     ex.elapsed,
                 ));
+                if seen.len().is_multiple_of(5_000) {
+                    window_cpu.push(process_ticks());
+                }
             }
         })
         .await;
         if diag {
-            diagnose(&seen);
+            diagnose(&seen, &window_cpu);
         }
         let elapsed = started.elapsed();
         assert_eq!(
@@ -279,30 +290,40 @@ impl Bench {
     }
 }
 
+/// Per operation: exchanges, body bytes, total latency, statuses.
+type OpStats = (
+    usize,
+    usize,
+    Duration,
+    std::collections::BTreeMap<u16, usize>,
+);
+
 /// Per window of 5,000 exchanges: rate, body size, latency; then per operation.
-fn diagnose(seen: &[(Duration, String, u16, usize, Duration)]) {
+/// `cpu`: process CPU ticks at the start and after each full window (only the
+/// tool's when the server is a child process).
+fn diagnose(seen: &[(Duration, String, u16, usize, Duration)], cpu: &[u64]) {
+    let tick_ns = clock_tick_ns();
     let mut prev = Duration::ZERO;
-    for w in seen.chunks(5_000) {
+    for (i, w) in seen.chunks(5_000).enumerate() {
+        let cpu_us = match (cpu.get(i), cpu.get(i + 1)) {
+            (Some(a), Some(b)) => format!(
+                ", process CPU {:.0} µs/req",
+                (b - a) as f64 * tick_ns / 1e3 / w.len() as f64
+            ),
+            _ => String::new(),
+        };
         let end = w.last().unwrap().0;
         let bytes: usize = w.iter().map(|e| e.3).sum();
         let lat: Duration = w.iter().map(|e| e.4).sum();
         eprintln!(
-            "  window: {:.0} req/s, mean body {} B, mean latency {:.0} µs",
+            "  window: {:.0} req/s, mean body {} B, mean latency {:.0} µs{cpu_us}",
             w.len() as f64 / (end - prev).as_secs_f64(),
             bytes / w.len(),
             lat.as_micros() as f64 / w.len() as f64
         );
         prev = end;
     }
-    let mut ops: std::collections::BTreeMap<
-        &str,
-        (
-            usize,
-            usize,
-            Duration,
-            std::collections::BTreeMap<u16, usize>,
-        ),
-    > = Default::default();
+    let mut ops: std::collections::BTreeMap<&str, OpStats> = Default::default();
     for e in seen {
         let o = ops.entry(e.1.as_str()).or_default();
         o.0 += 1;
@@ -359,9 +380,22 @@ fn bench(c: &mut Criterion) {
 
     // Warm up once (connections, allocator), then the dedicated summary run.
     rt.block_on(b.run(2_000));
+    let server_pid = match &server {
+        Server::Process(child) => Some(child.0.id().to_string()),
+        Server::InProcess(_) => None,
+    };
+    let server_ticks = || server_pid.as_deref().and_then(stat_ticks);
+    let server0 = server_ticks();
     let cpu0 = meter.now_ns();
     let (sent, elapsed, answered) = rt.block_on(b.run(SUMMARY_REQUESTS));
     let cpu = meter.now_ns() - cpu0;
+    let server_cpu = match (server0, server_ticks()) {
+        (Some(a), Some(b)) => format!(
+            "; server CPU {:.1} µs per request",
+            (b - a) as f64 * clock_tick_ns() / 1e3 / SUMMARY_REQUESTS as f64
+        ),
+        _ => String::new(),
+    };
     // The reset before the run is inside the CPU window; one request, negligible.
     let rps = sent as f64 / elapsed.as_secs_f64();
     let us_per_req = cpu / 1e3 / sent as f64;
@@ -369,12 +403,47 @@ fn bench(c: &mut Criterion) {
         "engine: {rps:.0} requests/s, {us_per_req:.1} µs CPU per request (tool side), concurrency {CONCURRENCY}"
     );
     println!(
-        "  ({sent} requests, {answered} answered, in {:.2} s; tool CPU {:.2} s = {:.0}% of one core; CPU: {})",
+        "  ({sent} requests, {answered} answered, in {:.2} s; tool CPU {:.2} s = {:.0}% of one core{server_cpu}; CPU: {})",
         elapsed.as_secs_f64(),
         cpu / 1e9,
         cpu / elapsed.as_nanos() as f64 * 100.0,
         meter.describe()
     );
+
+    if std::env::var_os("ENGINE_BENCH_DIAG").is_some() {
+        // Floor for comparison: bare reqwest GET /__health, 16 tasks, same client setup.
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(CONCURRENCY)
+            .tcp_nodelay(true)
+            .build()
+            .expect("client");
+        let per_task = SUMMARY_REQUESTS / CONCURRENCY as u64;
+        let health = format!("{}/__health", b.base);
+        let cpu0 = meter.now_ns();
+        let started = Instant::now();
+        rt.block_on(async {
+            let tasks: Vec<_> = (0..CONCURRENCY)
+                .map(|_| {
+                    let (client, health) = (client.clone(), health.clone());
+                    tokio::spawn(async move {
+                        for _ in 0..per_task {
+                            let r = client.get(&health).send().await.expect("health");
+                            let _ = r.bytes().await;
+                        }
+                    })
+                })
+                .collect();
+            for t in tasks {
+                t.await.expect("task");
+            }
+        });
+        let n = per_task * CONCURRENCY as u64;
+        eprintln!(
+            "  baseline bare reqwest GET /__health: {:.0} requests/s, {:.1} µs CPU per request",
+            n as f64 / started.elapsed().as_secs_f64(),
+            (meter.now_ns() - cpu0) / 1e3 / n as f64
+        );
+    }
 
     let mut group = c.benchmark_group("engine");
     group

@@ -234,3 +234,22 @@ fn webhooks_are_listed_not_turned_into_operations() {
         "{text}"
     );
 }
+
+#[test]
+fn run_refuses_a_graphql_schema_with_a_clear_message() {
+    let schema = concat!(env!("CARGO_MANIFEST_DIR"), "/models/demo/schema.graphql");
+    let out = cartograph(&[
+        "run",
+        schema,
+        "--target",
+        "http://127.0.0.1:9",
+        "--max-requests",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("does not test GraphQL APIs yet"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -97,6 +97,12 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 /// Runs the command.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let loaded = super::load_spec(&args.spec)?;
+    if loaded.api.format.is_graphql() {
+        anyhow::bail!(
+            "{}: `cartograph run` tests REST APIs described by OpenAPI or Swagger; it does not test GraphQL APIs yet (`cartograph graph` and `inspect` read GraphQL schemas)",
+            args.spec.display()
+        );
+    }
     let target = match (&args.target, loaded.api.servers.first()) {
         (Some(t), _) => t.clone(),
         (None, Some(s)) if s.starts_with("http") => s.clone(),
@@ -220,7 +226,7 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
     let transport = Transport::new(target_url, flags.max_body, config.concurrency)
         .map_err(|e| anyhow::anyhow!(e))?;
     let mut trace = TraceWriter::create(&flags.out.join("trace.ndjson"), secrets.clone())?;
-    let mut oracles = Oracles::new(flags.skip_checks.clone());
+    let mut oracles = Oracles::new(&api, flags.skip_checks.clone());
     let progress = Progress::new(api.operations.len(), flags.budget);
     let mut trace_error = None;
     let outcome = execution::run(config, transport, credentials, driver, |ex| {
@@ -229,7 +235,7 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         }
         tally.add(ex);
         oracles.check(&api, ex);
-        progress.update(ex.seq + 1, tally.reached(), oracles.faults().len());
+        progress.update(ex.seq + 1, tally.reached(), oracles.fault_count());
     })
     .await;
     progress.finish();

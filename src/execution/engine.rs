@@ -226,6 +226,10 @@ async fn worker(shared: Arc<Shared>, tx: mpsc::UnboundedSender<Exchange>, seq: A
                 break;
             }
         }
+        // Parsed here, in parallel, rather than by the driver under its lock.
+        for ex in &exchanges {
+            ex.json();
+        }
         shared
             .driver
             .lock()
@@ -291,6 +295,7 @@ async fn send_with_retries(
             truncated: received.truncated,
             failure: received.failure,
             elapsed: received.elapsed,
+            parsed: std::sync::OnceLock::new(),
         };
         let status = exchange.status;
         let signal = status.map(|s| shared.politeness.observe(s, &exchange.headers));

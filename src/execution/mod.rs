@@ -88,6 +88,9 @@ pub struct Exchange {
     /// Time from sending to the end of the body.
     #[serde(serialize_with = "as_millis")]
     pub elapsed: Duration,
+    /// The body parsed as JSON, once asked for.
+    #[serde(skip)]
+    pub parsed: std::sync::OnceLock<Option<serde_json::Value>>,
 }
 
 /// No response: its kind and message.
@@ -108,12 +111,16 @@ impl Exchange {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The body parsed as JSON, when it is JSON.
-    pub fn json(&self) -> Option<serde_json::Value> {
-        if self.truncated || self.body.is_empty() {
-            return None;
-        }
-        serde_json::from_str(&self.body).ok()
+    /// The body parsed as JSON, when it is JSON (parsed once, then kept).
+    pub fn json(&self) -> Option<&serde_json::Value> {
+        self.parsed
+            .get_or_init(|| {
+                if self.truncated || self.body.is_empty() {
+                    return None;
+                }
+                serde_json::from_str(&self.body).ok()
+            })
+            .as_ref()
     }
 
     /// Whether the status is 2xx.

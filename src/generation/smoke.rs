@@ -20,6 +20,10 @@ use crate::model::{Api, Location, Method};
 /// Values kept per pool key.
 const POOL_DEPTH: usize = 16;
 
+/// Objects of a list response harvested: enough to vary ids, and bounded as
+/// collections grow during a run.
+const HARVEST_ITEMS: usize = 8;
+
 /// Probability of reusing a value seen in a response rather than a fresh one,
 /// when one is available (Morest reuses earlier successes with high probability).
 const REUSE: f64 = 0.85;
@@ -63,6 +67,7 @@ pub struct SmokeDriver {
     sources: Vec<HashMap<(Location, String), Vec<String>>>,
     /// Per operation: produced schemas with the JSON paths where they appear.
     produced: Vec<Vec<(String, String)>>,
+    positions: HashMap<String, usize>,
 }
 
 struct OneCall(Option<RequestSpec>);
@@ -136,6 +141,7 @@ impl SmokeDriver {
             produced.push(prod);
         }
         SmokeDriver {
+            positions: api.operation_positions(),
             api,
             graph,
             order,
@@ -208,10 +214,9 @@ impl SmokeDriver {
         if !ex.is_success() {
             return;
         }
-        let body = ex.json();
-        if let Some(body) = &body {
+        if let Some(body) = ex.json() {
             for (schema, path) in &self.produced[op_i] {
-                for obj in select(body, path) {
+                for obj in select(body, path).into_iter().take(HARVEST_ITEMS) {
                     if let Value::Object(fields) = obj {
                         for (k, v) in fields {
                             if is_scalar(v) {
@@ -265,12 +270,7 @@ impl Driver for SmokeDriver {
 
     fn finished(&mut self, _test: Box<dyn TestRun>, exchanges: Vec<Exchange>) {
         for ex in &exchanges {
-            if let Some(op) = self
-                .api
-                .operations
-                .iter()
-                .position(|o| o.name == ex.request.operation)
-            {
+            if let Some(&op) = self.positions.get(&ex.request.operation) {
                 self.harvest(op, ex);
             }
         }
@@ -296,7 +296,7 @@ fn collect_by_name(v: &Value, pool: &mut ValuePool, depth: usize) {
             }
         }
         Value::Array(items) => {
-            for item in items.iter().take(20) {
+            for item in items.iter().take(HARVEST_ITEMS) {
                 collect_by_name(item, pool, depth + 1);
             }
         }

@@ -81,6 +81,15 @@ impl Api {
         self.operations.iter().find(|o| o.name == name)
     }
 
+    /// Operation name → position in [`Api::operations`], for lookups on hot paths.
+    pub fn operation_positions(&self) -> std::collections::HashMap<String, usize> {
+        self.operations
+            .iter()
+            .enumerate()
+            .map(|(i, o)| (o.name.clone(), i))
+            .collect()
+    }
+
     /// Follows a chain of references to the named schema it ends at, if any.
     pub fn resolve<'a>(&'a self, schema: &'a Schema) -> &'a Schema {
         let mut current = schema;

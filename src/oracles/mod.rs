@@ -39,15 +39,22 @@ pub struct Fault {
 pub struct Oracles {
     skip: Vec<String>,
     faults: IndexMap<String, Fault>,
+    positions: std::collections::HashMap<String, usize>,
 }
 
 impl Oracles {
-    /// Oracles with some codes turned off.
-    pub fn new(skip: Vec<String>) -> Oracles {
+    /// Oracles for `api` with some codes turned off.
+    pub fn new(api: &Api, skip: Vec<String>) -> Oracles {
         Oracles {
             skip,
             faults: IndexMap::new(),
+            positions: api.operation_positions(),
         }
+    }
+
+    /// How many distinct faults were found so far.
+    pub fn fault_count(&self) -> usize {
+        self.faults.len()
     }
 
     fn enabled(&self, code: &str) -> bool {
@@ -57,7 +64,10 @@ impl Oracles {
     /// Checks one exchange.
     pub fn check(&mut self, api: &Api, ex: &Exchange) {
         let Some(status) = ex.status else { return };
-        let op = api.operation(&ex.request.operation);
+        let op = self
+            .positions
+            .get(&ex.request.operation)
+            .map(|&i| &api.operations[i]);
         if status >= 500 && self.enabled("server_error") {
             self.record(ex, "server_error", format!("the server answered {status}"));
         }

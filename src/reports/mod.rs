@@ -81,12 +81,16 @@ pub struct Report {
 /// Accumulates per-operation counts as exchanges arrive.
 pub struct Tally {
     operations: Vec<OperationReport>,
+    positions: std::collections::HashMap<String, usize>,
+    reached: usize,
 }
 
 impl Tally {
     /// A tally with every operation of the API at zero.
     pub fn new(api: &Api) -> Tally {
         Tally {
+            positions: api.operation_positions(),
+            reached: 0,
             operations: api
                 .operations
                 .iter()
@@ -103,15 +107,19 @@ impl Tally {
 
     /// Counts one exchange.
     pub fn add(&mut self, ex: &Exchange) {
-        let Some(op) = self
-            .operations
-            .iter_mut()
-            .find(|o| o.operation == ex.request.operation)
-        else {
+        let Some(&i) = self.positions.get(&ex.request.operation) else {
             return;
         };
+        let op = &mut self.operations[i];
         match (ex.status, &ex.failure) {
-            (Some(s), _) => *op.status_counts.entry(s.to_string()).or_default() += 1,
+            (Some(s), _) => {
+                let first_2xx =
+                    (200..300).contains(&s) && !op.status_counts.keys().any(|k| k.starts_with('2'));
+                *op.status_counts.entry(s.to_string()).or_default() += 1;
+                if first_2xx {
+                    self.reached += 1;
+                }
+            }
             (None, Some(f)) => {
                 let kind = match f.kind {
                     FailureKind::Timeout => "timeout",
@@ -126,10 +134,7 @@ impl Tally {
 
     /// Operations with at least one 2xx.
     pub fn reached(&self) -> usize {
-        self.operations
-            .iter()
-            .filter(|o| o.status_counts.keys().any(|k| k.starts_with('2')))
-            .count()
+        self.reached
     }
 
     /// The finished report.
