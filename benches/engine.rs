@@ -213,7 +213,7 @@ fn start_server(rt: &tokio::runtime::Runtime, client: &reqwest::Client) -> (Serv
 
 struct Bench {
     api: Arc<Api>,
-    graph: Arc<PropertyGraph>,
+    graph: PropertyGraph,
     base: String,
     url: url::Url,
     client: reqwest::Client,
@@ -239,6 +239,8 @@ impl Bench {
             self.graph.clone(),
             SEED,
             false,
+            // The feedback loop runs as in `cartograph run`.
+            Some(cartograph::graph::feedback::Feedback::default()),
         )));
         let config = RunConfig {
             target: self.url.clone(),
@@ -369,7 +371,7 @@ fn bench(c: &mut Criterion) {
         cartograph::spec::load_text(cartograph::demo::OPENAPI_YAML, Path::new("openapi.yaml"))
             .expect("demo description loads");
     let api = Arc::new(loaded.api);
-    let graph = Arc::new(cartograph::graph::build(&api));
+    let graph = cartograph::graph::build(&api);
     let b = Bench {
         api,
         graph,

@@ -543,3 +543,116 @@ async fn sigterm_stops_the_run_and_everything_is_still_written() {
     );
     demo.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_run_refines_the_graph_and_the_diff_shows_it() {
+    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/demo/openapi.yaml");
+    let out = tempfile::tempdir().unwrap();
+    let result = cartograph(args(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &demo.base_url(),
+        "--seed",
+        "5",
+        "--max-requests",
+        "3000",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]))
+    .await;
+    assert!(result.status.code().is_some());
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("models/graph.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let load = |name: &str| -> Value {
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.path().join(name)).unwrap()).unwrap();
+        assert!(validator.is_valid(&v), "{name} breaks graph.schema.json");
+        v
+    };
+    let (initial, last) = (load("graph-initial.json"), load("graph-final.json"));
+    let edge = |g: &Value, id: &str| {
+        g["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == id)
+            .cloned()
+    };
+    // createReview answers a Review the description does not document.
+    let observed = "produces:op:createReview->schema:Review";
+    assert!(edge(&initial, observed).is_none());
+    let e = edge(&last, observed).expect("observed produces edge");
+    assert_eq!(e["origin"], "observed");
+    assert!(!e["evidence"][0]["exchanges"].as_array().unwrap().is_empty());
+    // Book.authorId holds Author ids: seen, not only guessed from the name.
+    let e = edge(&last, "equivalent:schema:Author->schema:Book").expect("Author–Book equivalence");
+    assert_eq!(e["origin"], "observed");
+    assert!(e["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["source"] == "id"
+            && p["target"] == "authorId"
+            && p["rule"] == "observed-value"));
+    // Statuses share a name, never a meaning.
+    for e in last["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "equivalent")
+    {
+        assert!(
+            !e["pairs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p["source"] == "status" || p["target"] == "status"),
+            "{e}"
+        );
+    }
+    let diff = cartograph(args(&[
+        "graph",
+        "--diff",
+        out.path().join("graph-initial.json").to_str().unwrap(),
+        out.path().join("graph-final.json").to_str().unwrap(),
+    ]))
+    .await;
+    let text = String::from_utf8_lossy(&diff.stdout);
+    assert!(
+        text.contains("produces op:createReview → schema:Review  [201 $]  (observed)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("evidence: the 201 body matches the properties of Review"),
+        "{text}"
+    );
+
+    // --no-feedback leaves the graph as the description made it.
+    let out2 = tempfile::tempdir().unwrap();
+    cartograph(args(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &demo.base_url(),
+        "--seed",
+        "5",
+        "--max-requests",
+        "300",
+        "--no-feedback",
+        "--out",
+        out2.path().to_str().unwrap(),
+    ]))
+    .await;
+    let a = std::fs::read_to_string(out2.path().join("graph-initial.json")).unwrap();
+    let b = std::fs::read_to_string(out2.path().join("graph-final.json")).unwrap();
+    assert_eq!(a, b);
+    demo.shutdown().await;
+}

@@ -15,7 +15,13 @@ use crate::graph::{self, export};
 pub struct GraphArgs {
     /// The API description: OpenAPI 3.0/3.1 or Swagger 2.0 (JSON or YAML), GraphQL SDL
     /// (.graphql) or a GraphQL introspection result (JSON).
-    pub spec: PathBuf,
+    #[arg(required_unless_present = "diff")]
+    pub spec: Option<PathBuf>,
+    /// Compare two JSON exports (such as a run's graph-initial.json and
+    /// graph-final.json): edges added, suspended, re-activated or changed, with
+    /// their evidence.
+    #[arg(long, num_args = 2, value_names = ["BEFORE", "AFTER"], conflicts_with = "spec")]
+    pub diff: Option<Vec<PathBuf>>,
     /// Output format.
     #[arg(long, short = 'f', value_enum, default_value = "json")]
     pub format: export::Format,
@@ -26,7 +32,27 @@ pub struct GraphArgs {
 
 /// Runs the command.
 pub fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
-    let loaded = super::load_spec(&args.spec)?;
+    if let Some(files) = &args.diff {
+        let read = |p: &PathBuf| -> anyhow::Result<export::GraphDocument> {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", p.display()))?;
+            export::from_json(&text).map_err(|e| {
+                anyhow::anyhow!(
+                    "{}:{}:{}: not a graph export ({e}); pass files written by `cartograph graph --format json`",
+                    p.display(),
+                    e.line(),
+                    e.column()
+                )
+            })
+        };
+        let (before, after) = (read(&files[0])?, read(&files[1])?);
+        super::write_output(&export::diff(&before, &after).text(), args.output.as_ref())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(spec) = &args.spec else {
+        anyhow::bail!("give a SPEC to export, or --diff BEFORE AFTER");
+    };
+    let loaded = super::load_spec(spec)?;
     let g = graph::build(&loaded.api);
     let text = export::render(&g, args.format);
     super::write_output(&text, args.output.as_ref())?;

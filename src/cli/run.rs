@@ -10,7 +10,7 @@ use clap::Args;
 
 use crate::execution::{self, secrets::Secrets, Credentials, RunConfig, TraceWriter, Transport};
 use crate::generation::SmokeDriver;
-use crate::graph;
+use crate::graph::{self, feedback::Feedback};
 use crate::model::Api;
 use crate::oracles::Oracles;
 use crate::reports::{self, Report, Settings, Tally};
@@ -70,7 +70,10 @@ pub struct RunFlags {
     /// Turn an oracle off by its code (repeatable): server_error, undocumented_status.
     #[arg(long = "skip-check", value_name = "CODE")]
     pub skip_checks: Vec<String>,
-    /// Folder for trace.ndjson and report.json.
+    /// Never refine the graph from responses (to measure what refinement is worth).
+    #[arg(long)]
+    pub no_feedback: bool,
+    /// Folder for trace.ndjson, report.json, graph-initial.json and graph-final.json.
     #[arg(long, default_value = "cartograph-out", value_name = "DIR")]
     pub out: PathBuf,
 }
@@ -203,12 +206,15 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         });
     }
 
-    let graph = Arc::new(graph::build(&api));
+    let graph = graph::build(&api);
+    write_graph(&flags.out.join("graph-initial.json"), &graph)?;
+    let feedback = (!flags.no_feedback).then(Feedback::default);
     let driver = Arc::new(Mutex::new(SmokeDriver::new(
         api.clone(),
         graph,
         seed,
         flags.read_only,
+        feedback,
     )));
     let config = RunConfig {
         target: target_url.clone(),
@@ -229,7 +235,7 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
     let mut oracles = Oracles::new(&api, flags.skip_checks.clone());
     let progress = Progress::new(api.operations.len(), flags.budget);
     let mut trace_error = None;
-    let outcome = execution::run(config, transport, credentials, driver, |ex| {
+    let outcome = execution::run(config, transport, credentials, driver.clone(), |ex| {
         if let Err(e) = trace.write(ex) {
             trace_error.get_or_insert(e);
         }
@@ -248,6 +254,15 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
     }
     let report = tally.report(settings, &outcome, oracles.faults());
     reports::write_report(&flags.out, &report, &secrets)?;
+    let refined = driver.lock().unwrap_or_else(|e| e.into_inner());
+    write_graph(&flags.out.join("graph-final.json"), refined.graph())?;
+    if !refined.changes().is_empty() {
+        eprintln!(
+            "cartograph: the graph learned {} thing(s) from the responses (graph-final.json; compare with `cartograph graph --diff`)",
+            refined.changes().len()
+        );
+    }
+    drop(refined);
     eprintln!(
         "cartograph: {} requests in {:.1}s ({}), {} of {} operations answered 2xx, {} fault(s); wrote {}",
         report.requests,
@@ -262,6 +277,11 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         report,
         unreachable: false,
     })
+}
+
+fn write_graph(path: &std::path::Path, g: &graph::PropertyGraph) -> anyhow::Result<()> {
+    std::fs::write(path, graph::export::render(g, graph::export::Format::Json))
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
 }
 
 /// Whether a TCP connection to the target's host and port can be opened.

@@ -14,7 +14,8 @@ use serde_json::Value;
 use super::request::{build_request, Inputs};
 use super::values::{value_for, Rng64};
 use crate::execution::{Driver, Exchange, RequestSpec, TestRun};
-use crate::graph::{EdgeKind, Label, PropertyGraph};
+use crate::graph::feedback::{Change, Feedback};
+use crate::graph::{EdgeKind, EdgeState, Label, PropertyGraph};
 use crate::model::{Api, Location, Method};
 
 /// Values kept per pool key.
@@ -55,19 +56,33 @@ impl ValuePool {
     }
 }
 
+/// Probability of still drawing on a suspended consumes edge, so that an edge
+/// suspended by bad luck can prove itself again.
+const RETRY_SUSPENDED: f64 = 0.1;
+
+/// A pool key that feeds an input: `Schema.property`, and whether its edge is active.
+#[derive(Debug, Clone)]
+struct Source {
+    key: String,
+    active: bool,
+}
+
 /// Drives the smoke pass.
 pub struct SmokeDriver {
     api: Arc<Api>,
-    graph: Arc<PropertyGraph>,
+    graph: PropertyGraph,
+    feedback: Option<Feedback>,
     order: Vec<usize>,
     next: usize,
     rng: Rng64,
     pool: ValuePool,
-    /// Per operation: for each input `(location, name)`, the pool keys that feed it.
-    sources: Vec<HashMap<(Location, String), Vec<String>>>,
+    /// Per operation: for each input `(location, name)`, the sources that feed it.
+    sources: Vec<HashMap<(Location, String), Vec<Source>>>,
     /// Per operation: produced schemas with the JSON paths where they appear.
     produced: Vec<Vec<(String, String)>>,
     positions: HashMap<String, usize>,
+    /// Every change the feedback made, in order.
+    changes: Vec<Change>,
 }
 
 struct OneCall(Option<RequestSpec>);
@@ -80,12 +95,14 @@ impl TestRun for OneCall {
 
 impl SmokeDriver {
     /// A smoke pass over `api` with its graph, seeded; in read-only mode only
-    /// operations that do not change state are scheduled.
+    /// operations that do not change state are scheduled. With `feedback`, the
+    /// graph is refined from the responses as the pass goes.
     pub fn new(
         api: Arc<Api>,
-        graph: Arc<PropertyGraph>,
+        graph: PropertyGraph,
         seed: u64,
         read_only: bool,
+        feedback: Option<Feedback>,
     ) -> SmokeDriver {
         // Creations first, deletions last, parents before children, so that ids
         // exist by the time something needs them.
@@ -109,14 +126,37 @@ impl SmokeDriver {
             let op = &api.operations[i];
             (rank(op.method), op.path.matches('/').count(), i)
         });
-        let mut sources = Vec::new();
-        let mut produced = Vec::new();
-        for op in &api.operations {
-            let mut map: HashMap<(Location, String), Vec<String>> = HashMap::new();
+        let mut driver = SmokeDriver {
+            positions: api.operation_positions(),
+            sources: vec![HashMap::new(); api.operations.len()],
+            produced: vec![Vec::new(); api.operations.len()],
+            api,
+            graph,
+            feedback,
+            order,
+            next: 0,
+            rng: Rng64::seed_from_u64(seed),
+            pool: ValuePool::default(),
+            changes: Vec::new(),
+        };
+        driver.plan();
+        driver
+    }
+
+    /// Reads, from the graph, where each input's values come from and where each
+    /// operation's produced objects are; again after every change to the graph.
+    fn plan(&mut self) {
+        let graph = &self.graph;
+        for (i, op) in self.api.operations.iter().enumerate() {
+            let mut map: HashMap<(Location, String), Vec<Source>> = HashMap::new();
             let mut prod = Vec::new();
             if let Some(ix) = graph.operation(&op.name) {
-                for e in graph.active_edges(ix, EdgeKind::Consumes, Direction::Incoming) {
+                for e in graph.graph.edges_directed(ix, Direction::Incoming) {
+                    if e.weight().kind != EdgeKind::Consumes {
+                        continue;
+                    }
                     let schema = &graph.graph[e.source()].name;
+                    let active = e.weight().state == EdgeState::Active;
                     if let Label::Consumes { bindings } = &e.weight().label {
                         for b in bindings {
                             if b.input.is_empty() || b.property.is_empty() {
@@ -124,7 +164,10 @@ impl SmokeDriver {
                             }
                             map.entry((b.location, b.input.clone()))
                                 .or_default()
-                                .push(format!("{schema}.{}", b.property));
+                                .push(Source {
+                                    key: format!("{schema}.{}", b.property),
+                                    active,
+                                });
                         }
                     }
                 }
@@ -137,35 +180,27 @@ impl SmokeDriver {
                     }
                 }
             }
-            sources.push(map);
-            produced.push(prod);
-        }
-        SmokeDriver {
-            positions: api.operation_positions(),
-            api,
-            graph,
-            order,
-            next: 0,
-            rng: Rng64::seed_from_u64(seed),
-            pool: ValuePool::default(),
-            sources,
-            produced,
+            self.sources[i] = map;
+            self.produced[i] = prod;
         }
     }
 
     /// The value for one input: from the pool when the graph or the name says
     /// where it comes from, else built from its schema.
     fn input_value(&mut self, op: usize, location: Location, name: &str) -> Option<Value> {
-        let keys = self.sources[op]
+        let sources = self.sources[op]
             .get(&(location, name.to_string()))
             .cloned()
             .unwrap_or_default();
-        for key in keys.iter().map(String::as_str).chain([name]) {
-            if let Some(v) = self.pool.pick(key, &mut self.rng) {
+        for source in sources {
+            if !source.active && !self.rng.random_bool(RETRY_SUSPENDED) {
+                continue;
+            }
+            if let Some(v) = self.pool.pick(&source.key, &mut self.rng) {
                 return Some(v);
             }
         }
-        None
+        self.pool.pick(name, &mut self.rng)
     }
 
     fn request_for(&mut self, op_i: usize) -> RequestSpec {
@@ -193,12 +228,13 @@ impl SmokeDriver {
                     let names: Vec<String> =
                         api.resolve(schema).properties.keys().cloned().collect();
                     for name in names {
+                        // Only fields the graph ties to another schema are reused;
+                        // others keep their fresh value.
+                        if !self.sources[op_i].contains_key(&(Location::Body, name.clone())) {
+                            continue;
+                        }
                         if let Some(v) = self.input_value(op_i, Location::Body, &name) {
-                            // Only fields the graph ties to another schema are
-                            // reused; others keep their fresh value.
-                            if self.sources[op_i].contains_key(&(Location::Body, name.clone())) {
-                                fields.insert(name, v);
-                            }
+                            fields.insert(name, v);
                         }
                     }
                 }
@@ -216,7 +252,10 @@ impl SmokeDriver {
         }
         if let Some(body) = ex.json() {
             for (schema, path) in &self.produced[op_i] {
-                for obj in select(body, path).into_iter().take(HARVEST_ITEMS) {
+                for obj in crate::graph::select(body, path)
+                    .into_iter()
+                    .take(HARVEST_ITEMS)
+                {
                     if let Value::Object(fields) = obj {
                         for (k, v) in fields {
                             if is_scalar(v) {
@@ -251,9 +290,34 @@ impl SmokeDriver {
         }
     }
 
-    /// The graph the pass was planned from.
+    /// The graph, as refined so far.
     pub fn graph(&self) -> &PropertyGraph {
         &self.graph
+    }
+
+    /// The changes feedback made to the graph, in order.
+    pub fn changes(&self) -> &[Change] {
+        &self.changes
+    }
+
+    /// Feeds one exchange to the feedback loop; re-plans if the graph changed.
+    ///
+    /// Edges are suspended only on failures of values taken from earlier calls
+    /// of the same test (Morest); a smoke test is one call, whose pooled values
+    /// may come from unrelated objects, so the smoke pass never suspends.
+    fn learn(&mut self, op_i: usize, ex: &Exchange) {
+        let Some(feedback) = &mut self.feedback else {
+            return;
+        };
+        let op = &self.api.operations[op_i].name;
+        let mut changes = Vec::new();
+        if let (Some(status), Some(body)) = (ex.status, ex.json()) {
+            changes.extend(feedback.observe(&mut self.graph, op, status, body, ex.seq));
+        }
+        if !changes.is_empty() {
+            self.changes.extend(changes);
+            self.plan();
+        }
     }
 }
 
@@ -272,6 +336,7 @@ impl Driver for SmokeDriver {
         for ex in &exchanges {
             if let Some(&op) = self.positions.get(&ex.request.operation) {
                 self.harvest(op, ex);
+                self.learn(op, ex);
             }
         }
     }
@@ -301,59 +366,5 @@ fn collect_by_name(v: &Value, pool: &mut ValuePool, depth: usize) {
             }
         }
         _ => {}
-    }
-}
-
-/// Evaluates a produces-site path (`$`, `$[*]`, `$.items[*]`, `$.a.b`, `$.*`)
-/// on a body.
-pub fn select<'v>(body: &'v Value, path: &str) -> Vec<&'v Value> {
-    let mut tokens: Vec<&str> = Vec::new();
-    let mut rest = path.strip_prefix('$').unwrap_or(path);
-    while !rest.is_empty() {
-        if let Some(r) = rest.strip_prefix("[*]") {
-            tokens.push("[*]");
-            rest = r;
-        } else if let Some(r) = rest.strip_prefix('.') {
-            let end = r.find(['.', '[']).unwrap_or(r.len());
-            tokens.push(&r[..end]);
-            rest = &r[end..];
-        } else {
-            return Vec::new();
-        }
-    }
-    let mut current = vec![body];
-    for token in tokens {
-        let mut next = Vec::new();
-        for v in current {
-            match (token, v) {
-                ("[*]", Value::Array(items)) => next.extend(items.iter()),
-                ("*", Value::Object(m)) => next.extend(m.values()),
-                ("[*]", _) => {}
-                (key, Value::Object(m)) => next.extend(m.get(key)),
-                _ => {}
-            }
-        }
-        current = next;
-    }
-    current
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn select_follows_site_paths() {
-        let body = json!({"items": [{"id": 1}, {"id": 2}], "owner": {"id": 9}});
-        assert_eq!(select(&body, "$").len(), 1);
-        assert_eq!(
-            select(&body, "$.items[*]"),
-            vec![&json!({"id": 1}), &json!({"id": 2})]
-        );
-        assert_eq!(select(&body, "$.owner"), vec![&json!({"id": 9})]);
-        let list = json!([{"id": 1}, {"id": 2}]);
-        assert_eq!(select(&list, "$[*]").len(), 2);
-        assert!(select(&body, "$.missing").is_empty());
     }
 }

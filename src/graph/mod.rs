@@ -11,6 +11,7 @@
 
 mod build;
 pub mod export;
+pub mod feedback;
 pub mod names;
 pub mod query;
 
@@ -442,4 +443,59 @@ pub fn operation_id(name: &str) -> String {
 /// The node id of the schema named `name`.
 pub fn schema_id(name: &str) -> String {
     format!("schema:{name}")
+}
+
+/// Evaluates a produces-site path (`$`, `$[*]`, `$.items[*]`, `$.a.b`, `$.*`)
+/// on a body.
+pub fn select<'v>(body: &'v serde_json::Value, path: &str) -> Vec<&'v serde_json::Value> {
+    use serde_json::Value;
+    let mut tokens: Vec<&str> = Vec::new();
+    let mut rest = path.strip_prefix('$').unwrap_or(path);
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("[*]") {
+            tokens.push("[*]");
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            tokens.push(&r[..end]);
+            rest = &r[end..];
+        } else {
+            return Vec::new();
+        }
+    }
+    let mut current = vec![body];
+    for token in tokens {
+        let mut next = Vec::new();
+        for v in current {
+            match (token, v) {
+                ("[*]", Value::Array(items)) => next.extend(items.iter()),
+                ("*", Value::Object(m)) => next.extend(m.values()),
+                ("[*]", _) => {}
+                (key, Value::Object(m)) => next.extend(m.get(key)),
+                _ => {}
+            }
+        }
+        current = next;
+    }
+    current
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn select_follows_site_paths() {
+        let body = json!({"items": [{"id": 1}, {"id": 2}], "owner": {"id": 9}});
+        assert_eq!(select(&body, "$").len(), 1);
+        assert_eq!(
+            select(&body, "$.items[*]"),
+            vec![&json!({"id": 1}), &json!({"id": 2})]
+        );
+        assert_eq!(select(&body, "$.owner"), vec![&json!({"id": 9})]);
+        let list = json!([{"id": 1}, {"id": 2}]);
+        assert_eq!(select(&list, "$[*]").len(), 2);
+        assert!(select(&body, "$.missing").is_empty());
+    }
 }

@@ -2,11 +2,13 @@
 //! format, published as `models/graph.schema.json`), Graphviz DOT, Mermaid and
 //! GraphML.
 
+mod diff;
 mod dot;
 mod graphml;
 mod json;
 mod mermaid;
 
+pub use diff::{diff, GraphDiff};
 pub use json::{from_json, to_document, EdgeDocument, GraphDocument, FORMAT_VERSION};
 
 use super::PropertyGraph;
