@@ -28,6 +28,17 @@ async fn cartograph(args: Vec<String>) -> Output {
     .unwrap()
 }
 
+/// Writes a one-file OpenAPI description with these `paths` (YAML) into `dir`.
+fn tiny_spec(dir: &Path, title: &str, paths: &str) -> PathBuf {
+    let spec = dir.join(format!("{title}.yaml"));
+    std::fs::write(
+        &spec,
+        format!("openapi: 3.0.0\ninfo: {{title: {title}, version: '1'}}\npaths:\n{paths}"),
+    )
+    .unwrap();
+    spec
+}
+
 fn args(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
@@ -139,11 +150,10 @@ async fn a_hostile_server_is_survived_recorded_and_kept_within_budget() {
         !dropped.is_empty() && dropped.iter().all(|l| l["failure"]["kind"] == "connection"),
         "{dropped:?}"
     );
+    // The 429 storm is recorded (retry_after_pauses_the_whole_run checks the
+    // waiting and the eventual success; here the budget may end during a pause).
     let storm = of_op(&t, "storm");
-    assert!(
-        storm.iter().any(|l| l["status"] == 429) && storm.iter().any(|l| l["status"] == 200),
-        "{storm:?}"
-    );
+    assert!(storm.iter().any(|l| l["status"] == 429), "{storm:?}");
     let away = of_op(&t, "redirectAway");
     assert!(
         !away.is_empty() && away.iter().all(|l| l["status"] == 302),
@@ -188,12 +198,11 @@ async fn a_hostile_server_is_survived_recorded_and_kept_within_budget() {
 async fn retry_after_pauses_the_whole_run() {
     let server = Misbehaving::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("storm.yaml");
-    std::fs::write(
-        &spec,
-        "openapi: 3.0.0\ninfo: {title: storm, version: '1'}\npaths:\n  /storm:\n    get: {operationId: storm, responses: {'200': {description: ok}}}\n  /ok:\n    get: {operationId: ok, responses: {'200': {description: ok}}}\n",
-    )
-    .unwrap();
+    let spec = tiny_spec(
+        dir.path(),
+        "storm",
+        "  /storm:\n    get: {operationId: storm, responses: {'200': {description: ok}}}\n  /ok:\n    get: {operationId: ok, responses: {'200': {description: ok}}}\n",
+    );
     let out = dir.path().join("out");
     let result = cartograph(args(&[
         "run",
@@ -238,12 +247,11 @@ async fn retry_after_pauses_the_whole_run() {
 async fn rate_limit_holds_in_every_sliding_second() {
     let server = Misbehaving::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("ok.yaml");
-    std::fs::write(
-        &spec,
-        "openapi: 3.0.0\ninfo: {title: ok, version: '1'}\npaths:\n  /ok:\n    get: {operationId: ok, responses: {'200': {description: ok}}}\n",
-    )
-    .unwrap();
+    let spec = tiny_spec(
+        dir.path(),
+        "ok",
+        "  /ok:\n    get: {operationId: ok, responses: {'200': {description: ok}}}\n",
+    );
     let out = dir.path().join("out");
     let result = cartograph(args(&[
         "run",
@@ -349,12 +357,11 @@ async fn read_only_never_sends_a_mutation() {
 async fn a_401_renews_credentials_from_the_auth_command_which_stay_secret() {
     let server = Misbehaving::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("auth.yaml");
-    std::fs::write(
-        &spec,
-        "openapi: 3.0.0\ninfo: {title: auth, version: '1'}\npaths:\n  /unauthorized:\n    get: {operationId: unauthorized, responses: {'200': {description: ok}, '401': {description: no}}}\n",
-    )
-    .unwrap();
+    let spec = tiny_spec(
+        dir.path(),
+        "auth",
+        "  /unauthorized:\n    get: {operationId: unauthorized, responses: {'200': {description: ok}, '401': {description: no}}}\n",
+    );
     let marker = dir.path().join("issued-once");
     // First run prints a stale token, later runs a fresh one.
     let command = format!(
@@ -470,12 +477,11 @@ async fn the_same_seed_sends_the_same_requests_to_a_reset_server() {
 async fn rate_limit_headers_slow_the_run_before_the_quota_runs_out() {
     let server = Misbehaving::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let spec = dir.path().join("limited.yaml");
-    std::fs::write(
-        &spec,
-        "openapi: 3.0.0\ninfo: {title: limited, version: '1'}\npaths:\n  /limited:\n    get: {operationId: limited, responses: {'200': {description: ok}}}\n  /limited-x:\n    get: {operationId: limitedX, responses: {'200': {description: ok}}}\n",
-    )
-    .unwrap();
+    let spec = tiny_spec(
+        dir.path(),
+        "limited",
+        "  /limited:\n    get: {operationId: limited, responses: {'200': {description: ok}}}\n  /limited-x:\n    get: {operationId: limitedX, responses: {'200': {description: ok}}}\n",
+    );
     let out = dir.path().join("out");
     let result = cartograph(args(&[
         "run",

@@ -547,14 +547,7 @@ impl<'a> Converter<'a> {
             self.schema_root(doc, s, &format!("{loc}/schema"))
         } else if let Some(Value::Object(content)) = p.get("content") {
             match content.iter().next() {
-                Some((mime, media)) => match media.get("schema") {
-                    Some(s) => self.schema_root(
-                        doc,
-                        s,
-                        &format!("{loc}/content/{}/schema", escape_pointer(mime)),
-                    ),
-                    None => Schema::default(),
-                },
+                Some((mime, media)) => self.media_schema(doc, media, loc, mime),
                 None => Schema::default(),
             }
         } else {
@@ -600,14 +593,7 @@ impl<'a> Converter<'a> {
         let mut examples = Vec::new();
         if let Some(Value::Object(media)) = rb.get("content") {
             for (mime, m) in media {
-                let schema = match m.get("schema") {
-                    Some(s) => self.schema_root(
-                        doc,
-                        s,
-                        &format!("{loc}/content/{}/schema", escape_pointer(mime)),
-                    ),
-                    None => Schema::default(),
-                };
+                let schema = self.media_schema(doc, m, loc, mime);
                 media_examples(m, &mut examples);
                 content.insert(mime.clone(), schema);
             }
@@ -640,14 +626,7 @@ impl<'a> Converter<'a> {
             }
         } else if let Some(Value::Object(media)) = r.get("content") {
             for (mime, m) in media {
-                let schema = match m.get("schema") {
-                    Some(s) => self.schema_root(
-                        doc,
-                        s,
-                        &format!("{loc}/content/{}/schema", escape_pointer(mime)),
-                    ),
-                    None => Schema::default(),
-                };
+                let schema = self.media_schema(doc, m, loc, mime);
                 content.insert(mime.clone(), schema);
             }
         }
@@ -708,6 +687,18 @@ impl<'a> Converter<'a> {
             content,
             headers,
             links,
+        }
+    }
+
+    /// The schema of one media type entry of a `content` map at `loc`.
+    fn media_schema(&mut self, doc: DocId, media: &Value, loc: &str, mime: &str) -> Schema {
+        match media.get("schema") {
+            Some(s) => self.schema_root(
+                doc,
+                s,
+                &format!("{loc}/content/{}/schema", escape_pointer(mime)),
+            ),
+            None => Schema::default(),
         }
     }
 
