@@ -662,3 +662,40 @@ async fn the_run_refines_the_graph_and_the_diff_shows_it() {
     assert_eq!(a, b);
     demo.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_readme_first_command_runs_the_demo_and_scores_it() {
+    let out = tempfile::tempdir().unwrap();
+    let result = cartograph(args(&[
+        "demo",
+        "--budget",
+        "4s",
+        "--seed",
+        "1",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]))
+    .await;
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    // The demo has planted faults, so a run that finds any exits 1.
+    assert_eq!(result.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("operations answered 2xx: 15 of 15"),
+        "{stdout}"
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("planted faults found:"))
+        .expect("score line");
+    let found: usize = line.split_whitespace().nth(3).unwrap().parse().unwrap();
+    assert!(found >= 2, "{line}");
+    for file in [
+        "trace.ndjson",
+        "report.json",
+        "graph-initial.json",
+        "graph-final.json",
+    ] {
+        assert!(out.path().join(file).exists(), "{file}");
+    }
+    validate_report(out.path());
+}
