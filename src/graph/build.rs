@@ -188,6 +188,18 @@ fn body_fields<'a>(api: &'a Api, op: &'a Operation) -> Vec<BodyField<'a>> {
     out
 }
 
+/// Word count and the first two letters of the first and last words. Names that
+/// match word for word share it: an abbreviation keeps at least three leading
+/// letters of its word, and spelling variants as close as
+/// [`names::FUZZY_THRESHOLD`] differ after the start. Indexing by it keeps fuzzy
+/// lookups from scanning every schema (12,700 types in the AWS GraphQL schema).
+type Shape = (usize, String, String);
+
+fn shape(words: &[String]) -> Option<Shape> {
+    let start = |w: &String| w.chars().take(2).collect::<String>();
+    Some((words.len(), start(words.first()?), start(words.last()?)))
+}
+
 /// Schemas matched fuzzily, with their score.
 type FuzzyHit = (Vec<usize>, f64);
 
@@ -209,8 +221,8 @@ struct NameIndex<'a> {
     forms: Vec<NameForm>,
     /// Joined words of a form → forms (`pet` → Pet; `user` → UserResponse).
     by_key: HashMap<String, Vec<usize>>,
-    /// (word count, first letter) → forms, the only ones a fuzzy match can reach.
-    by_shape: HashMap<(usize, char), Vec<usize>>,
+    /// Shape of a form → forms: the only ones a fuzzy match can reach ([`shape`]).
+    by_shape: HashMap<Shape, Vec<usize>>,
     /// Per schema: property key → property name.
     props: Vec<HashMap<String, &'a str>>,
     /// Schema name → position.
@@ -258,15 +270,12 @@ impl<'a> NameIndex<'a> {
     }
 
     fn add_form(&mut self, words: Vec<String>, schema: usize, score: f64, rule: &'static str) {
-        let Some(first) = words.first().and_then(|w| w.chars().next()) else {
+        let Some(shape) = shape(&words) else {
             return;
         };
         let id = self.forms.len();
         self.by_key.entry(names::join(&words)).or_default().push(id);
-        self.by_shape
-            .entry((words.len(), first))
-            .or_default()
-            .push(id);
+        self.by_shape.entry(shape).or_default().push(id);
         self.forms.push(NameForm {
             words,
             schema,
@@ -297,18 +306,13 @@ impl<'a> NameIndex<'a> {
     /// abbreviations and spelling variants ([`names::word_similarity`]) but not an
     /// exact match (that is [`Self::by_name`]); the best-scoring ones only.
     fn fuzzy(&self, words: &[String]) -> Option<FuzzyHit> {
-        let first = words.first()?.chars().next()?;
+        let shape = shape(words)?;
         let key = names::join(words);
         if let Some(hit) = self.fuzzy_cache.borrow().get(&key) {
             return hit.clone();
         }
         let mut best: Option<FuzzyHit> = None;
-        for &f in self
-            .by_shape
-            .get(&(words.len(), first))
-            .into_iter()
-            .flatten()
-        {
+        for &f in self.by_shape.get(&shape).into_iter().flatten() {
             let form = &self.forms[f];
             if form.words == words {
                 continue;
