@@ -450,7 +450,7 @@ async fn the_same_seed_sends_the_same_requests_to_a_reset_server() {
             "--seed",
             "42",
             "--max-requests",
-            "300",
+            "1500",
             "--out",
             out.path().to_str().unwrap(),
         ]))
@@ -468,7 +468,7 @@ async fn the_same_seed_sends_the_same_requests_to_a_reset_server() {
             .collect();
         runs.push(sent);
     }
-    assert_eq!(runs[0].len(), 300);
+    assert_eq!(runs[0].len(), 1500);
     assert_eq!(runs[0], runs[1]);
     demo.shutdown().await;
 }

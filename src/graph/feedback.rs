@@ -281,10 +281,13 @@ impl Feedback {
             return;
         };
         let mut ranked: Vec<(&Prop, &Support)> = options.iter().collect();
+        // Fully ordered (count, then schema and property names), so that the same
+        // run makes the same decisions whatever the hash maps' order.
         ranked.sort_by(|a, b| {
             b.1 .0
                 .cmp(&a.1 .0)
                 .then_with(|| g.graph[a.0 .0].name.cmp(&g.graph[b.0 .0].name))
+                .then_with(|| a.0 .1.cmp(&b.0 .1))
         });
         let Some((them, (count, evidence))) =
             ranked.first().map(|(t, c)| ((*t).clone(), (*c).clone()))
