@@ -1,5 +1,5 @@
 //! Throughput and tool-side CPU cost of the HTTP engine against the demo API on
-//! loopback: no rate limit, concurrency 16, the smoke driver choosing requests.
+//! loopback: no rate limit, concurrency 16, the MIO search driver choosing requests.
 //!
 //! Run with `cargo bench --bench engine`. The demo server runs in a child process
 //! (`cartograph demo --serve --port N`) so that the CPU measured here, this
@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cartograph::execution::{self, Credentials, RunConfig, Transport};
-use cartograph::generation::SmokeDriver;
+use cartograph::generation::{MioConfig, SearchConfig, SearchDriver};
 use cartograph::graph::PropertyGraph;
 use cartograph::model::Api;
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
@@ -234,13 +234,20 @@ impl Bench {
     /// (requests sent, elapsed, responses with a status).
     async fn run(&self, n: u64) -> (u64, Duration, u64) {
         self.reset().await;
-        let driver = Arc::new(Mutex::new(SmokeDriver::new(
+        let driver = Arc::new(Mutex::new(SearchDriver::new(
             self.api.clone(),
             self.graph.clone(),
-            SEED,
-            false,
             // The feedback loop runs as in `cartograph run`.
             Some(cartograph::graph::feedback::Feedback::default()),
+            SearchConfig {
+                mio: MioConfig::default(),
+                seed: SEED,
+                read_only: false,
+                use_graph: true,
+                max_requests: Some(n),
+                budget: None,
+                skip_checks: Vec::new(),
+            },
         )));
         let config = RunConfig {
             target: self.url.clone(),
@@ -454,7 +461,7 @@ fn bench(c: &mut Criterion) {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(20))
         .throughput(Throughput::Elements(BENCH_REQUESTS));
-    group.bench_function("smoke_demo_c16_20k", |bencher| {
+    group.bench_function("search_demo_c16_20k", |bencher| {
         bencher.iter_custom(|iters| {
             let mut total = Duration::ZERO;
             for _ in 0..iters {

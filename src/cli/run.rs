@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::execution::{self, secrets::Secrets, Credentials, RunConfig, TraceWriter, Transport};
-use crate::generation::SmokeDriver;
+use crate::generation::{MioConfig, SearchConfig, SearchDriver};
 use crate::graph::{self, feedback::Feedback};
 use crate::model::Api;
 use crate::oracles::Oracles;
@@ -73,6 +73,35 @@ pub struct RunFlags {
     /// Never refine the graph from responses (to measure what refinement is worth).
     #[arg(long)]
     pub no_feedback: bool,
+    /// Generate without the property graph: no graph call sequences and no
+    /// values passed along its edges, only resource templates, random tests
+    /// and Location headers (to measure what the graph is worth).
+    #[arg(long)]
+    pub no_graph: bool,
+    /// Consecutive failures of values passed along a consumes edge before the
+    /// edge is suspended (λ); a suspended edge is still tried now and then.
+    #[arg(long, default_value_t = crate::graph::feedback::DEFAULT_LAMBDA, value_name = "N")]
+    pub suspend_after: u32,
+    /// MIO: tests kept per uncovered target at the start (n; 1 from the focus point on).
+    #[arg(long, default_value_t = MioConfig::default().population, value_name = "N", help_heading = "Search (MIO)")]
+    pub population: usize,
+    /// MIO: probability of sampling a new test instead of mutating an archived
+    /// one, at the start (P_r; 0 from the focus point on).
+    #[arg(long, default_value_t = MioConfig::default().random_sampling, value_name = "P", help_heading = "Search (MIO)")]
+    pub random_sampling: f64,
+    /// MIO: share of the budget after which the search only refines what it
+    /// has (F).
+    #[arg(long, default_value_t = MioConfig::default().focus, value_name = "F", help_heading = "Search (MIO)")]
+    pub focus: f64,
+    /// MIO: mutations per sampled test at the start.
+    #[arg(long, default_value_t = MioConfig::default().start_mutations, value_name = "N", help_heading = "Search (MIO)")]
+    pub start_mutations: usize,
+    /// MIO: mutations per sampled test from the focus point on.
+    #[arg(long, default_value_t = MioConfig::default().end_mutations, value_name = "N", help_heading = "Search (MIO)")]
+    pub end_mutations: usize,
+    /// Most calls in one test.
+    #[arg(long, default_value_t = MioConfig::default().max_length, value_name = "N", help_heading = "Search (MIO)")]
+    pub max_length: usize,
     /// Folder for trace.ndjson, report.json, graph-initial.json and graph-final.json.
     #[arg(long, default_value = "cartograph-out", value_name = "DIR")]
     pub out: PathBuf,
@@ -91,6 +120,20 @@ pub struct RunArgs {
     pub target: Option<String>,
     #[command(flatten)]
     pub flags: RunFlags,
+}
+
+impl RunFlags {
+    /// The MIO parameters these flags set.
+    pub fn mio(&self) -> MioConfig {
+        MioConfig {
+            population: self.population.max(1),
+            random_sampling: self.random_sampling.clamp(0.0, 1.0),
+            focus: self.focus.clamp(0.0, 1.0),
+            start_mutations: self.start_mutations.max(1),
+            end_mutations: self.end_mutations.max(1),
+            max_length: self.max_length.max(1),
+        }
+    }
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -140,7 +183,7 @@ impl RunSummary {
     }
 }
 
-/// Runs the smoke pass of `api` against `target` with these flags, writing the
+/// Runs the search over `api` against `target` with these flags, writing the
 /// output folder; shared by `run` and `demo`.
 pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::Result<RunSummary> {
     let target_url = url::Url::parse(target)
@@ -185,6 +228,8 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         headers: headers.iter().map(|(n, _)| n.clone()).collect(),
         auth_command: flags.auth_command.is_some(),
         skipped_checks: flags.skip_checks.clone(),
+        graph: !flags.no_graph,
+        feedback: !flags.no_feedback && !flags.no_graph,
     };
 
     let mut tally = Tally::new(&api);
@@ -208,13 +253,21 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
 
     let graph = graph::build(&api);
     write_graph(&flags.out.join("graph-initial.json"), &graph)?;
-    let feedback = (!flags.no_feedback).then(Feedback::default);
-    let driver = Arc::new(Mutex::new(SmokeDriver::new(
+    let feedback =
+        (!flags.no_feedback && !flags.no_graph).then(|| Feedback::new(flags.suspend_after));
+    let driver = Arc::new(Mutex::new(SearchDriver::new(
         api.clone(),
         graph,
-        seed,
-        flags.read_only,
         feedback,
+        SearchConfig {
+            mio: flags.mio(),
+            seed,
+            read_only: flags.read_only,
+            use_graph: !flags.no_graph,
+            max_requests: flags.max_requests,
+            budget: flags.budget,
+            skip_checks: flags.skip_checks.clone(),
+        },
     )));
     let config = RunConfig {
         target: target_url.clone(),
@@ -252,9 +305,10 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
     if let Some(e) = &outcome.auth_error {
         eprintln!("error: {e}; the run stopped");
     }
-    let report = tally.report(settings, &outcome, oracles.faults());
-    reports::write_report(&flags.out, &report, &secrets)?;
     let refined = driver.lock().unwrap_or_else(|e| e.into_inner());
+    let mut report = tally.report(settings, &outcome, oracles.faults());
+    report.search = Some(refined.summary());
+    reports::write_report(&flags.out, &report, &secrets)?;
     write_graph(&flags.out.join("graph-final.json"), refined.graph())?;
     if !refined.changes().is_empty() {
         eprintln!(

@@ -15,7 +15,7 @@ use super::{Exchange, RequestSpec, RunConfig};
 
 /// One test: a sequence of requests, each chosen after seeing the earlier ones'
 /// exchanges (so values can flow from responses to later requests).
-pub trait TestRun: Send {
+pub trait TestRun: Send + std::any::Any {
     /// The next request, or `None` when the test is over.
     fn next_request(&mut self, done: &[Exchange]) -> Option<RequestSpec>;
 }

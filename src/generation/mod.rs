@@ -1,8 +1,19 @@
-//! Choosing what to send: values built from schemas, requests built from values,
-//! and the drivers that decide which operations to call in which order.
+//! Choosing what to send: the graph's advice ([`plan`]), call sequences from
+//! the graph ([`sequences`]) and resource templates ([`templates`]), values
+//! built from schemas and pooled from responses, tests that carry values from
+//! one call to the next ([`flow`]), mutation, and the MIO search ([`search`]).
 
+pub mod flow;
+pub mod mio;
+pub mod mutation;
+pub mod plan;
+pub mod pool;
 pub mod request;
-pub mod smoke;
+pub mod search;
+pub mod sequences;
+pub mod templates;
+pub mod testcase;
 pub mod values;
 
-pub use smoke::SmokeDriver;
+pub use mio::MioConfig;
+pub use search::{SearchConfig, SearchDriver, SearchSummary};

@@ -30,6 +30,11 @@ pub fn as_text(v: &Value) -> String {
     }
 }
 
+/// A value as it travels in one path segment, percent-encoded.
+pub fn encode_segment(v: &Value) -> String {
+    utf8_percent_encode(&as_text(v), SEGMENT).to_string()
+}
+
 /// Builds the request for `op` with these inputs.
 pub fn build_request(op: &Operation, inputs: &Inputs) -> RequestSpec {
     let mut path = op.path.clone();
@@ -40,8 +45,7 @@ pub fn build_request(op: &Operation, inputs: &Inputs) -> RequestSpec {
     for (location, name, value) in &inputs.params {
         match location {
             Location::Path => {
-                let encoded = utf8_percent_encode(&as_text(value), SEGMENT).to_string();
-                path = path.replace(&format!("{{{name}}}"), &encoded);
+                path = path.replace(&format!("{{{name}}}"), &encode_segment(value));
             }
             Location::Query => {
                 has_query = true;

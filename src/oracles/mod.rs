@@ -35,41 +35,36 @@ pub struct Fault {
     pub first_seq: u64,
 }
 
-/// The checks of a run and the faults they found.
-pub struct Oracles {
+/// The checks themselves, without memory: what one exchange shows.
+#[derive(Debug, Clone)]
+pub struct Checker {
     skip: Vec<String>,
-    faults: IndexMap<String, Fault>,
     positions: std::collections::HashMap<String, usize>,
 }
 
-impl Oracles {
-    /// Oracles for `api` with some codes turned off.
-    pub fn new(api: &Api, skip: Vec<String>) -> Oracles {
-        Oracles {
+impl Checker {
+    /// Checks for `api` with some codes turned off.
+    pub fn new(api: &Api, skip: Vec<String>) -> Checker {
+        Checker {
             skip,
-            faults: IndexMap::new(),
             positions: api.operation_positions(),
         }
-    }
-
-    /// How many distinct faults were found so far.
-    pub fn fault_count(&self) -> usize {
-        self.faults.len()
     }
 
     fn enabled(&self, code: &str) -> bool {
         !self.skip.iter().any(|s| s == code)
     }
 
-    /// Checks one exchange.
-    pub fn check(&mut self, api: &Api, ex: &Exchange) {
-        let Some(status) = ex.status else { return };
+    /// The faults one exchange shows: (code, message).
+    pub fn findings(&self, api: &Api, ex: &Exchange) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        let Some(status) = ex.status else { return out };
         let op = self
             .positions
             .get(&ex.request.operation)
             .map(|&i| &api.operations[i]);
         if status >= 500 && self.enabled("server_error") {
-            self.record(ex, "server_error", format!("the server answered {status}"));
+            out.push(("server_error", format!("the server answered {status}")));
         }
         if let Some(op) = op {
             let documented = op.responses.keys().any(|k| {
@@ -81,24 +76,57 @@ impl Oracles {
             });
             if !documented && status < 500 && status != 429 && self.enabled("undocumented_status") {
                 let listed: Vec<&str> = op.responses.keys().map(String::as_str).collect();
-                self.record(
-                    ex,
+                out.push((
                     "undocumented_status",
                     format!(
                         "status {status} is not documented (documented: {})",
                         listed.join(", ")
                     ),
-                );
+                ));
             }
+        }
+        out
+    }
+}
+
+/// What makes two occurrences the same fault: code, operation, status.
+pub fn signature(code: &str, ex: &Exchange) -> String {
+    format!(
+        "{code}:{}:{}",
+        ex.request.operation,
+        ex.status.map_or("-".to_string(), |s| s.to_string())
+    )
+}
+
+/// The checks of a run and the faults they found.
+pub struct Oracles {
+    checker: Checker,
+    faults: IndexMap<String, Fault>,
+}
+
+impl Oracles {
+    /// Oracles for `api` with some codes turned off.
+    pub fn new(api: &Api, skip: Vec<String>) -> Oracles {
+        Oracles {
+            checker: Checker::new(api, skip),
+            faults: IndexMap::new(),
+        }
+    }
+
+    /// How many distinct faults were found so far.
+    pub fn fault_count(&self) -> usize {
+        self.faults.len()
+    }
+
+    /// Checks one exchange.
+    pub fn check(&mut self, api: &Api, ex: &Exchange) {
+        for (code, message) in self.checker.findings(api, ex) {
+            self.record(ex, code, message);
         }
     }
 
     fn record(&mut self, ex: &Exchange, code: &str, message: String) {
-        let signature = format!(
-            "{code}:{}:{}",
-            ex.request.operation,
-            ex.status.map_or("-".to_string(), |s| s.to_string())
-        );
+        let signature = signature(code, ex);
         self.faults
             .entry(signature.clone())
             .and_modify(|f| f.count += 1)

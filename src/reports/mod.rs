@@ -37,6 +37,10 @@ pub struct Settings {
     pub auth_command: bool,
     /// Oracle codes turned off.
     pub skipped_checks: Vec<String>,
+    /// Whether the property graph guided generation (`--no-graph` turns it off).
+    pub graph: bool,
+    /// Whether responses refined the graph (`--no-feedback` turns it off).
+    pub feedback: bool,
 }
 
 /// Status counts of one operation.
@@ -76,6 +80,9 @@ pub struct Report {
     pub operations_reached: usize,
     /// Faults found.
     pub faults: Vec<Fault>,
+    /// What the search did: targets, archive, samplers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<crate::generation::SearchSummary>,
 }
 
 /// Accumulates per-operation counts as exchanges arrive.
@@ -156,6 +163,7 @@ impl Tally {
             operations: self.operations,
             operations_reached: reached,
             faults,
+            search: None,
         }
     }
 }

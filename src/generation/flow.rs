@@ -1,0 +1,217 @@
+//! Running one test: each call's request is built when its turn comes, from
+//! its genes and from what the earlier calls of the same test returned (values
+//! flow along the graph's consumes edges, through `Location` headers into the
+//! paths below the collection they point into, and by field name).
+
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use serde_json::Value;
+
+use super::plan::Plan;
+use super::pool::{location_key, ValuePool};
+use super::request::{build_request, encode_segment, Inputs};
+use super::testcase::TestCase;
+use super::values::Rng64;
+use crate::execution::{Exchange, RequestSpec, TestRun};
+use crate::model::{Api, Location};
+
+/// Probability of still drawing on a suspended consumes edge, so that an edge
+/// suspended by bad luck can prove itself again.
+pub const RETRY_SUSPENDED: f64 = 0.1;
+
+/// Probability of taking an input with no graph source from an earlier
+/// response field of the same name.
+const BY_NAME: f64 = 0.5;
+
+/// A test being run.
+pub struct FlowRun {
+    api: Arc<Api>,
+    plan: Arc<Plan>,
+    /// The test.
+    pub test: TestCase,
+    /// Per call run so far: (call index, values its response gave).
+    flows: Vec<(usize, ValuePool)>,
+    rng: Rng64,
+    next: usize,
+    harvested: usize,
+    /// Per request sent: the call it came from.
+    pub sent: Vec<usize>,
+    /// Per request sent: the schemas whose values (from earlier calls of this
+    /// test) fed it through consumes edges, with the call that gave each.
+    pub used: Vec<Vec<(String, usize)>>,
+}
+
+impl FlowRun {
+    /// A run of `test` with the graph's advice `plan`.
+    pub fn new(api: Arc<Api>, plan: Arc<Plan>, test: TestCase) -> FlowRun {
+        FlowRun {
+            rng: Rng64::seed_from_u64(test.seed),
+            api,
+            plan,
+            test,
+            flows: Vec::new(),
+            next: 0,
+            harvested: 0,
+            sent: Vec::new(),
+            used: Vec::new(),
+        }
+    }
+
+    /// The latest value under `key` from the calls run so far, and the call.
+    fn latest(&self, key: &str) -> Option<(Value, usize)> {
+        self.flows
+            .iter()
+            .rev()
+            .find_map(|(call, pool)| pool.latest(key).map(|v| (v.clone(), *call)))
+    }
+
+    /// The value an earlier call of the test gives input `(location, name)` of
+    /// operation `op`, noting the schema it came through and the call.
+    fn flowed(
+        &mut self,
+        op: usize,
+        location: Location,
+        name: &str,
+        used: &mut Vec<(String, usize)>,
+    ) -> Option<Value> {
+        if let Some(sources) = self.plan.sources[op].get(&(location, name.to_string())) {
+            for s in sources {
+                if !s.active && !self.rng.random_bool(RETRY_SUSPENDED) {
+                    continue;
+                }
+                if let Some((v, call)) = self.latest(&s.key) {
+                    if !used.iter().any(|(u, _)| u == &s.schema) {
+                        used.push((s.schema.clone(), call));
+                    }
+                    return Some(v);
+                }
+            }
+            return None;
+        }
+        if name != "id" && self.rng.random_bool(BY_NAME) {
+            return self.latest(name).map(|(v, _)| v);
+        }
+        None
+    }
+
+    fn request(&mut self, index: usize) -> RequestSpec {
+        let api = self.api.clone();
+        let call = &self.test.calls[index];
+        let (op_i, bind) = (call.op, call.bind);
+        let op = &api.operations[op_i];
+        let slots = call.params.clone();
+        let mut body = call.body.clone();
+        let mut used = Vec::new();
+        let mut inputs = Inputs::default();
+        let mut chosen: Vec<Option<Value>> = vec![None; op.parameters.len()];
+
+        // Path parameters left to right, so that each knows the concrete
+        // collection above it (where a `Location` may have pointed).
+        let mut prefix = String::new();
+        for seg in op.path.split('/').filter(|s| !s.is_empty()) {
+            let name = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}'));
+            let Some(name) = name else {
+                prefix.push('/');
+                prefix.push_str(seg);
+                continue;
+            };
+            let Some(j) = op
+                .parameters
+                .iter()
+                .position(|p| p.location == Location::Path && p.name == name)
+            else {
+                prefix.push_str("/{");
+                prefix.push_str(name);
+                prefix.push('}');
+                continue;
+            };
+            let mut v = None;
+            if bind {
+                v = self.flowed(op_i, Location::Path, name, &mut used);
+                if v.is_none() {
+                    v = self.latest(&location_key(&prefix)).map(|(v, _)| v);
+                }
+            }
+            let v = v.unwrap_or_else(|| slots[j].value.clone());
+            prefix.push('/');
+            prefix.push_str(&encode_segment(&v));
+            chosen[j] = Some(v);
+        }
+        for (j, p) in op.parameters.iter().enumerate() {
+            if chosen[j].is_some() {
+                continue;
+            }
+            let flowed = if bind {
+                self.flowed(op_i, p.location, &p.name, &mut used)
+            } else {
+                None
+            };
+            chosen[j] = match flowed {
+                Some(v) if slots[j].present || p.required || self.rng.random_bool(0.5) => Some(v),
+                _ if slots[j].present || p.required => Some(slots[j].value.clone()),
+                _ => None,
+            };
+        }
+        for (j, p) in op.parameters.iter().enumerate() {
+            if let Some(v) = chosen[j].take() {
+                inputs.params.push((p.location, p.name.clone(), v));
+            }
+        }
+        if let Some((_, Value::Object(fields))) = &mut body {
+            if bind {
+                let mut names: Vec<String> = self.plan.sources[op_i]
+                    .keys()
+                    .filter(|(l, _)| *l == Location::Body)
+                    .map(|(_, n)| n.clone())
+                    .collect();
+                // Hash-map order differs between processes; requests must not.
+                names.sort();
+                for name in names {
+                    if let Some(v) = self.flowed(op_i, Location::Body, &name, &mut used) {
+                        fields.insert(name, v);
+                    }
+                }
+            }
+        }
+        inputs.body = body;
+        self.used.push(used);
+        build_request(op, &inputs)
+    }
+}
+
+impl TestRun for FlowRun {
+    fn next_request(&mut self, done: &[Exchange]) -> Option<RequestSpec> {
+        while self.harvested < done.len() {
+            let call = self.sent[self.harvested];
+            let op = self.test.calls[call].op;
+            let ex = &done[self.harvested];
+            let mut pool = ValuePool::new(4);
+            pool.harvest(&self.plan.produced[op], ex);
+            self.flows.push((call, pool));
+            if ex.request.method == "DELETE" && ex.is_success() {
+                // What was deleted no longer feeds later calls of the test.
+                let path = ex.request.path.split('?').next().unwrap_or("");
+                if let Some(id) = super::pool::location_id(path) {
+                    for (_, pool) in &mut self.flows {
+                        pool.forget(&id);
+                    }
+                }
+            }
+            self.harvested += 1;
+        }
+        if let (Some(last), Some(&call)) = (done.last(), self.sent.last()) {
+            // A creation the rest relies on failed (EvoMaster's premature stop).
+            if self.test.calls[call].creates && !last.is_success() {
+                return None;
+            }
+        }
+        if self.next >= self.test.calls.len() {
+            return None;
+        }
+        let index = self.next;
+        self.next += 1;
+        self.sent.push(index);
+        Some(self.request(index))
+    }
+}

@@ -1,0 +1,83 @@
+//! What the graph tells generation, read once per version of the graph: which
+//! schema properties feed each input, and where each operation's produced
+//! objects sit in its responses. Tests in flight share one snapshot.
+
+use std::collections::HashMap;
+
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
+
+use crate::graph::{EdgeKind, EdgeState, Label, PropertyGraph};
+use crate::model::{Api, Location};
+
+/// A schema property that feeds an input, through one consumes edge.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    /// The schema (the edge's source).
+    pub schema: String,
+    /// `Schema.property`: the key values are pooled under.
+    pub key: String,
+    /// Whether the edge is active (not suspended).
+    pub active: bool,
+}
+
+/// The graph's advice for generation, per operation position.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// For each input `(location, name)`, the properties that feed it.
+    pub sources: Vec<HashMap<(Location, String), Vec<Source>>>,
+    /// Produced schemas with the JSON paths where they appear.
+    pub produced: Vec<Vec<(String, String)>>,
+}
+
+impl Plan {
+    /// A plan that knows nothing (the `--no-graph` ablation): values flow only
+    /// by name and through `Location` headers.
+    pub fn empty(api: &Api) -> Plan {
+        Plan {
+            sources: vec![HashMap::new(); api.operations.len()],
+            produced: vec![Vec::new(); api.operations.len()],
+        }
+    }
+
+    /// Reads the consumes and produces edges of `graph`.
+    pub fn from_graph(api: &Api, graph: &PropertyGraph) -> Plan {
+        let mut plan = Plan::empty(api);
+        for (i, op) in api.operations.iter().enumerate() {
+            let Some(ix) = graph.operation(&op.name) else {
+                continue;
+            };
+            let map = &mut plan.sources[i];
+            for e in graph.graph.edges_directed(ix, Direction::Incoming) {
+                if e.weight().kind != EdgeKind::Consumes {
+                    continue;
+                }
+                let schema = &graph.graph[e.source()].name;
+                let active = e.weight().state == EdgeState::Active;
+                if let Label::Consumes { bindings } = &e.weight().label {
+                    for b in bindings {
+                        if b.input.is_empty() || b.property.is_empty() {
+                            continue;
+                        }
+                        map.entry((b.location, b.input.clone()))
+                            .or_default()
+                            .push(Source {
+                                schema: schema.clone(),
+                                key: format!("{schema}.{}", b.property),
+                                active,
+                            });
+                    }
+                }
+            }
+            for e in graph.active_edges(ix, EdgeKind::Produces, Direction::Outgoing) {
+                let schema = graph.graph[e.target()].name.clone();
+                if let Label::Produces { sites } = &e.weight().label {
+                    for s in sites {
+                        plan.produced[i].push((schema.clone(), s.path.clone()));
+                    }
+                }
+            }
+        }
+        plan
+    }
+}

@@ -1,0 +1,198 @@
+//! Values seen in responses, keyed by `Schema.property`, by bare field name and
+//! by the collection a `Location` header pointed into; and the harvesting that
+//! fills such a pool from one exchange.
+
+use std::collections::HashMap;
+
+use rand::Rng;
+use serde_json::Value;
+
+use super::values::Rng64;
+use crate::execution::Exchange;
+
+/// Objects of a list response harvested: enough to vary ids, and bounded as
+/// collections grow during a run.
+const HARVEST_ITEMS: usize = 8;
+
+/// A bounded store of recently seen values per key.
+#[derive(Debug, Clone)]
+pub struct ValuePool {
+    depth: usize,
+    values: HashMap<String, Vec<Value>>,
+}
+
+impl ValuePool {
+    /// A pool keeping the last `depth` distinct values per key.
+    pub fn new(depth: usize) -> ValuePool {
+        ValuePool {
+            depth: depth.max(1),
+            values: HashMap::new(),
+        }
+    }
+
+    /// Remembers `value` under `key`.
+    pub fn add(&mut self, key: String, value: Value) {
+        let list = self.values.entry(key).or_default();
+        if list.last() != Some(&value) {
+            list.retain(|v| v != &value);
+            list.push(value);
+            if list.len() > self.depth {
+                list.remove(0);
+            }
+        }
+    }
+
+    /// Forgets `value` under every key (a deleted resource's id).
+    pub fn forget(&mut self, value: &Value) {
+        // Ids travel as numbers in bodies and as text in paths.
+        let text = match value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        for list in self.values.values_mut() {
+            list.retain(|v| v != value && super::request::as_text(v) != text);
+        }
+    }
+
+    /// The most recent value under `key`.
+    pub fn latest(&self, key: &str) -> Option<&Value> {
+        self.values.get(key).and_then(|l| l.last())
+    }
+
+    /// A value under `key`: the most recent with probability `recent`, else any.
+    pub fn pick(&self, key: &str, recent: f64, rng: &mut Rng64) -> Option<Value> {
+        let list = self.values.get(key).filter(|l| !l.is_empty())?;
+        if rng.random_bool(recent) {
+            list.last().cloned()
+        } else {
+            Some(list[rng.random_range(0..list.len())].clone())
+        }
+    }
+
+    /// Learns from a successful exchange: the produced schemas' properties at
+    /// their documented places (`produced`: schema, JSON path), every scalar
+    /// field by name, and the id a `Location` header (or, failing that, the
+    /// body's `id`) gives to the collection a POST created into.
+    pub fn harvest(&mut self, produced: &[(String, String)], ex: &Exchange) {
+        if !ex.is_success() {
+            return;
+        }
+        let body = ex.json();
+        if let Some(body) = body {
+            for (schema, path) in produced {
+                for obj in crate::graph::select(body, path)
+                    .into_iter()
+                    .take(HARVEST_ITEMS)
+                {
+                    if let Value::Object(fields) = obj {
+                        for (k, v) in fields {
+                            if is_scalar(v) {
+                                self.add(format!("{schema}.{k}"), v.clone());
+                            }
+                        }
+                    }
+                }
+            }
+            self.collect_by_name(body, 0);
+        }
+        if ex.request.method != "POST" && ex.request.method != "PUT" {
+            return;
+        }
+        let collection = ex.request.path.split('?').next().unwrap_or("");
+        let id = match ex.header("location").and_then(location_id) {
+            Some(id) => Some(id),
+            None => body
+                .and_then(|b| b.get("id"))
+                .filter(|v| is_scalar(v))
+                .cloned(),
+        };
+        if let Some(id) = id {
+            self.add(location_key(collection), id.clone());
+            for (schema, path) in produced {
+                if path == "$" {
+                    self.add(format!("{schema}.id"), id.clone());
+                }
+            }
+        }
+    }
+
+    fn collect_by_name(&mut self, v: &Value, depth: usize) {
+        if depth > 4 {
+            return;
+        }
+        match v {
+            Value::Object(fields) => {
+                for (k, v) in fields {
+                    if is_scalar(v) {
+                        self.add(k.clone(), v.clone());
+                    } else {
+                        self.collect_by_name(v, depth + 1);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for item in items.iter().take(HARVEST_ITEMS) {
+                    self.collect_by_name(item, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The pool key of ids created into the collection at this concrete path.
+pub fn location_key(collection_path: &str) -> String {
+    format!("location:{}", collection_path.trim_end_matches('/'))
+}
+
+/// The last segment of a `Location` header (relative or absolute), as a number
+/// when it is one.
+pub fn location_id(location: &str) -> Option<Value> {
+    let id = location
+        .split(['?', '#'])
+        .next()
+        .unwrap_or("")
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or("");
+    if id.is_empty() || id.contains(':') {
+        return None;
+    }
+    let id = percent_encoding::percent_decode_str(id)
+        .decode_utf8_lossy()
+        .into_owned();
+    Some(
+        id.parse::<i64>()
+            .map(Value::from)
+            .unwrap_or(Value::String(id)),
+    )
+}
+
+fn is_scalar(v: &Value) -> bool {
+    matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn location_ids_are_the_last_segment() {
+        assert_eq!(location_id("/authors/3"), Some(json!(3)));
+        assert_eq!(location_id("http://h:1/a/b/x%20y/?q=1"), Some(json!("x y")));
+        assert_eq!(location_id("http://h:1"), None);
+    }
+
+    #[test]
+    fn the_pool_keeps_the_latest_distinct_values() {
+        let mut pool = ValuePool::new(2);
+        pool.add("k".into(), json!(1));
+        pool.add("k".into(), json!(2));
+        pool.add("k".into(), json!(1));
+        pool.add("k".into(), json!(3));
+        assert_eq!(pool.latest("k"), Some(&json!(3)));
+        assert_eq!(pool.values["k"], vec![json!(1), json!(3)]);
+    }
+}
