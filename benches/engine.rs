@@ -25,6 +25,10 @@ use cartograph::graph::PropertyGraph;
 use cartograph::model::Api;
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 
+/// The binary's allocator, so that the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const CONCURRENCY: usize = 16;
 const BENCH_REQUESTS: u64 = 20_000;
 const SUMMARY_REQUESTS: u64 = 50_000;

@@ -6,6 +6,7 @@
 //! far, and receives every finished test back.
 
 mod auth;
+mod bounded;
 mod engine;
 mod politeness;
 pub mod secrets;
@@ -17,6 +18,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 pub use auth::{parse_header, Credentials};
+pub use bounded::JSON_ITEMS;
 pub use engine::{run, Driver, RunOutcome, StopReason, TestRun};
 pub use politeness::{parse_rate, Rate};
 pub use trace::TraceWriter;
@@ -111,14 +113,17 @@ impl Exchange {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The body parsed as JSON, when it is JSON (parsed once, then kept).
+    /// The body parsed as JSON, when it is JSON (parsed once, then kept),
+    /// with every array cut at [`JSON_ITEMS`] items: generation and feedback
+    /// read only the first few, and a list that grows through a run would
+    /// otherwise cost more to parse with every request.
     pub fn json(&self) -> Option<&serde_json::Value> {
         self.parsed
             .get_or_init(|| {
                 if self.truncated || self.body.is_empty() {
                     return None;
                 }
-                serde_json::from_str(&self.body).ok()
+                bounded::parse(&self.body)
             })
             .as_ref()
     }
