@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 /// The seed the pinned run uses; any seed does most of this, this one all of it.
-const SEED: &str = "5";
+const SEED: &str = "7";
 
 async fn cartograph(args: Vec<String>) -> Output {
     tokio::task::spawn_blocking(move || {

@@ -187,7 +187,7 @@ impl TestRun for FlowRun {
             let op = self.test.calls[call].op;
             let ex = &done[self.harvested];
             let mut pool = ValuePool::new(4);
-            pool.harvest(&self.plan.produced[op], ex);
+            pool.harvest(&self.plan.produced[op], &self.plan.wanted, ex);
             self.flows.push((call, pool));
             if ex.request.method == "DELETE" && ex.is_success() {
                 // What was deleted no longer feeds later calls of the test.
@@ -213,5 +213,146 @@ impl TestRun for FlowRun {
         self.next += 1;
         self.sent.push(index);
         Some(self.request(index))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generation::testcase::{Call, Sampler, Slot};
+    use serde_json::json;
+
+    fn demo() -> (Arc<Api>, crate::graph::PropertyGraph) {
+        let api = crate::spec::load_text(crate::demo::OPENAPI_YAML, std::path::Path::new("d.yaml"))
+            .unwrap()
+            .api;
+        let graph = crate::graph::build(&api);
+        (Arc::new(api), graph)
+    }
+
+    fn call(api: &Api, name: &str, values: &[Value], body: Option<Value>) -> Call {
+        let op = api.operation_positions()[name];
+        Call {
+            op,
+            params: values
+                .iter()
+                .map(|v| Slot {
+                    present: true,
+                    value: v.clone(),
+                })
+                .collect(),
+            body: body.map(|b| ("application/json".to_string(), b)),
+            bind: true,
+            creates: false,
+            group: 0,
+        }
+    }
+
+    fn answer(
+        seq: u64,
+        request: RequestSpec,
+        status: u16,
+        location: Option<&str>,
+        body: Value,
+    ) -> Exchange {
+        Exchange {
+            seq,
+            request,
+            status: Some(status),
+            headers: location
+                .map(|l| vec![("location".to_string(), l.to_string())])
+                .unwrap_or_default(),
+            body: body.to_string(),
+            truncated: false,
+            failure: None,
+            elapsed: std::time::Duration::ZERO,
+            parsed: Default::default(),
+        }
+    }
+
+    #[test]
+    fn ids_flow_from_responses_and_locations_into_later_calls() {
+        let (api, graph) = demo();
+        let plan = Arc::new(Plan::from_graph(&api, &graph));
+        let test = TestCase {
+            calls: vec![
+                call(&api, "createAuthor", &[], Some(json!({"name": "Ann"}))),
+                call(
+                    &api,
+                    "createBook",
+                    &[json!(999)],
+                    Some(json!({"title": "T", "price": 1, "stock": 2})),
+                ),
+                call(
+                    &api,
+                    "placeOrder",
+                    &[],
+                    Some(json!({"bookId": 999, "quantity": 1})),
+                ),
+                call(&api, "deleteBook", &[json!(999), json!(999)], None),
+                call(&api, "getBook", &[json!(999), json!(999)], None),
+            ],
+            groups: vec![],
+            sampler: Sampler::Graph,
+            seed: 1,
+        };
+        let mut run = FlowRun::new(api.clone(), plan, test);
+        let mut done = Vec::new();
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/authors");
+        done.push(answer(
+            0,
+            r,
+            201,
+            Some("/authors/17"),
+            json!({"id": 17, "name": "Ann"}),
+        ));
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(
+            r.path, "/authors/17/books",
+            "the author's id flows into the path"
+        );
+        done.push(answer(
+            1,
+            r,
+            201,
+            None,
+            json!({"id": 41, "authorId": 17, "title": "T"}),
+        ));
+        let r = run.next_request(&done).unwrap();
+        let body: Value = serde_json::from_str(r.body.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            body["bookId"], 41,
+            "the book's id flows into the body: {body}"
+        );
+        assert!(run.used[2]
+            .iter()
+            .any(|(s, from)| s == "Book" && *from == 1));
+        done.push(answer(2, r, 201, None, json!({"id": 5, "bookId": 41})));
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/authors/17/books/41");
+        done.push(answer(3, r, 204, None, Value::Null));
+        // After the delete, the book's id no longer flows.
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/authors/17/books/999", "{}", r.path);
+        assert!(run.next_request(&done).is_none());
+    }
+
+    #[test]
+    fn a_failed_creation_stops_the_test() {
+        let (api, graph) = demo();
+        let plan = Arc::new(Plan::from_graph(&api, &graph));
+        let mut first = call(&api, "createAuthor", &[], Some(json!({"name": ""})));
+        first.creates = true;
+        let test = TestCase {
+            calls: vec![first, call(&api, "getAuthor", &[json!(1)], None)],
+            groups: vec![],
+            sampler: Sampler::Template,
+            seed: 1,
+        };
+        let mut run = FlowRun::new(api, plan, test);
+        let r = run.next_request(&[]).unwrap();
+        let done = vec![answer(0, r, 400, None, json!({"message": "bad"}))];
+        assert!(run.next_request(&done).is_none());
     }
 }

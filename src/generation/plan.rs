@@ -28,15 +28,54 @@ pub struct Plan {
     pub sources: Vec<HashMap<(Location, String), Vec<Source>>>,
     /// Produced schemas with the JSON paths where they appear.
     pub produced: Vec<Vec<(String, String)>>,
+    /// What is worth remembering from a response: nothing else is ever asked for.
+    pub wanted: Wanted,
+}
+
+/// The keys some input may ask a value pool for: `Schema.property` keys the
+/// graph's bindings name, and the names of inputs (parameters and top-level
+/// body fields). Harvesting only these keeps a run's cost per response small.
+#[derive(Debug, Clone, Default)]
+pub struct Wanted {
+    /// Schema → properties some binding reads.
+    pub properties: HashMap<String, std::collections::HashSet<String>>,
+    /// Input names.
+    pub names: std::collections::HashSet<String>,
+}
+
+impl Wanted {
+    /// Whether `schema.property` is asked for.
+    pub fn property(&self, schema: &str, property: &str) -> bool {
+        self.properties
+            .get(schema)
+            .is_some_and(|p| p.contains(property))
+    }
+
+    /// Whether an input is named `name`.
+    pub fn name(&self, name: &str) -> bool {
+        self.names.contains(name)
+    }
 }
 
 impl Plan {
     /// A plan that knows nothing (the `--no-graph` ablation): values flow only
     /// by name and through `Location` headers.
     pub fn empty(api: &Api) -> Plan {
+        let mut wanted = Wanted::default();
+        for op in &api.operations {
+            for p in &op.parameters {
+                wanted.names.insert(p.name.clone());
+            }
+            if let Some((_, schema)) = op.request_body.as_ref().and_then(|b| b.primary_schema()) {
+                wanted
+                    .names
+                    .extend(api.resolve(schema).properties.keys().cloned());
+            }
+        }
         Plan {
             sources: vec![HashMap::new(); api.operations.len()],
             produced: vec![Vec::new(); api.operations.len()],
+            wanted,
         }
     }
 
@@ -47,7 +86,7 @@ impl Plan {
             let Some(ix) = graph.operation(&op.name) else {
                 continue;
             };
-            let map = &mut plan.sources[i];
+            let mut map = std::mem::take(&mut plan.sources[i]);
             for e in graph.graph.edges_directed(ix, Direction::Incoming) {
                 if e.weight().kind != EdgeKind::Consumes {
                     continue;
@@ -59,6 +98,11 @@ impl Plan {
                         if b.input.is_empty() || b.property.is_empty() {
                             continue;
                         }
+                        plan.wanted
+                            .properties
+                            .entry(schema.clone())
+                            .or_default()
+                            .insert(b.property.clone());
                         map.entry((b.location, b.input.clone()))
                             .or_default()
                             .push(Source {
@@ -69,6 +113,7 @@ impl Plan {
                     }
                 }
             }
+            plan.sources[i] = map;
             for e in graph.active_edges(ix, EdgeKind::Produces, Direction::Outgoing) {
                 let schema = graph.graph[e.target()].name.clone();
                 if let Label::Produces { sites } = &e.weight().label {

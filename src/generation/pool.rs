@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use rand::Rng;
 use serde_json::Value;
 
+use super::plan::Wanted;
 use super::values::Rng64;
 use crate::execution::Exchange;
 
@@ -14,11 +15,17 @@ use crate::execution::Exchange;
 /// collections grow during a run.
 const HARVEST_ITEMS: usize = 8;
 
+/// Collections remembered for `Location` ids: one per concrete collection
+/// path (each author's books), so their number grows with the run.
+const LOCATIONS: usize = 256;
+
 /// A bounded store of recently seen values per key.
 #[derive(Debug, Clone)]
 pub struct ValuePool {
     depth: usize,
     values: HashMap<String, Vec<Value>>,
+    /// `location:` keys, oldest first, at most [`LOCATIONS`].
+    locations: indexmap::IndexMap<String, Vec<Value>>,
 }
 
 impl ValuePool {
@@ -27,12 +34,28 @@ impl ValuePool {
         ValuePool {
             depth: depth.max(1),
             values: HashMap::new(),
+            locations: indexmap::IndexMap::new(),
+        }
+    }
+
+    fn list(&self, key: &str) -> Option<&Vec<Value>> {
+        if key.starts_with(LOCATION) {
+            self.locations.get(key)
+        } else {
+            self.values.get(key)
         }
     }
 
     /// Remembers `value` under `key`.
     pub fn add(&mut self, key: String, value: Value) {
-        let list = self.values.entry(key).or_default();
+        let list = if key.starts_with(LOCATION) {
+            if !self.locations.contains_key(&key) && self.locations.len() >= LOCATIONS {
+                self.locations.shift_remove_index(0);
+            }
+            self.locations.entry(key).or_default()
+        } else {
+            self.values.entry(key).or_default()
+        };
         if list.last() != Some(&value) {
             list.retain(|v| v != &value);
             list.push(value);
@@ -42,26 +65,51 @@ impl ValuePool {
         }
     }
 
-    /// Forgets `value` under every key (a deleted resource's id).
+    /// Forgets `value` under every key that holds identifiers (a deleted
+    /// resource's id): `location:` keys and keys whose last word is `id`-like
+    /// (`Book.id`, `bookId`). A quantity that happens to equal the id stays.
     pub fn forget(&mut self, value: &Value) {
-        // Ids travel as numbers in bodies and as text in paths.
-        let text = match value {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
+        // Ids travel as numbers in bodies and as text in paths: "7" is 7.
+        let number = match value {
+            Value::String(s) => s.parse::<i64>().ok(),
+            Value::Number(n) => n.as_i64(),
+            _ => None,
         };
-        for list in self.values.values_mut() {
-            list.retain(|v| v != value && super::request::as_text(v) != text);
+        let text = match value {
+            Value::String(s) => Some(s.as_str()),
+            _ => None,
+        };
+        let same = |v: &Value| match v {
+            Value::Number(n) => number.is_some() && n.as_i64() == number,
+            Value::String(s) => {
+                text == Some(s.as_str()) || (number.is_some() && s.parse::<i64>().ok() == number)
+            }
+            other => other == value,
+        };
+        let identifies = |key: &str| {
+            let last = key.rsplit('.').next().unwrap_or(key);
+            crate::graph::names::words(last)
+                .last()
+                .is_some_and(|w| crate::graph::names::is_id_like(w))
+        };
+        for (key, list) in self.values.iter_mut() {
+            if identifies(key) {
+                list.retain(|v| !same(v));
+            }
+        }
+        for list in self.locations.values_mut() {
+            list.retain(|v| !same(v));
         }
     }
 
     /// The most recent value under `key`.
     pub fn latest(&self, key: &str) -> Option<&Value> {
-        self.values.get(key).and_then(|l| l.last())
+        self.list(key).and_then(|l| l.last())
     }
 
     /// A value under `key`: the most recent with probability `recent`, else any.
     pub fn pick(&self, key: &str, recent: f64, rng: &mut Rng64) -> Option<Value> {
-        let list = self.values.get(key).filter(|l| !l.is_empty())?;
+        let list = self.list(key).filter(|l| !l.is_empty())?;
         if rng.random_bool(recent) {
             list.last().cloned()
         } else {
@@ -73,7 +121,7 @@ impl ValuePool {
     /// their documented places (`produced`: schema, JSON path), every scalar
     /// field by name, and the id a `Location` header (or, failing that, the
     /// body's `id`) gives to the collection a POST created into.
-    pub fn harvest(&mut self, produced: &[(String, String)], ex: &Exchange) {
+    pub fn harvest(&mut self, produced: &[(String, String)], wanted: &Wanted, ex: &Exchange) {
         if !ex.is_success() {
             return;
         }
@@ -86,14 +134,14 @@ impl ValuePool {
                 {
                     if let Value::Object(fields) = obj {
                         for (k, v) in fields {
-                            if is_scalar(v) {
+                            if is_scalar(v) && wanted.property(schema, k) {
                                 self.add(format!("{schema}.{k}"), v.clone());
                             }
                         }
                     }
                 }
             }
-            self.collect_by_name(body, 0);
+            self.collect_by_name(body, wanted, 0);
         }
         if ex.request.method != "POST" && ex.request.method != "PUT" {
             return;
@@ -109,30 +157,30 @@ impl ValuePool {
         if let Some(id) = id {
             self.add(location_key(collection), id.clone());
             for (schema, path) in produced {
-                if path == "$" {
+                if path == "$" && wanted.property(schema, "id") {
                     self.add(format!("{schema}.id"), id.clone());
                 }
             }
         }
     }
 
-    fn collect_by_name(&mut self, v: &Value, depth: usize) {
+    fn collect_by_name(&mut self, v: &Value, wanted: &Wanted, depth: usize) {
         if depth > 4 {
             return;
         }
         match v {
             Value::Object(fields) => {
                 for (k, v) in fields {
-                    if is_scalar(v) {
+                    if !is_scalar(v) {
+                        self.collect_by_name(v, wanted, depth + 1);
+                    } else if wanted.name(k) {
                         self.add(k.clone(), v.clone());
-                    } else {
-                        self.collect_by_name(v, depth + 1);
                     }
                 }
             }
             Value::Array(items) => {
                 for item in items.iter().take(HARVEST_ITEMS) {
-                    self.collect_by_name(item, depth + 1);
+                    self.collect_by_name(item, wanted, depth + 1);
                 }
             }
             _ => {}
@@ -142,8 +190,11 @@ impl ValuePool {
 
 /// The pool key of ids created into the collection at this concrete path.
 pub fn location_key(collection_path: &str) -> String {
-    format!("location:{}", collection_path.trim_end_matches('/'))
+    format!("{LOCATION}{}", collection_path.trim_end_matches('/'))
 }
+
+/// The prefix of [`location_key`]s.
+const LOCATION: &str = "location:";
 
 /// The last segment of a `Location` header (relative or absolute), as a number
 /// when it is one.

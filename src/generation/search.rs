@@ -21,7 +21,7 @@ use super::flow::FlowRun;
 use super::mio::{Archive, MioConfig};
 use super::mutation::{mutate_value, Heat};
 use super::plan::Plan;
-use super::pool::ValuePool;
+use super::pool::{location_id, location_key, ValuePool};
 use super::sequences::call_sequences;
 use super::templates::{Resources, Template};
 use super::testcase::{Call, Group, Sampler, SharedTest, Slot, TestCase};
@@ -52,8 +52,9 @@ const SECOND_HANDLING: f64 = 0.3;
 /// Most call sequences kept from the graph.
 const MAX_SEQUENCES: usize = 2_000;
 
-/// Tests between two rebuilds of the call sequences after the graph changed.
-const RESEQUENCE_EVERY: u64 = 50;
+/// Tests between two rebuilds of the call sequences after the graph changed
+/// (a rebuild costs milliseconds; edges flap between suspended and active).
+const RESEQUENCE_EVERY: u64 = 500;
 
 /// What the search is told about the run.
 #[derive(Debug, Clone)]
@@ -113,6 +114,7 @@ pub struct SearchDriver {
     sequences: Vec<Vec<usize>>,
     cursor: usize,
     stale_since: Option<u64>,
+    sequenced_shape: Vec<(usize, bool)>,
     resources: Resources,
     ops: Vec<usize>,
     initial: VecDeque<usize>,
@@ -188,6 +190,7 @@ impl SearchDriver {
             sequences: Vec::new(),
             cursor: 0,
             stale_since: None,
+            sequenced_shape: Vec::new(),
             resources,
             ops,
             initial: initial.into(),
@@ -287,6 +290,22 @@ impl SearchDriver {
             self.sequences.clear();
             return;
         }
+        // Sequences depend only on which edges exist and are active.
+        let shape: Vec<(usize, bool)> = self
+            .graph
+            .graph
+            .edge_indices()
+            .map(|e| {
+                (
+                    e.index(),
+                    self.graph.graph[e].state == crate::graph::EdgeState::Active,
+                )
+            })
+            .collect();
+        if shape == self.sequenced_shape && !self.sequences.is_empty() {
+            return;
+        }
+        self.sequenced_shape = shape;
         let read_only = self.config.read_only;
         let api = &self.api;
         let allowed = |i: usize| {
@@ -317,7 +336,13 @@ impl SearchDriver {
                 }
             }
         }
-        if self.rng.random_bool(REUSE) {
+        // By bare name, only identifiers (`bookId`, `slug`) are worth reusing:
+        // free text and numbers drawn from responses would crowd out the
+        // fresh values (quotes, bounds) that find faults.
+        let identifies = crate::graph::names::words(name)
+            .last()
+            .is_some_and(|w| crate::graph::names::is_id_like(w));
+        if identifies && self.rng.random_bool(REUSE) {
             self.pool.pick(name, REUSE, &mut self.rng)
         } else {
             None
@@ -339,8 +364,45 @@ impl SearchDriver {
         }
         let api = self.api.clone();
         let operation = &api.operations[op];
+        // Path parameters below a collection prefer an id created into that
+        // very collection (the author's own books), so that nested paths hold
+        // together.
+        let mut nested: std::collections::HashMap<&str, Value> = Default::default();
+        let mut prefix = String::new();
+        for seg in operation.path.split('/').filter(|s| !s.is_empty()) {
+            let Some(name) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
+                prefix.push('/');
+                prefix.push_str(seg);
+                continue;
+            };
+            let v = self
+                .pool
+                .pick(&location_key(&prefix), REUSE, &mut self.rng)
+                .or_else(|| self.pooled(op, Location::Path, name))
+                .unwrap_or_else(|| {
+                    let schema = operation
+                        .parameters
+                        .iter()
+                        .find(|p| p.location == Location::Path && p.name == name)
+                        .map(|p| p.schema.clone())
+                        .unwrap_or_default();
+                    value_for(&api, &schema, &mut self.rng)
+                });
+            prefix.push('/');
+            prefix.push_str(&super::request::encode_segment(&v));
+            nested.insert(name, v);
+        }
         let mut params = Vec::with_capacity(operation.parameters.len());
         for p in &operation.parameters {
+            if p.location == Location::Path {
+                if let Some(v) = nested.remove(p.name.as_str()) {
+                    params.push(Slot {
+                        present: true,
+                        value: v,
+                    });
+                    continue;
+                }
+            }
             let pooled = self.pooled(op, p.location, &p.name);
             let present = p.required || pooled.is_some() || self.rng.random_bool(0.5);
             let value = match pooled {
@@ -768,7 +830,15 @@ impl SearchDriver {
         for (k, ex) in exchanges.iter().enumerate() {
             let call = &run.test.calls[run.sent[k]];
             let op = call.op;
-            self.pool.harvest(&self.plan.produced[op], ex);
+            self.pool
+                .harvest(&self.plan.produced[op], &self.plan.wanted, ex);
+            if ex.request.method == "DELETE" && ex.is_success() {
+                // A deleted resource's id is no longer worth sending.
+                let path = ex.request.path.split('?').next().unwrap_or("");
+                if let Some(id) = location_id(path) {
+                    self.pool.forget(&id);
+                }
+            }
             if ex.is_success() {
                 self.last_success[op] = Some(call.clone());
             }
