@@ -75,19 +75,27 @@ impl FlowRun {
         name: &str,
         used: &mut Vec<(String, usize)>,
     ) -> Option<Value> {
-        if let Some(sources) = self.plan.sources[op].get(&(location, name.to_string())) {
+        let plan = self.plan.clone();
+        if let Some(sources) = plan.sources[op].get(&(location, name.to_string())) {
+            // The value from the latest call that gave one wins (the book just
+            // patched, not an order's book from earlier); among sources fed by
+            // the same call, the plan's order (spec, inferred, observed).
+            let mut best: Option<(Value, usize, &super::plan::Source)> = None;
             for s in sources {
                 if !s.active && !self.rng.random_bool(RETRY_SUSPENDED) {
                     continue;
                 }
                 if let Some((v, call)) = self.latest(&s.key) {
-                    if !used.iter().any(|(u, _)| u == &s.schema) {
-                        used.push((s.schema.clone(), call));
+                    if best.as_ref().is_none_or(|(_, c, _)| call > *c) {
+                        best = Some((v, call, s));
                     }
-                    return Some(v);
                 }
             }
-            return None;
+            let (v, call, s) = best?;
+            if !used.iter().any(|(u, _)| u == &s.schema) {
+                used.push((s.schema.clone(), call));
+            }
+            return Some(v);
         }
         if name != "id" && self.rng.random_bool(BY_NAME) {
             return self.latest(name).map(|(v, _)| v);

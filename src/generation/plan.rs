@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 
-use crate::graph::{EdgeKind, EdgeState, Label, PropertyGraph};
+use crate::graph::{EdgeKind, EdgeState, Label, Origin, PropertyGraph};
 use crate::model::{Api, Location};
 
 /// A schema property that feeds an input, through one consumes edge.
@@ -19,6 +19,10 @@ pub struct Source {
     pub key: String,
     /// Whether the edge is active (not suspended).
     pub active: bool,
+    /// The binding's standing: spec 0, inferred 1, observed 2 (lower first).
+    pub rank: u8,
+    /// The binding's confidence.
+    pub score: f64,
 }
 
 /// The graph's advice for generation, per operation position.
@@ -109,9 +113,26 @@ impl Plan {
                                 schema: schema.clone(),
                                 key: format!("{schema}.{}", b.property),
                                 active,
+                                rank: match b.origin {
+                                    Origin::Spec => 0,
+                                    Origin::Inferred => 1,
+                                    Origin::Observed => 2,
+                                },
+                                score: b.score,
                             });
                     }
                 }
+            }
+            // What the description says first, then the best guesses; edges
+            // come out of the graph newest first, which would put an
+            // equivalence learnt in passing ahead of the spec.
+            for list in map.values_mut() {
+                list.sort_by(|a, b| {
+                    a.rank
+                        .cmp(&b.rank)
+                        .then(b.score.total_cmp(&a.score))
+                        .then(a.key.cmp(&b.key))
+                });
             }
             plan.sources[i] = map;
             for e in graph.active_edges(ix, EdgeKind::Produces, Direction::Outgoing) {
