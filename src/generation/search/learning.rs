@@ -1,0 +1,121 @@
+//! What a finished test teaches: the testing targets it reached, and what
+//! its exchanges add to the value pool and the graph.
+
+use std::sync::Arc;
+
+use super::SearchDriver;
+use crate::execution::Exchange;
+use crate::generation::flow::FlowRun;
+use crate::generation::plan::Plan;
+use crate::generation::pool::location_id;
+use crate::oracles::signature;
+
+impl SearchDriver {
+    /// The testing targets a finished test reached, with heuristic values:
+    /// each (operation, status), each operation answered 2xx (0.5 for another
+    /// answer), each fault signature, and each consumes edge whose values
+    /// flowed into a 2xx (0.5 when they flowed into another answer, 0.1 when
+    /// the consumer ran without them).
+    pub(super) fn targets(&self, run: &FlowRun, exchanges: &[Exchange]) -> Vec<(String, f64)> {
+        let mut out: Vec<(String, f64)> = Vec::new();
+        for (k, ex) in exchanges.iter().enumerate() {
+            let op = run.test.calls[run.sent[k]].op;
+            let name = &self.api.operations[op].name;
+            let ok = ex.is_success();
+            match ex.status {
+                Some(s) => out.push((format!("status:{name}:{s}"), 1.0)),
+                None => out.push((format!("status:{name}:none"), 1.0)),
+            }
+            let h = if ok {
+                1.0
+            } else if ex.status.is_some() {
+                0.5
+            } else {
+                0.3
+            };
+            out.push((format!("ok:{name}"), h));
+            for (code, _) in self.checker.findings(&self.api, ex) {
+                out.push((format!("fault:{}", signature(code, ex)), 1.0));
+            }
+            let used = &run.used[k];
+            let h = if ok { 1.0 } else { 0.5 };
+            for (schema, from) in used {
+                out.push((format!("edge:{schema}>{name}"), h));
+                // Finer than the edge: which operation's answer fed this one.
+                // It keeps tests where a value passed through an update (say)
+                // before reaching its consumer, a state worth mutating.
+                let producer = &self.api.operations[run.test.calls[*from].op].name;
+                out.push((format!("flow:{producer}>{name}"), h));
+            }
+            let mut others: Vec<&str> = self.plan.sources[op]
+                .values()
+                .flatten()
+                .filter(|s| s.active && !used.iter().any(|(u, _)| u == &s.schema))
+                .map(|s| s.schema.as_str())
+                .collect();
+            others.sort_unstable();
+            others.dedup();
+            for schema in others {
+                out.push((format!("edge:{schema}>{name}"), 0.1));
+            }
+        }
+        out
+    }
+
+    /// Learns from a finished test: the pool, each operation's last success,
+    /// and the graph (observed produces, equivalences, edge suspension).
+    pub(super) fn learn(&mut self, run: &FlowRun, exchanges: &[Exchange]) {
+        let mut changed = false;
+        for (k, ex) in exchanges.iter().enumerate() {
+            let call = &run.test.calls[run.sent[k]];
+            let op = call.op;
+            self.pool
+                .harvest(&self.plan.produced[op], &self.plan.wanted, ex);
+            if ex.request.method == "DELETE" && ex.is_success() {
+                // A deleted resource's id is no longer worth sending.
+                let path = ex.request.path.split('?').next().unwrap_or("");
+                if let Some(id) = location_id(path) {
+                    self.pool.forget(&id);
+                }
+            }
+            if ex.is_success() {
+                self.last_success[op] = Some(call.clone());
+            }
+            let Some(feedback) = &mut self.feedback else {
+                continue;
+            };
+            let name = &self.api.operations[op].name;
+            if let (Some(status), Some(body)) = (ex.status, ex.json()) {
+                let c = feedback.observe(&mut self.graph, name, status, body, ex.seq);
+                changed |= !c.is_empty();
+                self.changes.extend(c);
+            }
+            // Morest: only a value taken from another call of the same test
+            // counts against the edge it came through, and only an answer
+            // that says the value was wrong (not found, gone, invalid); a
+            // conflict or a refusal (auth, rate) means the reference resolved
+            // or was never looked at.
+            let verdict = match ex.status {
+                Some(s) if (200..300).contains(&s) => Some(true),
+                Some(400 | 404 | 410 | 422) => Some(false),
+                _ => None,
+            };
+            if let Some(success) = verdict {
+                let mut schemas: Vec<String> = run.used[k].iter().map(|(s, _)| s.clone()).collect();
+                schemas.sort();
+                for schema in schemas {
+                    if let Some(c) =
+                        feedback.binding_result(&mut self.graph, &schema, name, success, ex.seq)
+                    {
+                        changed = true;
+                        self.changes.push(c);
+                    }
+                }
+            }
+        }
+        if changed {
+            self.plan = Arc::new(Plan::from_graph(&self.api, &self.graph));
+            self.stale_since.get_or_insert(self.tests);
+        }
+    }
+}
