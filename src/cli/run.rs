@@ -31,7 +31,9 @@ pub struct RunFlags {
     pub max_requests: Option<u64>,
     /// Seed of every random choice; the seed used is printed and recorded, so
     /// the same seed against the same server state sends the same requests
-    /// (exactly so with --concurrency 1).
+    /// (exactly so with --concurrency 1 and --max-requests: the search paces
+    /// itself by the share of the budget spent, and a time budget is spent
+    /// differently from run to run).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
     /// Global rate limit across all operations: `10/s`, `120/m`, `1000/h`.
@@ -310,6 +312,10 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
     report.search = Some(refined.summary());
     reports::write_report(&flags.out, &report, &secrets)?;
     write_graph(&flags.out.join("graph-final.json"), refined.graph())?;
+    let suite = serde_json::to_string_pretty(&refined.suite_document())?;
+    let suite_path = flags.out.join("suite.json");
+    std::fs::write(&suite_path, format!("{}\n", secrets.redact(&suite)))
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", suite_path.display()))?;
     if !refined.changes().is_empty() {
         eprintln!(
             "cartograph: the graph learned {} thing(s) from the responses (graph-final.json; compare with `cartograph graph --diff`)",

@@ -145,14 +145,18 @@ impl Archive {
         self.targets.len()
     }
 
-    /// The final suite: each covered target's test, once.
-    pub fn suite(&self) -> Vec<SharedTest> {
-        let mut out: Vec<SharedTest> = Vec::new();
-        for p in self.targets.values().filter(|p| p.covered) {
-            if let Some(m) = p.members.first() {
-                if !out.iter().any(|t| std::sync::Arc::ptr_eq(t, &m.test)) {
-                    out.push(m.test.clone());
-                }
+    /// The final suite: each covered target's test, once, with the targets
+    /// it covers.
+    pub fn suite(&self) -> Vec<(SharedTest, Vec<String>)> {
+        let mut out: Vec<(SharedTest, Vec<String>)> = Vec::new();
+        for (target, p) in self.targets.iter().filter(|(_, p)| p.covered) {
+            let Some(m) = p.members.first() else { continue };
+            match out
+                .iter_mut()
+                .find(|(t, _)| std::sync::Arc::ptr_eq(t, &m.test))
+            {
+                Some((_, targets)) => targets.push(target.clone()),
+                None => out.push((m.test.clone(), vec![target.clone()])),
             }
         }
         out
@@ -247,7 +251,8 @@ mod tests {
         let short = test(2);
         assert!(a.update(&short, &[("t".into(), 1.0)], 10, 2));
         assert_eq!(a.suite().len(), 1);
-        assert!(Arc::ptr_eq(&a.suite()[0], &short));
+        assert!(Arc::ptr_eq(&a.suite()[0].0, &short));
+        assert_eq!(a.suite()[0].1, vec!["t".to_string()]);
         assert_eq!(a.covered().next(), Some(("t", 0)));
     }
 

@@ -210,8 +210,58 @@ impl SearchDriver {
     }
 
     /// The final test suite: the archive's tests for covered targets.
-    pub fn suite(&self) -> Vec<SharedTest> {
+    pub fn suite(&self) -> Vec<(SharedTest, Vec<String>)> {
         self.archive.suite()
+    }
+
+    /// The final suite as `suite.json` holds it: per test, the targets it
+    /// covers, its sampler, and its calls with the inputs sent when no
+    /// earlier call of the test gave a value.
+    pub fn suite_document(&self) -> serde_json::Value {
+        let tests: Vec<serde_json::Value> = self
+            .suite()
+            .iter()
+            .map(|(test, covers)| {
+                let calls: Vec<serde_json::Value> = test
+                    .calls
+                    .iter()
+                    .map(|c| {
+                        let op = &self.api.operations[c.op];
+                        let inputs: Vec<serde_json::Value> = op
+                            .parameters
+                            .iter()
+                            .zip(&c.params)
+                            .filter(|(_, s)| s.present)
+                            .map(|(p, s)| {
+                                serde_json::json!({
+                                    "in": p.location.as_str(),
+                                    "name": p.name,
+                                    "value": s.value,
+                                })
+                            })
+                            .collect();
+                        let mut call = serde_json::json!({
+                            "operation": op.name,
+                            "method": op.method.as_str(),
+                            "path": op.path,
+                            "parameters": inputs,
+                            "takes_earlier_values": c.bind,
+                        });
+                        if let Some((mime, body)) = &c.body {
+                            call["content_type"] = mime.clone().into();
+                            call["body"] = body.clone();
+                        }
+                        call
+                    })
+                    .collect();
+                serde_json::json!({
+                    "covers": covers,
+                    "sampler": test.sampler.as_str(),
+                    "calls": calls,
+                })
+            })
+            .collect();
+        serde_json::json!({ "tests": tests })
     }
 
     /// What the search did so far.
