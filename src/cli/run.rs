@@ -317,9 +317,20 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
     std::fs::write(&suite_path, format!("{}\n", secrets.redact(&suite)))
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", suite_path.display()))?;
     if !refined.changes().is_empty() {
+        use crate::graph::feedback::Change;
+        let mut counts = [0usize; 5];
+        for c in refined.changes() {
+            counts[match c {
+                Change::Produces { .. } => 0,
+                Change::Equivalent { .. } => 1,
+                Change::Binding { .. } => 2,
+                Change::Suspended { .. } => 3,
+                Change::Reactivated { .. } => 4,
+            }] += 1;
+        }
         eprintln!(
-            "cartograph: the graph learned {} thing(s) from the responses (graph-final.json; compare with `cartograph graph --diff`)",
-            refined.changes().len()
+            "cartograph: the graph learned from the responses: {} produces edge(s), {} equivalence(s), {} new binding(s); {} suspension(s), {} re-activation(s) (graph-final.json; compare with `cartograph graph --diff`)",
+            counts[0], counts[1], counts[2], counts[3], counts[4]
         );
     }
     drop(refined);

@@ -366,10 +366,13 @@ impl Feedback {
             *failures = 0;
             if edge.state == EdgeState::Suspended {
                 edge.state = EdgeState::Active;
-                edge.evidence.push(Evidence {
-                    exchanges: vec![seq],
-                    note: "re-activated: a value from this schema worked".into(),
-                });
+                push_state_evidence(
+                    &mut edge.evidence,
+                    Evidence {
+                        exchanges: vec![seq],
+                        note: "re-activated: a value from this schema worked".into(),
+                    },
+                );
                 return Some(Change::Reactivated {
                     schema: schema.into(),
                     operation: operation.into(),
@@ -380,13 +383,16 @@ impl Feedback {
         *failures += 1;
         if *failures >= self.lambda && edge.state == EdgeState::Active {
             edge.state = EdgeState::Suspended;
-            edge.evidence.push(Evidence {
-                exchanges: vec![seq],
-                note: format!(
-                    "suspended after {} consecutive failures with values from {schema}",
-                    self.lambda
-                ),
-            });
+            push_state_evidence(
+                &mut edge.evidence,
+                Evidence {
+                    exchanges: vec![seq],
+                    note: format!(
+                        "suspended after {} consecutive failures with values from {schema}",
+                        self.lambda
+                    ),
+                },
+            );
             return Some(Change::Suspended {
                 schema: schema.into(),
                 operation: operation.into(),
@@ -394,6 +400,50 @@ impl Feedback {
         }
         None
     }
+}
+
+/// Suspensions and re-activations kept in an edge's evidence: the first and
+/// the latest few, with a count of those between (an edge whose values work
+/// for some objects and not others flips state all run long).
+const STATE_EVIDENCE: usize = 3;
+
+/// The start of the note that counts the state changes left out.
+const ELIDED: &str = "… and ";
+
+fn is_state_note(note: &str) -> bool {
+    note.starts_with("suspended") || note.starts_with("re-activated") || note.starts_with(ELIDED)
+}
+
+/// Records a state change, keeping [`STATE_EVIDENCE`] first and last ones.
+fn push_state_evidence(evidence: &mut Vec<Evidence>, new: Evidence) {
+    let states: Vec<usize> = (0..evidence.len())
+        .filter(|&i| is_state_note(&evidence[i].note))
+        .collect();
+    if states.len() < 2 * STATE_EVIDENCE + 1 {
+        evidence.push(new);
+        return;
+    }
+    let summary = states[STATE_EVIDENCE];
+    if evidence[summary].note.starts_with(ELIDED) {
+        // The oldest of the latest ones joins the count.
+        let oldest = states[STATE_EVIDENCE + 1];
+        evidence.remove(oldest);
+        let n: u64 = evidence[summary]
+            .note
+            .trim_start_matches(ELIDED)
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        evidence[summary].note = format!("{ELIDED}{} more suspensions and re-activations", n + 1);
+    } else {
+        evidence.remove(states[STATE_EVIDENCE + 1]);
+        evidence[summary] = Evidence {
+            exchanges: Vec::new(),
+            note: format!("{ELIDED}2 more suspensions and re-activations"),
+        };
+    }
+    evidence.push(new);
 }
 
 /// A value worth matching: the kinds identifiers take, strings of three
@@ -606,6 +656,42 @@ fn propagate(
             operation: g.graph[op].name.clone(),
             input: b.input,
         });
+    }
+}
+
+#[cfg(test)]
+mod evidence_tests {
+    use super::*;
+
+    #[test]
+    fn flapping_edges_keep_the_first_and_latest_state_changes() {
+        let mut ev = vec![Evidence {
+            exchanges: vec![1],
+            note: "observed".into(),
+        }];
+        for k in 0..100u64 {
+            let note = if k % 2 == 0 {
+                "suspended x"
+            } else {
+                "re-activated y"
+            };
+            push_state_evidence(
+                &mut ev,
+                Evidence {
+                    exchanges: vec![k],
+                    note: note.into(),
+                },
+            );
+        }
+        assert_eq!(ev.len(), 1 + 2 * STATE_EVIDENCE + 1);
+        assert_eq!(ev[0].note, "observed");
+        assert_eq!(ev[1].exchanges, vec![0]);
+        assert_eq!(
+            ev[STATE_EVIDENCE + 1].note,
+            "… and 94 more suspensions and re-activations"
+        );
+        assert_eq!(ev.last().unwrap().exchanges, vec![99]);
+        assert_eq!(ev[ev.len() - 2].exchanges, vec![98]);
     }
 }
 
