@@ -334,6 +334,22 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         );
     }
     drop(refined);
+    // A run the server turned away wholesale tests nothing: say so, with the fix.
+    let (mut answered, mut refused) = (0u64, 0u64);
+    for op in &report.operations {
+        for (status, n) in &op.status_counts {
+            answered += n;
+            if status == "401" || status == "403" {
+                refused += n;
+            }
+        }
+    }
+    let nothing_passed = report.operations_reached == 0 && refused * 2 >= answered;
+    if answered >= 20 && (refused * 10 >= answered * 9 || nothing_passed) {
+        eprintln!(
+            "warning: {refused} of {answered} responses were 401 or 403: the server wants credentials; pass them with -H 'Authorization: …' or --auth-command"
+        );
+    }
     eprintln!(
         "cartograph: {} requests in {:.1}s ({}), {} of {} operations answered 2xx, {} fault(s); wrote {}",
         report.requests,

@@ -136,12 +136,33 @@ impl FlowRun {
             };
             let mut v = None;
             if bind {
-                v = self.flowed(op_i, Location::Path, name, &mut used);
+                v = self
+                    .flowed(op_i, Location::Path, name, &mut used)
+                    .filter(fits_a_segment);
                 if v.is_none() {
-                    v = self.latest(&location_key(&prefix)).map(|(v, _)| v);
+                    v = self
+                        .latest(&location_key(&prefix))
+                        .map(|(v, _)| v)
+                        .filter(fits_a_segment);
                 }
             }
-            let v = v.unwrap_or_else(|| slots[j].value.clone());
+            let v = v.unwrap_or_else(|| {
+                let own = slots[j].value.clone();
+                if fits_a_segment(&own) {
+                    return own;
+                }
+                // Descriptions do give `example: ""` for path parameters.
+                (0..8)
+                    .map(|_| {
+                        crate::generation::values::value_for(
+                            &api,
+                            &op.parameters[j].schema,
+                            &mut self.rng,
+                        )
+                    })
+                    .find(fits_a_segment)
+                    .unwrap_or_else(|| Value::String("1".into()))
+            });
             prefix.push('/');
             prefix.push_str(&encode_segment(&v));
             chosen[j] = Some(v);
@@ -186,6 +207,17 @@ impl FlowRun {
         self.used.push(used);
         build_request(op, &inputs)
     }
+}
+
+/// Whether a value can stand in a path segment: an empty one would make
+/// another URL (`/users/` for `/users/{id}`), and so would `.` and `..`, which
+/// URL normalisation removes (even percent-encoded), whatever was meant.
+pub fn fits_a_segment(v: &Value) -> bool {
+    if matches!(v, Value::Null) {
+        return false;
+    }
+    let text = crate::generation::request::as_text(v);
+    !matches!(text.as_str(), "" | "." | "..")
 }
 
 impl TestRun for FlowRun {
@@ -362,5 +394,42 @@ mod tests {
         let r = run.next_request(&[]).unwrap();
         let done = vec![answer(0, r, 400, None, json!({"message": "bad"}))];
         assert!(run.next_request(&done).is_none());
+    }
+}
+#[cfg(test)]
+mod segment_tests {
+    use super::*;
+
+    #[test]
+    fn empty_and_dot_path_values_are_replaced() {
+        let api = Arc::new(
+            crate::spec::load_text(crate::demo::OPENAPI_YAML, std::path::Path::new("d.yaml"))
+                .unwrap()
+                .api,
+        );
+        let plan = Arc::new(Plan::empty(&api));
+        for bad in ["", ".", ".."] {
+            let op = api.operation_positions()["getAuthor"];
+            let test = TestCase {
+                calls: vec![crate::generation::testcase::Call {
+                    op,
+                    params: vec![crate::generation::testcase::Slot {
+                        present: true,
+                        value: Value::String(bad.into()),
+                    }],
+                    body: None,
+                    bind: true,
+                    creates: false,
+                    group: 0,
+                }],
+                groups: vec![],
+                sampler: crate::generation::testcase::Sampler::Random,
+                seed: 3,
+            };
+            let mut run = FlowRun::new(api.clone(), plan.clone(), test);
+            let r = run.next_request(&[]).unwrap();
+            let last = r.path.rsplit('/').next().unwrap();
+            assert!(!matches!(last, "" | "." | ".."), "{bad:?} gave {}", r.path);
+        }
     }
 }

@@ -8,6 +8,7 @@ use super::SearchDriver;
 use crate::generation::mutation::mutate_value;
 use crate::generation::templates::Template;
 use crate::generation::testcase::{Call, TestCase};
+use crate::model::Location;
 
 /// Probability that a mutation changes a test's structure rather than its values.
 const STRUCTURE_MUTATION: f64 = 0.5;
@@ -54,8 +55,14 @@ impl SearchDriver {
                     } else if !param.required && self.rng.random_bool(0.05) {
                         slot.present = false;
                     } else {
-                        slot.value =
-                            mutate_value(&api, &param.schema, &slot.value, heat, &mut self.rng);
+                        let v = mutate_value(&api, &param.schema, &slot.value, heat, &mut self.rng);
+                        // An empty path segment is another URL (`/users/`),
+                        // not a value of the parameter.
+                        if param.location != Location::Path
+                            || crate::generation::flow::fits_a_segment(&v)
+                        {
+                            slot.value = v;
+                        }
                     }
                     changed = true;
                 }
