@@ -104,7 +104,8 @@ pub struct RunFlags {
     /// Most calls in one test.
     #[arg(long, default_value_t = MioConfig::default().max_length, value_name = "N", help_heading = "Search (MIO)")]
     pub max_length: usize,
-    /// Folder for trace.ndjson, report.json, graph-initial.json and graph-final.json.
+    /// Folder for trace.ndjson, report.json, suite.json (the final test suite),
+    /// graph-initial.json and graph-final.json.
     #[arg(long, default_value = "cartograph-out", value_name = "DIR")]
     pub out: PathBuf,
 }
