@@ -2,7 +2,9 @@
 //!
 //! The pipeline reads left to right:
 //! `spec` (read a description) → `model` (one protocol-neutral API model) →
-//! `graph` (the property graph of operations and schemas).
+//! `graph` (the property graph of operations and schemas) → `generation`
+//! (call sequences, templates, values, the MIO search) → `execution` (the
+//! run loop, politeness, transport) → `oracles` → `reports`.
 
 pub mod cli;
 pub mod demo;
