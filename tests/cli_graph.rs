@@ -189,6 +189,21 @@ fn inspect_summary_op_and_chain() {
         "{text}"
     );
 
+    // The sequences `run` samples: Morest's chains through Pet and Order.
+    let out = cartograph(&["inspect", PETSTORE, "--sequences", "3"]);
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("30 call sequences from the graph"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "  findPetsByStatus → getPetById → placeOrder → getOrderById → deleteOrder\n"
+        ),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 4, "{text}");
+
     let out = cartograph(&["inspect", PETSTORE, "--op", "getPetByID"]);
     assert!(
         out.status.success(),

@@ -14,7 +14,7 @@ use crate::model::Location;
 /// Arguments of `cartograph inspect`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  cartograph inspect petstore.yaml\n  cartograph inspect petstore.yaml --op getPetById\n  cartograph inspect petstore.yaml --chain deleteOrder"
+    after_help = "Examples:\n  cartograph inspect petstore.yaml\n  cartograph inspect petstore.yaml --op getPetById\n  cartograph inspect petstore.yaml --chain deleteOrder\n  cartograph inspect petstore.yaml --sequences"
 )]
 pub struct InspectArgs {
     /// The API description (OpenAPI, Swagger, GraphQL SDL or introspection JSON).
@@ -26,8 +26,13 @@ pub struct InspectArgs {
     pub op: Option<String>,
     /// Print a shortest call chain that obtains every required input of this
     /// operation from earlier responses.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", conflicts_with = "sequences")]
     pub chain: Option<String>,
+    /// List the call sequences `cartograph run` samples from the graph
+    /// (producers chained to consumers, filtered by the CRUD rule), longest
+    /// first, at most this many.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "50", conflicts_with = "op")]
+    pub sequences: Option<usize>,
 }
 
 /// Runs the command.
@@ -40,6 +45,8 @@ pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
     } else if let Some(name) = &args.chain {
         let ix = find_operation(&g, name)?;
         chain_text(&g, ix)
+    } else if let Some(limit) = args.sequences {
+        sequences_text(&g, &loaded.api, limit)
     } else {
         summary_text(&g, &loaded.api, loaded.warnings.len())
     };
@@ -332,6 +339,34 @@ fn chain_text(g: &PropertyGraph, ix: petgraph::graph::NodeIndex) -> String {
         for (op, input, why) in &chain.unresolved {
             let _ = writeln!(out, "  {op} {input}: {why}");
         }
+    }
+    out
+}
+
+/// The graph's call sequences, longest first.
+fn sequences_text(g: &PropertyGraph, api: &crate::model::Api, limit: usize) -> String {
+    let all = crate::generation::sequences::call_sequences(
+        api,
+        g,
+        crate::generation::MioConfig::default().max_length,
+        2_000,
+        &|_| true,
+    );
+    let mut seqs = all.clone();
+    seqs.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} call sequences from the graph (at most 2,000 are built); the {} longest:",
+        all.len(),
+        limit.min(all.len())
+    );
+    for seq in seqs.iter().take(limit) {
+        let names: Vec<&str> = seq
+            .iter()
+            .map(|&p| api.operations[p].name.as_str())
+            .collect();
+        let _ = writeln!(out, "  {}", names.join(" → "));
     }
     out
 }
