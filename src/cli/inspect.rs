@@ -352,14 +352,15 @@ fn sequences_text(g: &PropertyGraph, api: &crate::model::Api, limit: usize) -> S
         2_000,
         &|_| true,
     );
-    let mut seqs = all.clone();
+    let total = all.len();
+    let mut seqs = all;
     seqs.sort_by_key(|s| std::cmp::Reverse(s.len()));
     let mut out = String::new();
     let _ = writeln!(
         out,
         "{} call sequences from the graph (at most 2,000 are built); the {} longest:",
-        all.len(),
-        limit.min(all.len())
+        total,
+        limit.min(total)
     );
     for seq in seqs.iter().take(limit) {
         let names: Vec<&str> = seq

@@ -8,7 +8,6 @@ use super::SearchDriver;
 use crate::generation::mutation::mutate_value;
 use crate::generation::templates::Template;
 use crate::generation::testcase::{Call, TestCase};
-use crate::model::Location;
 
 /// Probability that a mutation changes a test's structure rather than its values.
 const STRUCTURE_MUTATION: f64 = 0.5;
@@ -55,14 +54,10 @@ impl SearchDriver {
                     } else if !param.required && self.rng.random_bool(0.05) {
                         slot.present = false;
                     } else {
-                        let v = mutate_value(&api, &param.schema, &slot.value, heat, &mut self.rng);
-                        // An empty path segment is another URL (`/users/`),
-                        // not a value of the parameter.
-                        if param.location != Location::Path
-                            || crate::generation::flow::fits_a_segment(&v)
-                        {
-                            slot.value = v;
-                        }
+                        // A path value unfit for a URL segment ("", ".") is
+                        // replaced when the request is built (`flow::fits_a_segment`).
+                        slot.value =
+                            mutate_value(&api, &param.schema, &slot.value, heat, &mut self.rng);
                     }
                     changed = true;
                 }

@@ -9,7 +9,6 @@ use rand::Rng;
 use serde_json::Value;
 
 use super::{sampler_index, SearchDriver};
-use crate::generation::flow::fits_a_segment;
 use crate::generation::pool::location_key;
 use crate::generation::templates::Template;
 use crate::generation::testcase::{Call, Group, Sampler, Slot, TestCase};
@@ -85,7 +84,6 @@ impl SearchDriver {
                 .pool
                 .pick(&location_key(&prefix), REUSE, &mut self.rng)
                 .or_else(|| self.pooled(op, Location::Path, name))
-                .filter(fits_a_segment)
                 .unwrap_or_else(|| {
                     let schema = operation
                         .parameters
