@@ -4,7 +4,7 @@
 //! `spec` (read a description) → `model` (one protocol-neutral API model) →
 //! `graph` (the property graph of operations and schemas) → `generation`
 //! (call sequences, templates, values, the MIO search) → `execution` (the
-//! run loop, politeness, transport) → `oracles` → `reports`.
+//! run loop, politeness, transport) → `oracles` → `reproduce` (confirm, shrink, render reproducers) → `reports`.
 
 pub mod cli;
 pub mod demo;
@@ -14,4 +14,5 @@ pub mod graph;
 pub mod model;
 pub mod oracles;
 pub mod reports;
+pub mod reproduce;
 pub mod spec;

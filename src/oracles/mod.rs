@@ -33,6 +33,56 @@ pub struct Fault {
     pub count: u64,
     /// The first exchange that showed it (its `seq` in the trace).
     pub first_seq: u64,
+    /// The smallest witness seen: the requests of the test that showed it,
+    /// up to the one that did.
+    pub witness: Vec<WitnessStep>,
+    /// Whether replaying the witness showed the fault again.
+    pub confirmation: Confirmation,
+    /// The minimised reproducer, when the fault was confirmed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reproducer: Option<Reproducer>,
+}
+
+/// One request of a witness, as sent during the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct WitnessStep {
+    /// Its `seq` in the trace.
+    pub seq: u64,
+    /// The operation.
+    pub operation: String,
+    /// HTTP method.
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// The status, when there was a response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+}
+
+/// What replaying a fault's witness showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confirmation {
+    /// Not replayed (replay turned off, read-only refusals, or the run was cut short).
+    NotReplayed,
+    /// The replay showed the same signature.
+    Confirmed,
+    /// The replays did not show it: kept, but marked.
+    Flaky,
+}
+
+/// A confirmed fault's minimised sequence and the files that replay it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Reproducer {
+    /// The minimised steps: method, path (with `{{var}}` for carried values)
+    /// and the status the last replay saw.
+    pub steps: Vec<WitnessStep>,
+    /// The shell script, relative to the output folder (`reproducers/….sh`).
+    pub shell: String,
+    /// The same sequence as JSON, for `cartograph replay`.
+    pub json: String,
+    /// Requests spent confirming and shrinking it.
+    pub requests: u64,
 }
 
 /// The checks themselves, without memory: what one exchange shows.
@@ -138,6 +188,9 @@ impl Oracles {
                 message,
                 count: 1,
                 first_seq: ex.seq,
+                witness: Vec::new(),
+                confirmation: Confirmation::NotReplayed,
+                reproducer: None,
             });
     }
 

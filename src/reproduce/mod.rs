@@ -1,0 +1,122 @@
+//! Turning a fault's witness into something anyone can replay: a [`Script`] of
+//! concrete requests whose values are carried from one response to the next,
+//! confirmed and shrunk against the target, and rendered as a shell script of
+//! `curl` calls or as a Hurl file.
+
+use serde::{Deserialize, Serialize};
+
+/// A replayable sequence of requests. Values that one step takes from an
+/// earlier response appear as `{{var}}` in its path, headers or body, and the
+/// earlier step names where it captures them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Script {
+    /// Base URL of the run the script came from (the default target).
+    pub target: String,
+    /// The fault the script shows, when it is a reproducer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<ScriptFault>,
+    /// The requests, in order.
+    pub steps: Vec<Step>,
+}
+
+/// The fault a reproducer shows, and how a script without Cartograph tells
+/// that it showed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScriptFault {
+    /// Oracle code.
+    pub code: String,
+    /// Fault signature.
+    pub signature: String,
+    /// What the oracle said.
+    pub message: String,
+    /// What the last step's response must show for the fault to be there.
+    pub check: FaultCheck,
+}
+
+/// A condition on the last step's response that a shell script or a Hurl file
+/// can evaluate (the `replay` command runs the oracles themselves instead).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FaultCheck {
+    /// The status is exactly this.
+    Status {
+        /// The status.
+        status: u16,
+    },
+    /// The status is 5xx.
+    ServerError,
+    /// The status is 2xx.
+    Success,
+    /// The status is this, and the JSON value at `pointer` is not of one of
+    /// `types` (jq's type names: `number`, `string`, `boolean`, `array`,
+    /// `object`, `null`); a missing value counts as `null`.
+    JsonType {
+        /// The status.
+        status: u16,
+        /// JSON pointer into the body (`/price`, `/0/price`).
+        pointer: String,
+        /// Types the schema allows there.
+        types: Vec<String>,
+    },
+    /// The status is this, and the body contains `text`.
+    BodyContains {
+        /// The status.
+        status: u16,
+        /// The text.
+        text: String,
+    },
+}
+
+/// One request of a script.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    /// The operation it exercises (the graph's name), for people.
+    pub operation: String,
+    /// HTTP method.
+    pub method: String,
+    /// Path and query relative to the target, with `{{var}}` where a captured
+    /// value goes (already percent-encoded where it is literal).
+    pub path: String,
+    /// Extra headers (credentials are never recorded here).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<(String, String)>,
+    /// The body's media type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// The body, with `{{var}}` where a captured value goes. In a JSON body a
+    /// captured number stands bare (`{"bookId":{{book_id}}}`) and a captured
+    /// string inside quotes (`"{{token}}"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    /// Whether it is a GraphQL query (reads, although it is a POST).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub graphql_query: bool,
+    /// Values taken from this step's response for later steps.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub captures: Vec<Capture>,
+    /// The status the run saw, when there was a response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+}
+
+/// A value taken from a response into a variable.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Capture {
+    /// Variable name: letters, digits and `_`, starting with a letter.
+    pub var: String,
+    /// Where in the response it is.
+    pub from: Source,
+}
+
+/// Where a captured value is in a response.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Source {
+    /// The last path segment of the `Location` header.
+    LocationId,
+    /// The value at a JSON pointer of the body (`/id`, `/0/id`).
+    Json {
+        /// The pointer.
+        pointer: String,
+    },
+}
