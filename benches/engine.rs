@@ -251,6 +251,7 @@ impl Bench {
                 max_requests: Some(n),
                 budget: None,
                 skip_checks: Vec::new(),
+                target: None,
             },
         )));
         let config = RunConfig {

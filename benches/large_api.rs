@@ -78,6 +78,7 @@ fn run(
             max_requests: Some(n),
             budget: None,
             skip_checks: Vec::new(),
+            target: None,
         },
     )));
     let config = RunConfig {

@@ -12,8 +12,8 @@ use crate::execution::{self, secrets::Secrets, Credentials, RunConfig, TraceWrit
 use crate::generation::{MioConfig, SearchConfig, SearchDriver};
 use crate::graph::{self, feedback::Feedback};
 use crate::model::Api;
-use crate::oracles::Oracles;
 use crate::reports::{self, Report, Settings, Tally};
+use crate::reproduce;
 
 /// Exit status when faults were found.
 pub const EXIT_FAULTS: u8 = 1;
@@ -69,9 +69,18 @@ pub struct RunFlags {
     /// Retries of a request answered 429 or 503, after the wait the server asks for.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub retries: u32,
-    /// Turn an oracle off by its code (repeatable): server_error, undocumented_status.
+    /// Turn an oracle off by its code (repeatable); the codes and exactly when
+    /// each fires are listed in the README ("Oracles").
     #[arg(long = "skip-check", value_name = "CODE")]
     pub skip_checks: Vec<String>,
+    /// Only faults of these oracle codes make the exit status 1 (comma-separated);
+    /// the others are still reported.
+    #[arg(long, value_delimiter = ',', value_name = "CODE,...")]
+    pub fail_on: Vec<String>,
+    /// Do not replay faults after the search (no confirmation, no minimised
+    /// reproducers, no regression suite): for a strict request budget.
+    #[arg(long)]
+    pub no_replay: bool,
     /// Never refine the graph from responses (to measure what refinement is worth).
     #[arg(long)]
     pub no_feedback: bool,
@@ -104,8 +113,10 @@ pub struct RunFlags {
     /// Most calls in one test.
     #[arg(long, default_value_t = MioConfig::default().max_length, value_name = "N", help_heading = "Search (MIO)")]
     pub max_length: usize,
-    /// Folder for trace.ndjson, report.json, suite.json (the final test suite),
-    /// graph-initial.json and graph-final.json.
+    /// Output folder: report.json, report.html, junit.xml, reproducers/ (a
+    /// shell script per confirmed fault), tests/ (the regression suite as Hurl
+    /// files), trace.ndjson and replay.ndjson (every exchange), suite.json (the
+    /// final test suite), graph-initial.json and graph-final.json.
     #[arg(long, default_value = "cartograph-out", value_name = "DIR")]
     pub out: PathBuf,
 }
@@ -171,6 +182,8 @@ pub struct RunSummary {
     pub report: Report,
     /// Exit status to return.
     pub unreachable: bool,
+    /// Oracle codes whose faults fail the run (all when empty).
+    pub fail_on: Vec<String>,
 }
 
 impl RunSummary {
@@ -178,7 +191,12 @@ impl RunSummary {
     pub fn exit_code(&self) -> ExitCode {
         if self.unreachable {
             ExitCode::from(EXIT_UNREACHABLE)
-        } else if self.report.faults.is_empty() {
+        } else if !self
+            .report
+            .faults
+            .iter()
+            .any(|f| self.fail_on.is_empty() || self.fail_on.contains(&f.code))
+        {
             ExitCode::SUCCESS
         } else {
             ExitCode::from(EXIT_FAULTS)
@@ -194,12 +212,17 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
     if !matches!(target_url.scheme(), "http" | "https") {
         anyhow::bail!("--target must be an http:// or https:// URL");
     }
-    for code in &flags.skip_checks {
-        if !crate::oracles::CODES.contains(&code.as_str()) {
-            anyhow::bail!(
-                "--skip-check {code:?}: no such check; the checks are {}",
-                crate::oracles::CODES.join(", ")
-            );
+    for (flag, codes) in [
+        ("--skip-check", &flags.skip_checks),
+        ("--fail-on", &flags.fail_on),
+    ] {
+        for code in codes {
+            if !crate::oracles::CODES.contains(&code.as_str()) {
+                anyhow::bail!(
+                    "{flag} {code:?}: no such check; the checks are {}",
+                    crate::oracles::CODES.join(", ")
+                );
+            }
         }
     }
     let secrets = Secrets::new();
@@ -251,6 +274,7 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         return Ok(RunSummary {
             report,
             unreachable: true,
+            fail_on: flags.fail_on.clone(),
         });
     }
 
@@ -270,8 +294,14 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
             max_requests: flags.max_requests,
             budget: flags.budget,
             skip_checks: flags.skip_checks.clone(),
+            target: Some(target_url.clone()),
         },
     )));
+    let fault_count = driver
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .faults()
+        .counter();
     let config = RunConfig {
         target: target_url.clone(),
         budget: flags.budget,
@@ -285,10 +315,10 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         max_body: flags.max_body,
         max_retries: flags.retries,
     };
-    let transport = Transport::new(target_url, flags.max_body, config.concurrency)
+    let transport = Transport::new(target_url.clone(), flags.max_body, config.concurrency)
         .map_err(|e| anyhow::anyhow!(e))?;
+    let (replay_config, replay_credentials) = (config.clone(), credentials.clone());
     let mut trace = TraceWriter::create(&flags.out.join("trace.ndjson"), secrets.clone())?;
-    let mut oracles = Oracles::new(&api, flags.skip_checks.clone());
     let progress = Progress::new(api.operations.len(), flags.budget);
     let mut trace_error = None;
     let outcome = execution::run(config, transport, credentials, driver.clone(), |ex| {
@@ -296,8 +326,11 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
             trace_error.get_or_insert(e);
         }
         tally.add(ex);
-        oracles.check(&api, ex);
-        progress.update(ex.seq + 1, tally.reached(), oracles.fault_count());
+        progress.update(
+            ex.seq + 1,
+            tally.reached(),
+            fault_count.load(std::sync::atomic::Ordering::Relaxed),
+        );
     })
     .await;
     progress.finish();
@@ -308,33 +341,123 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
     if let Some(e) = &outcome.auth_error {
         eprintln!("error: {e}; the run stopped");
     }
-    let refined = driver.lock().unwrap_or_else(|e| e.into_inner());
-    let mut report = tally.report(settings, &outcome, oracles.faults());
-    report.search = Some(refined.summary());
-    reports::write_report(&flags.out, &report, &secrets)?;
-    write_graph(&flags.out.join("graph-final.json"), refined.graph())?;
-    let suite = serde_json::to_string_pretty(&refined.suite_document())?;
-    let suite_path = flags.out.join("suite.json");
-    std::fs::write(&suite_path, format!("{}\n", secrets.redact(&suite)))
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", suite_path.display()))?;
-    if !refined.changes().is_empty() {
-        use crate::graph::feedback::Change;
-        let mut counts = [0usize; 5];
-        for c in refined.changes() {
-            counts[match c {
-                Change::Produces { .. } => 0,
-                Change::Equivalent { .. } => 1,
-                Change::Binding { .. } => 2,
-                Change::Suspended { .. } => 3,
-                Change::Reactivated { .. } => 4,
-            }] += 1;
+    // The lock is held only here: the phases below await the engine.
+    let (mut report, graph_dot, checker, fault_scripts, suite_runs) = {
+        let refined = driver.lock().unwrap_or_else(|e| e.into_inner());
+        let mut report = tally.report(settings, &outcome, refined.faults().faults());
+        report.search = Some(refined.summary());
+        write_graph(&flags.out.join("graph-final.json"), refined.graph())?;
+        let graph_dot = graph::export::render(refined.graph(), graph::export::Format::Dot);
+        let suite = serde_json::to_string_pretty(&refined.suite_document())?;
+        let suite_path = flags.out.join("suite.json");
+        std::fs::write(&suite_path, format!("{}\n", secrets.redact(&suite)))
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", suite_path.display()))?;
+        if !refined.changes().is_empty() {
+            use crate::graph::feedback::Change;
+            let mut counts = [0usize; 5];
+            for c in refined.changes() {
+                counts[match c {
+                    Change::Produces { .. } => 0,
+                    Change::Equivalent { .. } => 1,
+                    Change::Binding { .. } => 2,
+                    Change::Suspended { .. } => 3,
+                    Change::Reactivated { .. } => 4,
+                }] += 1;
+            }
+            eprintln!(
+                "cartograph: the graph learned from the responses: {} produces edge(s), {} equivalence(s), {} new binding(s); {} suspension(s), {} re-activation(s) (graph-final.json; compare with `cartograph graph --diff`)",
+                counts[0], counts[1], counts[2], counts[3], counts[4]
+            );
         }
+        let checker = refined.checker().clone();
+        for w in checker.warnings() {
+            eprintln!("warning: {w}");
+        }
+        let fault_scripts: Vec<_> = refined
+            .faults()
+            .kept()
+            .map(|k| reproduce::phase::fault_script(&api, &checker, target_url.as_str(), k))
+            .collect();
+        let suite_runs = refined.suite_runs();
+        (report, graph_dot, checker, fault_scripts, suite_runs)
+    };
+
+    // Confirm and shrink the faults, then record the regression suite.
+    let replay = !flags.no_replay
+        && outcome.auth_error.is_none()
+        && outcome.stop != execution::StopReason::Interrupted;
+    if replay {
+        let mut channel = reproduce::phase::Channel {
+            config: replay_config,
+            credentials: replay_credentials,
+            trace: TraceWriter::create(&flags.out.join("replay.ndjson"), secrets.clone())?,
+        };
+        if !fault_scripts.is_empty() {
+            eprintln!(
+                "cartograph: replaying {} fault(s) to confirm and shrink them (at most {}s)",
+                fault_scripts.len(),
+                reproduce::phase::REPLAY_BUDGET.as_secs()
+            );
+        }
+        let outcomes = reproduce::phase::confirm(
+            api.clone(),
+            checker.clone(),
+            fault_scripts,
+            flags.read_only,
+            &mut channel,
+        )
+        .await?;
+        for (signature, confirmation, reproducer) in
+            reproduce::phase::write_reproducers(&flags.out, &outcomes, &secrets)?
+        {
+            if let Some(f) = report.faults.iter_mut().find(|f| f.signature == signature) {
+                f.confirmation = confirmation;
+                f.reproducer = reproducer;
+            }
+        }
+        let (runs, titles): (Vec<_>, Vec<_>) = suite_runs.into_iter().unzip();
+        let recorded = reproduce::phase::record(runs, &mut channel).await?;
+        let scripts: Vec<_> = {
+            let refined = driver.lock().unwrap_or_else(|e| e.into_inner());
+            let location = |l: &str| checker.location_path(l);
+            recorded
+                .iter()
+                .zip(titles)
+                .filter(|(ex, _)| !ex.is_empty())
+                .map(|(ex, title)| {
+                    let completed = refined.ledger().complete(ex);
+                    (
+                        reproduce::build::script(&api, target_url.as_str(), &completed, &location),
+                        title,
+                    )
+                })
+                .collect()
+        };
+        let n = reproduce::phase::write_suite(&flags.out, scripts, &secrets)?;
+        channel.trace.finish()?;
+        let confirmed = report
+            .faults
+            .iter()
+            .filter(|f| f.confirmation == crate::oracles::Confirmation::Confirmed)
+            .count();
         eprintln!(
-            "cartograph: the graph learned from the responses: {} produces edge(s), {} equivalence(s), {} new binding(s); {} suspension(s), {} re-activation(s) (graph-final.json; compare with `cartograph graph --diff`)",
-            counts[0], counts[1], counts[2], counts[3], counts[4]
+            "cartograph: {confirmed} of {} fault(s) confirmed, reproducers in {}; regression suite: {n} Hurl file(s) in {} (hurl --test --variable base={} {}/*.hurl)",
+            report.faults.len(),
+            flags.out.join("reproducers").display(),
+            flags.out.join("tests").display(),
+            target_url.as_str().trim_end_matches('/'),
+            flags.out.join("tests").display()
         );
     }
-    drop(refined);
+    reports::write_report(&flags.out, &report, &secrets)?;
+    for w in reports::write_extras(&flags.out, &report, &graph_dot, &secrets).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot write report.html or junit.xml in {}: {e}",
+            flags.out.display()
+        )
+    })? {
+        eprintln!("warning: {w}");
+    }
     // A run the server turned away wholesale tests nothing: say so, with the fix.
     let (mut answered, mut refused) = (0u64, 0u64);
     for op in &report.operations {
@@ -364,6 +487,7 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
     Ok(RunSummary {
         report,
         unreachable: false,
+        fail_on: flags.fail_on.clone(),
     })
 }
 

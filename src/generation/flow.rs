@@ -24,6 +24,12 @@ pub const RETRY_SUSPENDED: f64 = 0.1;
 /// response field of the same name.
 const BY_NAME: f64 = 0.5;
 
+/// Probability of following a successful call with the requests the stateful
+/// oracles need (GET after DELETE, GET of a created item or `Location`, the
+/// same PUT or DELETE again). Each costs a request; a fault of this kind
+/// shows on its first follow-up, so a quarter finds it within a few tests.
+pub const PROBE: f64 = 0.25;
+
 /// A test being run.
 pub struct FlowRun {
     api: Arc<Api>,
@@ -40,6 +46,12 @@ pub struct FlowRun {
     /// Per request sent: the schemas whose values (from earlier calls of this
     /// test) fed it through consumes edges, with the call that gave each.
     pub used: Vec<Vec<(String, usize)>>,
+    /// Per request sent: whether it is a follow-up for the stateful oracles
+    /// rather than one of the test's calls (then `sent` names the call it follows).
+    pub probes: Vec<bool>,
+    pending: std::collections::VecDeque<RequestSpec>,
+    probe_rate: f64,
+    target: Option<url::Url>,
 }
 
 impl FlowRun {
@@ -55,6 +67,87 @@ impl FlowRun {
             harvested: 0,
             sent: Vec::new(),
             used: Vec::new(),
+            probes: Vec::new(),
+            pending: Default::default(),
+            probe_rate: PROBE,
+            target: None,
+        }
+    }
+
+    /// Follows successful calls with stateful follow-ups with probability
+    /// `rate`; `target` resolves `Location` headers.
+    pub fn with_probes(mut self, rate: f64, target: Option<url::Url>) -> FlowRun {
+        self.probe_rate = rate;
+        self.target = target;
+        self
+    }
+
+    /// The follow-ups a successful call earns, if the dice say so.
+    fn schedule_probes(&mut self, call: usize, ex: &Exchange) {
+        if !ex.is_success() || self.probe_rate <= 0.0 {
+            return;
+        }
+        let api = self.api.clone();
+        let op = &api.operations[self.test.calls[call].op];
+        let path = ex.request.path.split('?').next().unwrap_or("");
+        let get_at = |template: &str| {
+            api.operations
+                .iter()
+                .find(|o| o.method == crate::model::Method::Get && o.path == template)
+        };
+        let get = |op_name: &str, path: &str| RequestSpec {
+            operation: op_name.to_string(),
+            method: "GET".into(),
+            path: path.to_string(),
+            headers: ex.request.headers.clone(),
+            body: None,
+            content_type: None,
+            graphql_query: false,
+        };
+        let mut follow = Vec::new();
+        match ex.request.method.as_str() {
+            "DELETE" => {
+                if let Some(g) = get_at(&op.path) {
+                    follow.push(get(&g.name, path));
+                }
+                follow.push(ex.request.clone());
+            }
+            "PUT" => follow.push(ex.request.clone()),
+            "POST" => {
+                let located = ex.header("location").and_then(|l| match &self.target {
+                    Some(t) => crate::execution::target_relative(t, l),
+                    None => l.starts_with('/').then(|| l.to_string()),
+                });
+                if let Some(at) = located {
+                    let name = api
+                        .operations
+                        .iter()
+                        .find(|o| {
+                            o.method == crate::model::Method::Get && template_matches(&o.path, &at)
+                        })
+                        .map_or_else(|| format!("{} (Location)", op.name), |o| o.name.clone());
+                    follow.push(get(&name, &at));
+                } else if let Some(id) = ex.json().and_then(|b| b.get("id")) {
+                    let item = api.operations.iter().find(|o| {
+                        o.method == crate::model::Method::Get
+                            && o.path
+                                .strip_prefix(op.path.trim_end_matches('/'))
+                                .is_some_and(|rest| {
+                                    rest.starts_with("/{")
+                                        && rest.ends_with('}')
+                                        && rest.matches('/').count() == 1
+                                })
+                    });
+                    if let (Some(item), true) = (item, fits_a_segment(id)) {
+                        let at = format!("{}/{}", path.trim_end_matches('/'), encode_segment(id));
+                        follow.push(get(&item.name, &at));
+                    }
+                }
+            }
+            _ => {}
+        }
+        if !follow.is_empty() && self.rng.random_bool(self.probe_rate.min(1.0)) {
+            self.pending.extend(follow);
         }
     }
 
@@ -223,9 +316,14 @@ pub fn fits_a_segment(v: &Value) -> bool {
 impl TestRun for FlowRun {
     fn next_request(&mut self, done: &[Exchange]) -> Option<RequestSpec> {
         while self.harvested < done.len() {
-            let call = self.sent[self.harvested];
+            let k = self.harvested;
+            self.harvested += 1;
+            if self.probes[k] {
+                continue;
+            }
+            let call = self.sent[k];
             let op = self.test.calls[call].op;
-            let ex = &done[self.harvested];
+            let ex = &done[k];
             let mut pool = ValuePool::new(4);
             pool.harvest(&self.plan.produced[op], &self.plan.wanted, ex);
             self.flows.push((call, pool));
@@ -238,13 +336,17 @@ impl TestRun for FlowRun {
                     }
                 }
             }
-            self.harvested += 1;
-        }
-        if let (Some(last), Some(&call)) = (done.last(), self.sent.last()) {
             // A creation the rest relies on failed (EvoMaster's premature stop).
-            if self.test.calls[call].creates && !last.is_success() {
-                return None;
+            if self.test.calls[call].creates && !ex.is_success() {
+                self.next = self.test.calls.len();
             }
+            self.schedule_probes(call, ex);
+        }
+        if let Some(probe) = self.pending.pop_front() {
+            self.sent.push(*self.sent.last().unwrap_or(&0));
+            self.used.push(Vec::new());
+            self.probes.push(true);
+            return Some(probe);
         }
         if self.next >= self.test.calls.len() {
             return None;
@@ -252,8 +354,20 @@ impl TestRun for FlowRun {
         let index = self.next;
         self.next += 1;
         self.sent.push(index);
+        self.probes.push(false);
         Some(self.request(index))
     }
+}
+
+/// Whether a concrete path fits a path template (`/reviews/2` fits `/reviews/{id}`).
+pub fn template_matches(template: &str, path: &str) -> bool {
+    let path = path.split('?').next().unwrap_or("");
+    let t: Vec<&str> = template.split('/').filter(|s| !s.is_empty()).collect();
+    let p: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    t.len() == p.len()
+        && t.iter()
+            .zip(&p)
+            .all(|(a, b)| (a.starts_with('{') && a.ends_with('}')) || a == b)
 }
 
 #[cfg(test)]
@@ -336,7 +450,7 @@ mod tests {
             sampler: Sampler::Graph,
             seed: 1,
         };
-        let mut run = FlowRun::new(api.clone(), plan, test);
+        let mut run = FlowRun::new(api.clone(), plan, test).with_probes(0.0, None);
         let mut done = Vec::new();
         let r = run.next_request(&done).unwrap();
         assert_eq!(r.path, "/authors");

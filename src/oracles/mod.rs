@@ -1,19 +1,58 @@
 //! Oracles: named checks, each with a stable code, that decide whether an
-//! exchange shows a fault. Faults are deduplicated by signature and counted.
+//! answer shows a fault. Faults are deduplicated by signature (code,
+//! operation, status, and the schema location or leak kind), counted, and the
+//! first and the smallest witness kept. Every check can be turned off with
+//! `--skip-check CODE`, and fires exactly when the table says:
 //!
 //! | code | fires when |
 //! |---|---|
 //! | `server_error` | the status is 5xx |
-//! | `undocumented_status` | the status is below 500, is not 429 (an answer to our rate, not to the request), and is neither listed for the operation nor covered by a `4XX`-style range or `default`; 5xx are `server_error` alone |
+//! | `undocumented_status` | the status is below 500, is not 429 (an answer to our rate, not to the request), and is neither listed for the operation nor covered by a `4XX`-style range or `default` |
+//! | `schema_violation` | a JSON body of a status below 500 does not match the schema documented for that status and media type (rules in [`schema`]: nullable and write-only handled, `oneOf` read as `anyOf`, formats and extra properties never a violation) |
+//! | `content_type_mismatch` | a non-empty body of a status below 500 comes with a `Content-Type` none of the documented media types for that status covers (wildcards and JSON flavours such as `problem+json` count as covering); silent when the status documents no content |
+//! | `html_instead_of_json` | JSON is documented for the status, and an HTML page came (`text/html`, or no `Content-Type` and a body starting `<!DOCTYPE html` / `<html`) |
+//! | `stack_trace_leak` | a body (any status) holds a stack trace marker of a common runtime (Rust, Python, Java, .NET, Go, PHP, Node.js) |
+//! | `sql_leak` | a body holds the error text of a common SQL database or driver |
+//! | `debug_page_leak` | a body is a framework debug or default error page (Werkzeug, Django, Rails, Spring, ASP.NET, Laravel, Symfony) |
+//! | `use_after_delete` | a GET answers 2xx for a path that a DELETE answered 2xx for earlier in the same test, with no successful PUT/POST to that path in between |
+//! | `created_not_readable` | a GET of `collection/{id}` answers 404/410 right after a POST to the collection answered 2xx with that id (`Location` or body `id`) |
+//! | `dangling_location` | a GET of the `Location` a 2xx answer gave (same origin, under the target) answers 404/410 |
+//! | `non_idempotent` | a PUT repeated identically right after a 2xx answers a 4xx; a DELETE repeated identically right after a 2xx answers a 4xx other than 404/410 (5xx are `server_error`) |
+//!
+//! Stateful faults are reported under the operation whose promise broke: the
+//! DELETE, the creation, the PUT.
+
+pub mod conformance;
+pub mod leaks;
+pub mod schema;
+pub mod stateful;
+pub mod witness;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use indexmap::IndexMap;
 use serde::Serialize;
 
 use crate::execution::Exchange;
 use crate::model::Api;
+use crate::reproduce::FaultCheck;
 
-/// Every oracle's code, for `--skip-check`.
-pub const CODES: [&str; 2] = ["server_error", "undocumented_status"];
+/// Every oracle's code, for `--skip-check` and `--fail-on`.
+pub const CODES: [&str; 12] = [
+    "server_error",
+    "undocumented_status",
+    "schema_violation",
+    "content_type_mismatch",
+    "html_instead_of_json",
+    "stack_trace_leak",
+    "sql_leak",
+    "debug_page_leak",
+    "use_after_delete",
+    "created_not_readable",
+    "dangling_location",
+    "non_idempotent",
+];
 
 /// A fault, with how often it was seen and its first witness.
 #[derive(Debug, Clone, Serialize)]
@@ -85,19 +124,76 @@ pub struct Reproducer {
     pub requests: u64,
 }
 
-/// The checks themselves, without memory: what one exchange shows.
-#[derive(Debug, Clone)]
+/// What one check found in one answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// The oracle's code.
+    pub code: &'static str,
+    /// The operation the fault is reported under.
+    pub operation: String,
+    /// What was seen, for people.
+    pub message: String,
+    /// The part of the signature beyond code, operation and status (a schema
+    /// location, a media type, a leak marker), possibly empty.
+    pub detail: String,
+    /// How a script without Cartograph tells that the fault showed.
+    pub check: Option<FaultCheck>,
+}
+
+impl Finding {
+    /// A finding without a script check (one is derived from the status).
+    pub fn new(code: &'static str, operation: &str, message: String, detail: String) -> Finding {
+        Finding {
+            code,
+            operation: operation.to_string(),
+            message,
+            detail,
+            check: None,
+        }
+    }
+
+    /// What makes two occurrences the same fault.
+    pub fn signature(&self, status: Option<u16>) -> String {
+        let status = status.map_or("-".to_string(), |s| s.to_string());
+        if self.detail.is_empty() {
+            format!("{}:{}:{status}", self.code, self.operation)
+        } else {
+            format!("{}:{}:{status}:{}", self.code, self.operation, self.detail)
+        }
+    }
+
+    /// The script check, derived from the code and status when not given.
+    pub fn script_check(&self, status: Option<u16>) -> FaultCheck {
+        if let Some(c) = &self.check {
+            return c.clone();
+        }
+        match (self.code, status) {
+            ("server_error", _) => FaultCheck::ServerError,
+            ("use_after_delete", _) => FaultCheck::Success,
+            (_, Some(status)) => FaultCheck::Status { status },
+            (_, None) => FaultCheck::ServerError,
+        }
+    }
+}
+
+/// The checks themselves, without memory: what the answers of one test show.
+#[derive(Clone)]
 pub struct Checker {
     skip: Vec<String>,
     positions: std::collections::HashMap<String, usize>,
+    schemas: Arc<schema::ResponseSchemas>,
+    target: Option<url::Url>,
 }
 
 impl Checker {
-    /// Checks for `api` with some codes turned off.
-    pub fn new(api: &Api, skip: Vec<String>) -> Checker {
+    /// Checks for `api` with some codes turned off; `target` resolves
+    /// `Location` headers (without it only relative ones are followed).
+    pub fn new(api: &Api, skip: Vec<String>, target: Option<url::Url>) -> Checker {
         Checker {
             skip,
             positions: api.operation_positions(),
+            schemas: Arc::new(schema::ResponseSchemas::new(api)),
+            target,
         }
     }
 
@@ -105,97 +201,292 @@ impl Checker {
         !self.skip.iter().any(|s| s == code)
     }
 
-    /// The faults one exchange shows: (code, message).
-    pub fn findings(&self, api: &Api, ex: &Exchange) -> Vec<(&'static str, String)> {
+    /// The request path a `Location` header points to, under the target.
+    pub fn location_path(&self, location: &str) -> Option<String> {
+        match &self.target {
+            Some(t) => crate::execution::target_relative(t, location),
+            None => location.starts_with('/').then(|| location.to_string()),
+        }
+    }
+
+    /// Warnings about checks that cannot run fully (schemas that do not compile).
+    pub fn warnings(&self) -> Vec<String> {
+        self.schemas.warnings()
+    }
+
+    /// What one answer shows on its own.
+    pub fn exchange(&self, api: &Api, ex: &Exchange) -> Vec<Finding> {
         let mut out = Vec::new();
         let Some(status) = ex.status else { return out };
-        let op = self
-            .positions
-            .get(&ex.request.operation)
-            .map(|&i| &api.operations[i]);
+        let name = &ex.request.operation;
+        let op_index = self.positions.get(name).copied();
         if status >= 500 && self.enabled("server_error") {
-            out.push(("server_error", format!("the server answered {status}")));
+            out.push(Finding::new(
+                "server_error",
+                name,
+                format!("the server answered {status}"),
+                String::new(),
+            ));
         }
-        if let Some(op) = op {
-            let documented = op.responses.keys().any(|k| {
-                k == &status.to_string()
-                    || k.eq_ignore_ascii_case("default")
-                    || (k.len() == 3
-                        && k.to_ascii_uppercase().ends_with("XX")
-                        && k.starts_with(&status.to_string()[..1]))
-            });
-            if !documented && status < 500 && status != 429 && self.enabled("undocumented_status") {
+        if let Some((code, what, marker)) = leaks::find(&ex.body) {
+            if self.enabled(code) {
+                out.push(Finding {
+                    check: Some(FaultCheck::BodyContains {
+                        status,
+                        text: marker.trim().to_string(),
+                    }),
+                    ..Finding::new(
+                        code,
+                        name,
+                        format!("status {status} holds {what} ({:?})", marker.trim()),
+                        marker.trim().to_string(),
+                    )
+                })
+            }
+        }
+        let (Some(i), true) = (op_index, status < 500) else {
+            return out;
+        };
+        let op = &api.operations[i];
+        if status == 429 {
+            return out;
+        }
+        let Some(_) = conformance::documented(op, status) else {
+            if self.enabled("undocumented_status") {
                 let listed: Vec<&str> = op.responses.keys().map(String::as_str).collect();
-                out.push((
+                out.push(Finding::new(
                     "undocumented_status",
+                    name,
                     format!(
                         "status {status} is not documented (documented: {})",
                         listed.join(", ")
                     ),
+                    String::new(),
                 ));
+            }
+            return out;
+        };
+        if let Some((code, message, media)) = conformance::media_finding(op, ex) {
+            if self.enabled(code) {
+                out.push(Finding {
+                    check: (code == "content_type_mismatch").then(|| FaultCheck::ContentType {
+                        status,
+                        media: media.clone(),
+                    }),
+                    ..Finding::new(code, name, message, media)
+                });
+            }
+            return out;
+        }
+        if self.enabled("schema_violation") {
+            if let Some(body) = ex.json() {
+                let ct = ex.header("content-type");
+                if let Some(v) = self
+                    .schemas
+                    .check(api, i, status, ct, body)
+                    .into_iter()
+                    .next()
+                {
+                    let at = pointer_get(body, &v.pointer);
+                    let check = match (v.keyword.as_str(), at) {
+                        ("required", _) => FaultCheck::JsonMissing {
+                            status,
+                            pointer: missing_pointer(&v),
+                        },
+                        ("type", Some(value)) => FaultCheck::JsonType {
+                            status,
+                            pointer: v.pointer.clone(),
+                            json_type: json_type(value).to_string(),
+                        },
+                        (_, Some(value)) => FaultCheck::JsonValue {
+                            status,
+                            pointer: v.pointer.clone(),
+                            value: value.clone(),
+                        },
+                        (_, None) => FaultCheck::Status { status },
+                    };
+                    out.push(Finding {
+                        check: Some(check),
+                        ..Finding::new(
+                            "schema_violation",
+                            name,
+                            v.message.clone(),
+                            format!("{} {}", v.location, v.keyword),
+                        )
+                    });
+                }
             }
         }
         out
     }
+
+    /// What each answer of a test shows, on its own and after the earlier
+    /// answers of the same test.
+    pub fn test(&self, api: &Api, exchanges: &[Exchange]) -> Vec<Vec<Finding>> {
+        let location = |l: &str| self.location_path(l);
+        exchanges
+            .iter()
+            .enumerate()
+            .map(|(k, ex)| {
+                let mut found = self.exchange(api, ex);
+                for f in stateful::findings(&exchanges[..k], ex, &location) {
+                    if self.enabled(f.code) {
+                        found.push(f);
+                    }
+                }
+                found
+            })
+            .collect()
+    }
 }
 
-/// What makes two occurrences the same fault: code, operation, status.
-pub fn signature(code: &str, ex: &Exchange) -> String {
-    format!(
-        "{code}:{}:{}",
-        ex.request.operation,
-        ex.status.map_or("-".to_string(), |s| s.to_string())
-    )
+/// The value at a JSON pointer.
+fn pointer_get<'a>(body: &'a serde_json::Value, pointer: &str) -> Option<&'a serde_json::Value> {
+    body.pointer(pointer)
 }
 
-/// The checks of a run and the faults they found.
-pub struct Oracles {
-    checker: Checker,
-    faults: IndexMap<String, Fault>,
+/// The pointer of the property a `required` violation names: its message
+/// says `"name" is a required property`.
+fn missing_pointer(v: &schema::Violation) -> String {
+    let name = v
+        .message
+        .split('"')
+        .nth(1)
+        .unwrap_or_default()
+        .replace('~', "~0")
+        .replace('/', "~1");
+    format!("{}/{name}", v.pointer)
 }
 
-impl Oracles {
-    /// Oracles for `api` with some codes turned off.
-    pub fn new(api: &Api, skip: Vec<String>) -> Oracles {
-        Oracles {
-            checker: Checker::new(api, skip),
-            faults: IndexMap::new(),
+/// jq's name for a JSON value's type.
+pub fn json_type(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "boolean",
+        serde_json::Value::Number(_) => "number",
+        serde_json::Value::String(_) => "string",
+        serde_json::Value::Array(_) => "array",
+        serde_json::Value::Object(_) => "object",
+    }
+}
+
+/// A fault as kept during a run: the report's record, the script check, and
+/// the exchanges of its smallest witness (with the earlier requests that
+/// created the ids it uses).
+#[derive(Debug, Clone)]
+pub struct Kept {
+    /// The report's record.
+    pub fault: Fault,
+    /// How a script tells that it showed.
+    pub check: FaultCheck,
+    /// The smallest witness: producers of the ids it uses, then the test's
+    /// requests up to the one that showed the fault.
+    pub witness: Vec<Exchange>,
+    /// The first witness, completed the same way (replayed when the smallest
+    /// does not show the fault: it may rely on less of the run's state).
+    pub first: Vec<Exchange>,
+}
+
+/// The faults of a run, by signature, in the order first seen.
+#[derive(Default)]
+pub struct Faults {
+    kept: IndexMap<String, Kept>,
+    count: Arc<AtomicUsize>,
+}
+
+impl Faults {
+    /// An empty record.
+    pub fn new() -> Faults {
+        Faults::default()
+    }
+
+    /// A counter of distinct faults that other threads can read (progress).
+    pub fn counter(&self) -> Arc<AtomicUsize> {
+        self.count.clone()
+    }
+
+    /// How many distinct faults so far.
+    pub fn len(&self) -> usize {
+        self.kept.len()
+    }
+
+    /// Whether none was found.
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+
+    /// Records what a test's answers showed (`findings` from [`Checker::test`]).
+    pub fn record(
+        &mut self,
+        exchanges: &[Exchange],
+        findings: &[Vec<Finding>],
+        ledger: &witness::Ledger,
+    ) {
+        for (k, found) in findings.iter().enumerate() {
+            let ex = &exchanges[k];
+            for f in found {
+                let signature = f.signature(ex.status);
+                let shorter = |kept: &Kept| kept.fault.witness.len() > k + 1;
+                match self.kept.get_mut(&signature) {
+                    Some(kept) => {
+                        kept.fault.count += 1;
+                        if shorter(kept) {
+                            if kept.first.is_empty() {
+                                kept.first = std::mem::take(&mut kept.witness);
+                            }
+                            kept.witness = ledger.complete(&exchanges[..=k]);
+                            kept.fault.witness = steps(&exchanges[..=k]);
+                        }
+                    }
+                    None => {
+                        self.kept.insert(
+                            signature.clone(),
+                            Kept {
+                                fault: Fault {
+                                    code: f.code.to_string(),
+                                    operation: f.operation.clone(),
+                                    status: ex.status,
+                                    signature,
+                                    message: f.message.clone(),
+                                    count: 1,
+                                    first_seq: ex.seq,
+                                    witness: steps(&exchanges[..=k]),
+                                    confirmation: Confirmation::NotReplayed,
+                                    reproducer: None,
+                                },
+                                check: f.script_check(ex.status),
+                                witness: ledger.complete(&exchanges[..=k]),
+                                first: Vec::new(),
+                            },
+                        );
+                        self.count.store(self.kept.len(), Ordering::Relaxed);
+                    }
+                }
+            }
         }
     }
 
-    /// How many distinct faults were found so far.
-    pub fn fault_count(&self) -> usize {
-        self.faults.len()
+    /// The faults as kept.
+    pub fn kept(&self) -> impl Iterator<Item = &Kept> {
+        self.kept.values()
     }
 
-    /// Checks one exchange.
-    pub fn check(&mut self, api: &Api, ex: &Exchange) {
-        for (code, message) in self.checker.findings(api, ex) {
-            self.record(ex, code, message);
-        }
-    }
-
-    fn record(&mut self, ex: &Exchange, code: &str, message: String) {
-        let signature = signature(code, ex);
-        self.faults
-            .entry(signature.clone())
-            .and_modify(|f| f.count += 1)
-            .or_insert_with(|| Fault {
-                code: code.to_string(),
-                operation: ex.request.operation.clone(),
-                status: ex.status,
-                signature,
-                message,
-                count: 1,
-                first_seq: ex.seq,
-                witness: Vec::new(),
-                confirmation: Confirmation::NotReplayed,
-                reproducer: None,
-            });
-    }
-
-    /// The faults found, in the order first seen.
+    /// The faults, in the order first seen.
     pub fn faults(&self) -> Vec<Fault> {
-        self.faults.values().cloned().collect()
+        self.kept.values().map(|k| k.fault.clone()).collect()
     }
+}
+
+/// The witness steps of some exchanges.
+pub fn steps(exchanges: &[Exchange]) -> Vec<WitnessStep> {
+    exchanges
+        .iter()
+        .map(|e| WitnessStep {
+            seq: e.seq,
+            operation: e.request.operation.clone(),
+            method: e.request.method.clone(),
+            path: e.request.path.clone(),
+            status: e.status,
+        })
+        .collect()
 }

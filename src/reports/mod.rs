@@ -1,8 +1,18 @@
 //! The run's records: `report.json` (shape in `models/report.schema.json`),
-//! built from the exchanges as they come, written with secrets redacted.
+//! built from the exchanges as they come, written with secrets redacted; and
+//! for people and CI, `junit.xml` ([`render_junit`]) and the self-contained
+//! `report.html` ([`render_html`]), written by [`write_extras`].
 
+mod html;
+mod junit;
+
+pub use html::{dot_to_svg, render_html, DotError, GraphPicture, GRAPHVIZ_MISSING};
+pub use junit::render_junit;
+
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
@@ -175,4 +185,129 @@ pub fn write_report(dir: &Path, report: &Report, secrets: &Secrets) -> std::io::
         dir.join("report.json"),
         format!("{}\n", secrets.redact(&text)),
     )
+}
+
+/// How long Graphviz may take to lay out the graph before the page goes without it.
+const DOT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Writes `junit.xml` and `report.html` into `dir`, secrets redacted, and
+/// returns warnings for the user (Graphviz missing or failing: the page then
+/// shows no graph). `graph_dot` is the final graph as DOT
+/// (`graph::export::render(g, Format::Dot)`); empty when there is none.
+pub fn write_extras(
+    dir: &Path,
+    report: &Report,
+    graph_dot: &str,
+    secrets: &Secrets,
+) -> std::io::Result<Vec<String>> {
+    let mut warnings = Vec::new();
+    // The run is just over: now minus its length is when it began.
+    let started = SystemTime::now()
+        .checked_sub(Duration::from_secs_f64(report.elapsed_s.max(0.0)))
+        .unwrap_or_else(SystemTime::now);
+    let junit = render_junit(report, started, secrets);
+    std::fs::write(dir.join("junit.xml"), secrets.redact(&junit).as_bytes())?;
+
+    let picture = if graph_dot.trim().is_empty() {
+        GraphPicture::Missing("No graph was recorded for this run.".to_string())
+    } else {
+        // Redacted before Graphviz sees it, as its SVG escapes what it prints.
+        match dot_to_svg(&secrets.redact(graph_dot), DOT_TIMEOUT) {
+            Ok(svg) => GraphPicture::Svg(svg),
+            Err(e) => {
+                warnings.push(match e {
+                    DotError::NotInstalled => {
+                        "graphviz (dot) not found: report.html shows no graph; install graphviz"
+                            .to_string()
+                    }
+                    ref other => {
+                        format!("graphviz (dot) failed: {other}; report.html shows no graph")
+                    }
+                });
+                GraphPicture::Missing(e.page_note())
+            }
+        }
+    };
+    let html = render_html(report, &picture, secrets);
+    std::fs::write(dir.join("report.html"), secrets.redact(&html).as_bytes())?;
+    Ok(warnings)
+}
+
+/// Whether XML 1.0 allows the character (HTML parsers accept the same set).
+fn xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..='\u{10FFFF}')
+}
+
+/// The text without the characters XML 1.0 forbids (control characters other
+/// than tab, newline and carriage return; U+FFFE, U+FFFF): one of them makes
+/// the whole file unreadable to a CI system.
+fn legal(s: &str) -> Cow<'_, str> {
+    if s.chars().all(xml_char) {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(s.chars().filter(|&c| xml_char(c)).collect())
+    }
+}
+
+/// Text for an XML or HTML element: illegal characters dropped, markup escaped.
+fn escape_text(s: &str) -> String {
+    quick_xml::escape::escape(legal(s)).into_owned()
+}
+
+/// Text for an attribute value: as [`escape_text`], with line breaks and tabs
+/// as character references, which attribute-value normalisation would
+/// otherwise turn into spaces.
+fn escape_attr(s: &str) -> String {
+    escape_text(s)
+        .replace('\n', "&#10;")
+        .replace('\r', "&#13;")
+        .replace('\t', "&#9;")
+}
+
+/// `2024-05-01T12:34:56`, in UTC: the form the JUnit schema's timestamp takes
+/// (no zone).
+fn utc_timestamp(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_utc_civil_dates() {
+        let at = |s: u64| utc_timestamp(SystemTime::UNIX_EPOCH + Duration::from_secs(s));
+        assert_eq!(at(0), "1970-01-01T00:00:00");
+        // 2000-02-29 (a leap day of a century leap year) 23:59:59.
+        assert_eq!(at(951_868_799), "2000-02-29T23:59:59");
+        assert_eq!(at(1_709_251_200), "2024-03-01T00:00:00");
+    }
+
+    #[test]
+    fn text_loses_characters_xml_forbids_and_escapes_markup() {
+        assert_eq!(
+            escape_text("a\u{0}b\u{1b}c\td<e>&\"'\u{FFFE}"),
+            "abc\td&lt;e&gt;&amp;&quot;&apos;"
+        );
+        assert_eq!(escape_attr("x\ny"), "x&#10;y");
+    }
 }

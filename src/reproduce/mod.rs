@@ -47,16 +47,38 @@ pub enum FaultCheck {
     ServerError,
     /// The status is 2xx.
     Success,
-    /// The status is this, and the JSON value at `pointer` is not of one of
-    /// `types` (jq's type names: `number`, `string`, `boolean`, `array`,
-    /// `object`, `null`); a missing value counts as `null`.
+    /// The status is this, and the JSON value at `pointer` has this type
+    /// (jq's names: `number`, `string`, `boolean`, `array`, `object`, `null`).
     JsonType {
         /// The status.
         status: u16,
         /// JSON pointer into the body (`/price`, `/0/price`).
         pointer: String,
-        /// Types the schema allows there.
-        types: Vec<String>,
+        /// The type the run saw there, which the schema does not allow.
+        json_type: String,
+    },
+    /// The status is this, and the JSON value at `pointer` is this value.
+    JsonValue {
+        /// The status.
+        status: u16,
+        /// JSON pointer into the body.
+        pointer: String,
+        /// The value the run saw there, which the schema does not allow.
+        value: serde_json::Value,
+    },
+    /// The status is this, and the body has nothing at `pointer`.
+    JsonMissing {
+        /// The status.
+        status: u16,
+        /// JSON pointer into the body.
+        pointer: String,
+    },
+    /// The status is this, and the `Content-Type` is this media type.
+    ContentType {
+        /// The status.
+        status: u16,
+        /// The media type (without parameters).
+        media: String,
     },
     /// The status is this, and the body contains `text`.
     BodyContains {
@@ -120,3 +142,10 @@ pub enum Source {
         pointer: String,
     },
 }
+
+pub mod build;
+pub mod hurl;
+pub mod phase;
+pub mod replay;
+pub mod shell;
+pub mod shrink;

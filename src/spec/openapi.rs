@@ -905,7 +905,9 @@ impl<'a> Converter<'a> {
                 s.types.push(SchemaType::Array);
             }
         }
-        if nullable && !s.types.is_empty() && !s.types.contains(&SchemaType::Null) {
+        // `nullable` next to `oneOf`/`anyOf` allows null besides the members.
+        let typed = !s.types.is_empty() || !s.alternatives.is_empty();
+        if nullable && typed && !s.types.contains(&SchemaType::Null) {
             s.types.push(SchemaType::Null);
         }
         s

@@ -8,7 +8,7 @@ use crate::execution::Exchange;
 use crate::generation::flow::FlowRun;
 use crate::generation::plan::Plan;
 use crate::generation::pool::location_id;
-use crate::oracles::signature;
+use crate::oracles::Finding;
 
 impl SearchDriver {
     /// The testing targets a finished test reached, with heuristic values:
@@ -16,9 +16,21 @@ impl SearchDriver {
     /// answer), each fault signature, and each consumes edge whose values
     /// flowed into a 2xx (0.5 when they flowed into another answer, 0.1 when
     /// the consumer ran without them).
-    pub(super) fn targets(&self, run: &FlowRun, exchanges: &[Exchange]) -> Vec<(String, f64)> {
+    pub(super) fn targets(
+        &self,
+        run: &FlowRun,
+        exchanges: &[Exchange],
+        findings: &[Vec<Finding>],
+    ) -> Vec<(String, f64)> {
         let mut out: Vec<(String, f64)> = Vec::new();
         for (k, ex) in exchanges.iter().enumerate() {
+            for f in &findings[k] {
+                out.push((format!("fault:{}", f.signature(ex.status)), 1.0));
+            }
+            if run.probes[k] {
+                // A follow-up request counts for the faults it shows only.
+                continue;
+            }
             let op = run.test.calls[run.sent[k]].op;
             let name = &self.api.operations[op].name;
             let ok = ex.is_success();
@@ -34,9 +46,6 @@ impl SearchDriver {
                 0.3
             };
             out.push((format!("ok:{name}"), h));
-            for (code, _) in self.checker.findings(&self.api, ex) {
-                out.push((format!("fault:{}", signature(code, ex)), 1.0));
-            }
             let used = &run.used[k];
             let h = if ok { 1.0 } else { 0.5 };
             for (schema, from) in used {
@@ -67,6 +76,9 @@ impl SearchDriver {
     pub(super) fn learn(&mut self, run: &FlowRun, exchanges: &[Exchange]) {
         let mut changed = false;
         for (k, ex) in exchanges.iter().enumerate() {
+            if run.probes[k] {
+                continue;
+            }
             let call = &run.test.calls[run.sent[k]];
             let op = call.op;
             self.pool

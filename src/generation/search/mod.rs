@@ -32,7 +32,7 @@ use crate::execution::{Driver, Exchange, TestRun};
 use crate::graph::feedback::{Change, Feedback};
 use crate::graph::PropertyGraph;
 use crate::model::{Api, Method};
-use crate::oracles::Checker;
+use crate::oracles::{witness::Ledger, Checker, Faults};
 
 /// Values kept per key in the run's pool.
 const POOL_DEPTH: usize = 16;
@@ -61,6 +61,8 @@ pub struct SearchConfig {
     pub budget: Option<Duration>,
     /// Oracles turned off (their faults are not targets either).
     pub skip_checks: Vec<String>,
+    /// The run's target, to follow `Location` headers under it.
+    pub target: Option<url::Url>,
 }
 
 /// What the search did, for the report.
@@ -111,6 +113,8 @@ pub struct SearchDriver {
     last_success: Vec<Option<Call>>,
     archive: Archive,
     checker: Checker,
+    faults: Faults,
+    ledger: Ledger,
     started: Instant,
     requests: u64,
     tests: u64,
@@ -172,7 +176,9 @@ impl SearchDriver {
         let mut driver = SearchDriver {
             rng: Rng64::seed_from_u64(config.seed),
             last_success: vec![None; api.operations.len()],
-            checker: Checker::new(&api, config.skip_checks.clone()),
+            checker: Checker::new(&api, config.skip_checks.clone(), config.target.clone()),
+            faults: Faults::new(),
+            ledger: Ledger::new(),
             plan: Arc::new(plan),
             feedback: if config.use_graph { feedback } else { None },
             sequences: Vec::new(),
@@ -361,7 +367,41 @@ impl SearchDriver {
     }
 
     fn start(&mut self, test: TestCase) -> Box<dyn TestRun> {
-        Box::new(FlowRun::new(self.api.clone(), self.plan.clone(), test))
+        Box::new(
+            FlowRun::new(self.api.clone(), self.plan.clone(), test)
+                .with_probes(super::flow::PROBE, self.config.target.clone()),
+        )
+    }
+
+    /// The faults found so far.
+    pub fn faults(&self) -> &Faults {
+        &self.faults
+    }
+
+    /// The oracles the search applies.
+    pub fn checker(&self) -> &Checker {
+        &self.checker
+    }
+
+    /// Which request created which id, for completing witnesses.
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    /// The final suite as runs to replay (without follow-up requests), each
+    /// with a title naming the targets it covers.
+    pub fn suite_runs(&self) -> Vec<(Box<dyn TestRun>, String)> {
+        self.suite()
+            .into_iter()
+            .map(|(test, covers)| {
+                let run: Box<dyn TestRun> = Box::new(
+                    FlowRun::new(self.api.clone(), self.plan.clone(), (*test).clone())
+                        .with_probes(0.0, self.config.target.clone()),
+                );
+                let title = format!("Covers: {}", covers.join(", "));
+                (run, title)
+            })
+            .collect()
     }
 }
 
@@ -437,8 +477,13 @@ impl Driver for SearchDriver {
         if exchanges.is_empty() {
             return;
         }
+        let findings = self.checker.test(&self.api, &exchanges);
+        self.faults.record(&exchanges, &findings, &self.ledger);
+        for ex in &exchanges {
+            self.ledger.note(ex);
+        }
         self.learn(&run, &exchanges);
-        let reached = self.targets(&run, &exchanges);
+        let reached = self.targets(&run, &exchanges, &findings);
         let n = self
             .config
             .mio

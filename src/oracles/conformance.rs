@@ -1,0 +1,128 @@
+//! Response conformance beyond the body's shape: is the status documented for
+//! the operation, and is the body of a documented media type (and not an HTML
+//! page where JSON was promised)?
+
+use crate::execution::Exchange;
+use crate::model::{Operation, Response};
+
+/// The response entry documenting `status`: the exact code, else its range
+/// (`4XX`), else `default`.
+pub fn documented(op: &Operation, status: u16) -> Option<&Response> {
+    let code = status.to_string();
+    let range = format!("{}XX", &code[..1]);
+    op.responses
+        .get(&code)
+        .or_else(|| {
+            op.responses
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(&range))
+                .map(|(_, r)| r)
+        })
+        .or_else(|| {
+            op.responses
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("default"))
+                .map(|(_, r)| r)
+        })
+}
+
+/// A media type without parameters, lower-cased (`application/json`).
+pub fn essence(media: &str) -> String {
+    media
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+fn is_json(essence: &str) -> bool {
+    essence.ends_with("/json") || essence.ends_with("+json")
+}
+
+/// Whether a response of media type `actual` is one the description's
+/// `documented` key allows: equal, a wildcard that covers it, or both JSON
+/// (`application/json` for `application/problem+json` and the reverse,
+/// because servers and descriptions disagree on that in good faith).
+pub fn media_matches(documented: &str, actual: &str) -> bool {
+    let (d, a) = (essence(documented), essence(actual));
+    if d == a || d == "*/*" || d.is_empty() {
+        return true;
+    }
+    if let Some(prefix) = d.strip_suffix("/*") {
+        if a.split('/').next() == Some(prefix) {
+            return true;
+        }
+    }
+    is_json(&d) && is_json(&a)
+}
+
+/// Whether a body looks like an HTML page.
+fn looks_like_html(body: &str) -> bool {
+    let start: String = body
+        .trim_start()
+        .chars()
+        .take(15)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    start.starts_with("<!doctype html") || start.starts_with("<html")
+}
+
+/// The media-type finding for one answer below 500: `html_instead_of_json`
+/// when JSON was documented and an HTML page came, `content_type_mismatch`
+/// when the body's type is not among the documented ones. Silent when the
+/// response documents no content (a body the spec does not describe is not a
+/// violation), when the body is empty, or when there is no `Content-Type`.
+pub fn media_finding(op: &Operation, ex: &Exchange) -> Option<(&'static str, String, String)> {
+    let status = ex.status?;
+    let response = documented(op, status)?;
+    if response.content.is_empty() || ex.body.trim().is_empty() {
+        return None;
+    }
+    let json_documented = response.content.keys().any(|k| is_json(&essence(k)));
+    let actual = ex.header("content-type").map(essence);
+    if json_documented
+        && (actual.as_deref() == Some("text/html")
+            || (actual.is_none() && looks_like_html(&ex.body)))
+    {
+        return Some((
+            "html_instead_of_json",
+            format!("status {status} came as an HTML page where JSON is documented"),
+            String::new(),
+        ));
+    }
+    let actual = actual?;
+    if response.content.keys().any(|k| media_matches(k, &actual)) {
+        return None;
+    }
+    let listed: Vec<&str> = response.content.keys().map(String::as_str).collect();
+    Some((
+        "content_type_mismatch",
+        format!(
+            "status {status} came as {actual} (documented: {})",
+            listed.join(", ")
+        ),
+        actual,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_types_match_with_wildcards_and_json_flavours() {
+        assert!(media_matches(
+            "application/json",
+            "application/json; charset=utf-8"
+        ));
+        assert!(media_matches("application/*", "application/xml"));
+        assert!(media_matches("*/*", "text/plain"));
+        assert!(media_matches(
+            "application/json",
+            "application/problem+json"
+        ));
+        assert!(!media_matches("application/json", "text/plain"));
+        assert!(!media_matches("application/xml", "application/json"));
+    }
+}

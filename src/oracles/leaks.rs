@@ -1,0 +1,133 @@
+//! Leaks: text in a response body that tells an attacker how the server is
+//! built. Each pattern is a literal that appears in real stack traces, SQL
+//! driver errors or framework debug pages and almost never in API data; only
+//! the first 64 KiB of a body are scanned.
+
+/// Bytes of a body scanned for leaks.
+const SCAN: usize = 64 * 1024;
+
+/// Stack trace markers of common runtimes.
+const STACK_TRACES: &[(&str, &str)] = &[
+    ("stack backtrace:", "a Rust backtrace"),
+    ("panicked at ", "a Rust panic report"),
+    ("Traceback (most recent call last)", "a Python traceback"),
+    ("Exception in thread \"", "a Java stack trace"),
+    ("\tat java.", "a Java stack trace"),
+    ("\tat org.", "a Java stack trace"),
+    ("--- End of stack trace", "a .NET stack trace"),
+    ("   at System.", "a .NET stack trace"),
+    ("goroutine 1 [running]", "a Go stack trace"),
+    ("[running]:\n", "a Go stack trace"),
+    ("Stack trace:\n#0 ", "a PHP stack trace"),
+    ("node:internal/", "a Node.js stack trace"),
+    ("at Module._compile", "a Node.js stack trace"),
+    (
+        "at process.processTicksAndRejections",
+        "a Node.js stack trace",
+    ),
+];
+
+/// SQL error text of common databases and drivers.
+const SQL: &[(&str, &str)] = &[
+    (
+        "You have an error in your SQL syntax",
+        "a MySQL syntax error",
+    ),
+    ("SQLSTATE[", "a PDO SQL error"),
+    ("syntax error at or near \"", "a PostgreSQL syntax error"),
+    (
+        "unterminated quoted string at or near",
+        "a PostgreSQL syntax error",
+    ),
+    ("PG::SyntaxError", "a PostgreSQL error"),
+    ("psycopg2.errors.", "a PostgreSQL error"),
+    ("SQLITE_ERROR", "an SQLite error"),
+    ("sqlite3.OperationalError", "an SQLite error"),
+    (
+        "Unclosed quotation mark after the character string",
+        "an SQL Server error",
+    ),
+    ("java.sql.SQLException", "a JDBC error"),
+    ("org.hibernate.exception", "a Hibernate error"),
+    ("ORA-00933", "an Oracle SQL error"),
+    ("ORA-01756", "an Oracle SQL error"),
+];
+
+/// Framework debug and default error pages.
+const DEBUG_PAGES: &[(&str, &str)] = &[
+    ("Werkzeug Debugger", "the Werkzeug (Flask) debugger"),
+    ("<code>DEBUG = True</code>", "Django's debug page"),
+    (
+        "Action Controller: Exception caught",
+        "the Rails exception page",
+    ),
+    ("Whitelabel Error Page", "Spring Boot's error page"),
+    ("Server Error in '/' Application", "the ASP.NET error page"),
+    ("Whoops! There was an error", "Laravel's debug page"),
+    ("Symfony Exception", "the Symfony exception page"),
+];
+
+/// The leak a body shows, if any: (code, what it looks like, the marker).
+pub fn find(body: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    let mut end = body.len().min(SCAN);
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    let text = &body[..end];
+    // JSON bodies carry line breaks and tabs escaped; look at both forms.
+    let unescaped;
+    let text = if text.contains("\\n") || text.contains("\\t") {
+        unescaped = text
+            .replace("\\n", "\n")
+            .replace("\\t", "\t")
+            .replace("\\\"", "\"");
+        unescaped.as_str()
+    } else {
+        text
+    };
+    for (code, table) in [
+        ("stack_trace_leak", STACK_TRACES),
+        ("sql_leak", SQL),
+        ("debug_page_leak", DEBUG_PAGES),
+    ] {
+        if let Some((marker, what)) = table.iter().find(|(m, _)| text.contains(m)) {
+            return Some((code, what, marker));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traces_sql_and_debug_pages_are_recognised_in_json_too() {
+        let rust = r#"{"errors":[{"message":"called unwrap\nthread 'x' panicked at src/a.rs:1:2:\nstack backtrace:\n 0: x"}]}"#;
+        assert_eq!(find(rust).unwrap().0, "stack_trace_leak");
+        assert_eq!(
+            find("<p>You have an error in your SQL syntax; check the manual</p>")
+                .unwrap()
+                .0,
+            "sql_leak"
+        );
+        assert_eq!(
+            find("<html><h1>Whitelabel Error Page</h1></html>")
+                .unwrap()
+                .0,
+            "debug_page_leak"
+        );
+    }
+
+    #[test]
+    fn ordinary_bodies_are_not_leaks() {
+        for body in [
+            r#"{"message":"internal error"}"#,
+            r#"{"title":"How to read a stack trace","text":"at the start"}"#,
+            r#"{"query":"select * from books"}"#,
+            "",
+        ] {
+            assert_eq!(find(body), None, "{body}");
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! Stateful checks, in the spirit of RESTler's checkers and Schemathesis's
+//! stateful checks: they judge an answer by what earlier requests of the same
+//! test did. The run adds the follow-up requests they need (a GET after a
+//! DELETE, of a `Location`, of a created item; a repeated PUT or DELETE).
+
+use super::Finding;
+use crate::execution::Exchange;
+
+fn path_of(ex: &Exchange) -> &str {
+    ex.request.path.split('?').next().unwrap_or("")
+}
+
+/// The id a creation answered with: the `Location`'s last segment, else the
+/// body's top-level `id`.
+fn created_id(ex: &Exchange) -> Option<String> {
+    if let Some(loc) = ex.header("location") {
+        let id = loc
+            .split(['?', '#'])
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or("");
+        if !id.is_empty() {
+            return Some(id.to_string());
+        }
+    }
+    match ex.json()?.get("id")? {
+        serde_json::Value::String(s) if !s.is_empty() => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// The stateful findings for `ex`, given the earlier exchanges of its test.
+/// `location` resolves a `Location` header to a request path under the target.
+pub fn findings(
+    earlier: &[Exchange],
+    ex: &Exchange,
+    location: &dyn Fn(&str) -> Option<String>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let Some(status) = ex.status else { return out };
+    let method = ex.request.method.as_str();
+    let path = path_of(ex);
+    if method == "GET" {
+        // Walk back to the latest request that changed this very path.
+        for prev in earlier.iter().rev() {
+            let same = path_of(prev) == path;
+            if same && prev.request.method == "DELETE" && prev.is_success() {
+                if (200..300).contains(&status) {
+                    out.push(Finding::new(
+                        "use_after_delete",
+                        &prev.request.operation,
+                        format!(
+                            "GET {path} answered {status} after DELETE {path} answered {}",
+                            prev.status.unwrap_or(0)
+                        ),
+                        String::new(),
+                    ));
+                }
+                break;
+            }
+            if same && matches!(prev.request.method.as_str(), "PUT" | "POST") && prev.is_success() {
+                break;
+            }
+        }
+        if matches!(status, 404 | 410) {
+            // Find the creation this GET follows up on, if any.
+            for prev in earlier.iter().rev() {
+                if !prev.is_success() || prev.request.method == "GET" {
+                    continue;
+                }
+                // Deleting a parent takes its children with it.
+                let parent_deleted = prev.request.method == "DELETE"
+                    && path.starts_with(&format!("{}/", path_of(prev).trim_end_matches('/')));
+                if parent_deleted {
+                    break;
+                }
+                if let Some(loc) = prev.header("location") {
+                    if location(loc)
+                        .as_deref()
+                        .map(|p| p.split('?').next().unwrap_or(""))
+                        == Some(path)
+                    {
+                        out.push(Finding::new(
+                            "dangling_location",
+                            &prev.request.operation,
+                            format!(
+                                "the Location {loc} of {} {} ({}) answers {status}",
+                                prev.request.method,
+                                path_of(prev),
+                                prev.status.unwrap_or(0)
+                            ),
+                            String::new(),
+                        ));
+                        break;
+                    }
+                }
+                if prev.request.method == "POST" {
+                    if let Some(id) = created_id(prev) {
+                        let item = format!("{}/{id}", path_of(prev).trim_end_matches('/'));
+                        if item == path {
+                            out.push(Finding::new(
+                                "created_not_readable",
+                                &prev.request.operation,
+                                format!(
+                                    "POST {} created {id} ({}), but GET {path} answers {status}",
+                                    path_of(prev),
+                                    prev.status.unwrap_or(0)
+                                ),
+                                String::new(),
+                            ));
+                            break;
+                        }
+                    }
+                }
+                // Anything done since to this path explains the 404.
+                if path_of(prev) == path {
+                    break;
+                }
+            }
+        }
+    }
+    if matches!(method, "PUT" | "DELETE") {
+        if let Some(prev) = earlier.last() {
+            let identical = prev.request.method == ex.request.method
+                && prev.request.path == ex.request.path
+                && prev.request.body == ex.request.body;
+            if identical && prev.is_success() {
+                let changed = match method {
+                    "PUT" => !(200..300).contains(&status) && status < 500,
+                    _ => {
+                        !(200..300).contains(&status)
+                            && !matches!(status, 404 | 410)
+                            && status < 500
+                    }
+                };
+                if changed {
+                    out.push(Finding::new(
+                        "non_idempotent",
+                        &ex.request.operation,
+                        format!(
+                            "{method} {path} answered {} and then {status} when repeated",
+                            prev.status.unwrap_or(0)
+                        ),
+                        String::new(),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execution::RequestSpec;
+
+    fn ex(method: &str, path: &str, status: u16, location: Option<&str>) -> Exchange {
+        Exchange {
+            seq: 0,
+            request: RequestSpec {
+                operation: format!("{method} {path}"),
+                method: method.into(),
+                path: path.into(),
+                headers: vec![],
+                body: None,
+                content_type: None,
+                graphql_query: false,
+            },
+            status: Some(status),
+            headers: location
+                .map(|l| vec![("location".to_string(), l.to_string())])
+                .unwrap_or_default(),
+            body: String::new(),
+            truncated: false,
+            failure: None,
+            elapsed: std::time::Duration::ZERO,
+            parsed: Default::default(),
+        }
+    }
+
+    fn codes(earlier: &[Exchange], last: &Exchange) -> Vec<&'static str> {
+        let loc = |l: &str| Some(l.to_string());
+        findings(earlier, last, &loc)
+            .iter()
+            .map(|f| f.code)
+            .collect()
+    }
+
+    #[test]
+    fn reads_after_delete_and_dangling_locations_fire() {
+        let del = ex("DELETE", "/b/1", 204, None);
+        assert_eq!(
+            codes(std::slice::from_ref(&del), &ex("GET", "/b/1", 200, None)),
+            ["use_after_delete"]
+        );
+        assert!(codes(&[del], &ex("GET", "/b/1", 404, None)).is_empty());
+        let made = ex("POST", "/b", 201, Some("/r/7"));
+        assert_eq!(
+            codes(&[made], &ex("GET", "/r/7", 404, None)),
+            ["dangling_location"]
+        );
+        let made = ex("POST", "/b", 201, Some("/b/7"));
+        assert!(codes(&[made], &ex("GET", "/b/7", 200, None)).is_empty());
+    }
+
+    #[test]
+    fn a_deleted_parent_explains_a_missing_child() {
+        let made = ex("POST", "/p/4/t", 201, Some("/p/4/t/9"));
+        let gone = ex("DELETE", "/p/4", 204, None);
+        assert!(codes(&[made, gone], &ex("GET", "/p/4/t/9", 404, None)).is_empty());
+    }
+
+    #[test]
+    fn a_repeated_put_that_fails_is_not_idempotent() {
+        let put = ex("PUT", "/b/1", 200, None);
+        assert_eq!(
+            codes(std::slice::from_ref(&put), &ex("PUT", "/b/1", 409, None)),
+            ["non_idempotent"]
+        );
+        assert!(codes(&[put], &ex("PUT", "/b/1", 200, None)).is_empty());
+        let del = ex("DELETE", "/b/1", 204, None);
+        assert!(codes(&[del], &ex("DELETE", "/b/1", 404, None)).is_empty());
+    }
+}

@@ -1,0 +1,332 @@
+//! `junit.xml`: the run as JUnit XML, the test-report format CI systems read
+//! (Jenkins, GitLab, GitHub test reporters). It validates against the Apache Ant
+//! schema (`fixtures/junit/JUnit.xsd`), the strictest of the common ones, so
+//! lenient readers accept it too.
+//!
+//! The document is a `<testsuites>` with two suites:
+//!
+//! - **`operations`**: one `<testcase>` per operation, classname `operations`,
+//!   name `METHOD /path (operationName)`. It *passes* when the server answered
+//!   it 2xx at least once. An operation never answered 2xx is **skipped**, not
+//!   failed: a server may rightly refuse every request a black-box tester can
+//!   build (missing credentials, data it cannot guess), and the faults are
+//!   counted once, in their own suite. The `<skipped>` message says why:
+//!   `never called` (read-only mode, or the budget ran out first) or
+//!   `never answered 2xx (answers: 400×12, 404×3)`. An operation whose requests
+//!   all went unanswered (timeouts, refused connections) is an **error**: the
+//!   test could not run, which CI should show.
+//! - **`faults`**: one failing `<testcase>` per fault, classname
+//!   `faults.<code>`, name the fault's signature, whose `<failure>` carries the
+//!   message and, in its text, the count, the confirmation, the witness and the
+//!   minimised reproducer with its script's path. Flaky faults fail too (they
+//!   were seen; the text says the replay did not show them again).
+
+use std::fmt::Write;
+use std::time::SystemTime;
+
+use super::{escape_attr, escape_text, utc_timestamp, Report};
+use crate::execution::secrets::Secrets;
+use crate::oracles::{Confirmation, Fault, WitnessStep};
+
+use super::OperationReport;
+
+/// What one operation's test case shows.
+enum Verdict {
+    Passed,
+    Skipped(String),
+    Error(String),
+}
+
+fn verdict(op: &OperationReport) -> Verdict {
+    if op.status_counts.keys().any(|k| k.starts_with('2')) {
+        return Verdict::Passed;
+    }
+    let failures = counts(&op.failures);
+    if op.status_counts.is_empty() {
+        if op.failures.is_empty() {
+            return Verdict::Skipped("never called".to_string());
+        }
+        return Verdict::Error(format!("no response: {failures}"));
+    }
+    let mut why = format!(
+        "never answered 2xx (answers: {})",
+        counts(&op.status_counts)
+    );
+    if !op.failures.is_empty() {
+        let _ = write!(why, "; no response: {failures}");
+    }
+    Verdict::Skipped(why)
+}
+
+/// `400×12, 404×3`.
+fn counts(map: &std::collections::BTreeMap<String, u64>) -> String {
+    map.iter()
+        .map(|(k, n)| format!("{k}×{n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The test-case name of an operation: `METHOD /path (operationName)`.
+pub(super) fn operation_case_name(op: &OperationReport) -> String {
+    format!("{} {} ({})", op.method, op.path, op.operation)
+}
+
+/// Words for a confirmation, as both reports print it.
+pub(super) fn confirmation_text(c: Confirmation) -> &'static str {
+    match c {
+        Confirmation::Confirmed => "confirmed: replaying the witness showed it again",
+        Confirmation::Flaky => "flaky: replaying the witness did not show it again",
+        Confirmation::NotReplayed => "not replayed",
+    }
+}
+
+fn step_line(s: &WitnessStep) -> String {
+    format!(
+        "{} {} -> {}",
+        s.method,
+        s.path,
+        s.status
+            .map_or("no response".to_string(), |s| s.to_string())
+    )
+}
+
+/// The failure's text: everything a reader needs to act on the fault.
+fn fault_body(f: &Fault) -> String {
+    let mut b = String::new();
+    let _ = writeln!(b, "{}", f.message);
+    let _ = writeln!(
+        b,
+        "operation: {}; status: {}",
+        f.operation,
+        f.status.map_or("none".to_string(), |s| s.to_string())
+    );
+    let _ = writeln!(
+        b,
+        "seen {} time(s), first at request #{}",
+        f.count, f.first_seq
+    );
+    let _ = writeln!(b, "confirmation: {}", confirmation_text(f.confirmation));
+    if !f.witness.is_empty() {
+        let _ = writeln!(b, "witness (the requests as sent):");
+        for s in &f.witness {
+            let _ = writeln!(b, "  #{} {}", s.seq, step_line(s));
+        }
+    }
+    if let Some(r) = &f.reproducer {
+        let _ = writeln!(
+            b,
+            "reproducer (minimised, {} request(s) spent on it): sh {} (JSON: {})",
+            r.requests, r.shell, r.json
+        );
+        for (i, s) in r.steps.iter().enumerate() {
+            let _ = writeln!(b, "  {}. {}", i + 1, step_line(s));
+        }
+    }
+    b
+}
+
+/// Renders `junit.xml`. `started` is when the run began (the suites'
+/// timestamp, in UTC); every text taken from the run passes through
+/// `secrets.redact` before it is escaped, so a secret holding `&` or `<` is
+/// still found.
+pub fn render_junit(report: &Report, started: SystemTime, secrets: &Secrets) -> String {
+    let text = |s: &str| escape_text(&secrets.redact(s));
+    let attr = |s: &str| escape_attr(&secrets.redact(s));
+    let timestamp = utc_timestamp(started);
+    // The schema wants the host the tests ran on; for a black-box tester that
+    // is the server under test, which is also what a CI reader wants to see.
+    let hostname = url::Url::parse(&report.settings.target)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string());
+    let time = format!("{:.3}", report.elapsed_s.max(0.0));
+
+    let mut properties = String::from("    <properties>\n");
+    let mut prop = |name: &str, value: String| {
+        let _ = writeln!(
+            properties,
+            "      <property name=\"{}\" value=\"{}\"/>",
+            name,
+            attr(&value)
+        );
+    };
+    let s = &report.settings;
+    prop(
+        "tool",
+        format!(
+            "cartograph {}",
+            report
+                .tool
+                .get("version")
+                .copied()
+                .unwrap_or(env!("CARGO_PKG_VERSION"))
+        ),
+    );
+    prop("target", s.target.clone());
+    prop("seed", s.seed.to_string());
+    prop("requests", report.requests.to_string());
+    prop("stop", report.stop.clone());
+    prop("elapsed_s", report.elapsed_s.to_string());
+    if let Some(b) = s.budget_s {
+        prop("budget_s", b.to_string());
+    }
+    if let Some(m) = s.max_requests {
+        prop("max_requests", m.to_string());
+    }
+    if let Some(r) = s.rate_per_s {
+        prop("rate_per_s", r.to_string());
+    }
+    prop("concurrency", s.concurrency.to_string());
+    prop("read_only", s.read_only.to_string());
+    prop(
+        "operations_reached",
+        format!(
+            "{} of {}",
+            report.operations_reached,
+            report.operations.len()
+        ),
+    );
+    if report.refused_mutations > 0 {
+        prop("refused_mutations", report.refused_mutations.to_string());
+    }
+    properties.push_str("    </properties>\n");
+
+    let suite_open = |name: &str,
+                      id: usize,
+                      tests: usize,
+                      failures: usize,
+                      errors: usize,
+                      skipped: usize| {
+        format!(
+            "  <testsuite name=\"{name}\" package=\"cartograph\" id=\"{id}\" timestamp=\"{timestamp}\" hostname=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{time}\">\n",
+            attr(&hostname)
+        )
+    };
+
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
+
+    // Operations.
+    let verdicts: Vec<Verdict> = report.operations.iter().map(verdict).collect();
+    let skipped = verdicts
+        .iter()
+        .filter(|v| matches!(v, Verdict::Skipped(_)))
+        .count();
+    let errors = verdicts
+        .iter()
+        .filter(|v| matches!(v, Verdict::Error(_)))
+        .count();
+    out.push_str(&suite_open(
+        "operations",
+        0,
+        report.operations.len(),
+        0,
+        errors,
+        skipped,
+    ));
+    out.push_str(&properties);
+    for (op, v) in report.operations.iter().zip(&verdicts) {
+        let name = attr(&operation_case_name(op));
+        match v {
+            Verdict::Passed => {
+                let _ = writeln!(
+                    out,
+                    "    <testcase classname=\"operations\" name=\"{name}\" time=\"0\"/>"
+                );
+            }
+            Verdict::Skipped(why) => {
+                let _ = writeln!(
+                    out,
+                    "    <testcase classname=\"operations\" name=\"{name}\" time=\"0\">\n      <skipped message=\"{}\"/>\n    </testcase>",
+                    attr(why)
+                );
+            }
+            Verdict::Error(why) => {
+                let _ = writeln!(
+                    out,
+                    "    <testcase classname=\"operations\" name=\"{name}\" time=\"0\">\n      <error message=\"{}\" type=\"no_response\">{}</error>\n    </testcase>",
+                    attr(why),
+                    text(why)
+                );
+            }
+        }
+    }
+    let mut summary = format!(
+        "{} of {} operations answered 2xx in {} requests ({} s, stopped: {})\n",
+        report.operations_reached,
+        report.operations.len(),
+        report.requests,
+        report.elapsed_s,
+        report.stop
+    );
+    for op in &report.operations {
+        let _ = writeln!(
+            summary,
+            "{}: {}",
+            operation_case_name(op),
+            if op.status_counts.is_empty() && op.failures.is_empty() {
+                "never called".to_string()
+            } else {
+                let mut c = counts(&op.status_counts);
+                if !op.failures.is_empty() {
+                    if !c.is_empty() {
+                        c.push_str(", ");
+                    }
+                    c.push_str(&counts(&op.failures));
+                }
+                c
+            }
+        );
+    }
+    let _ = writeln!(out, "    <system-out>{}</system-out>", text(&summary));
+    out.push_str("    <system-err></system-err>\n  </testsuite>\n");
+
+    // Faults.
+    out.push_str(&suite_open(
+        "faults",
+        1,
+        report.faults.len(),
+        report.faults.len(),
+        0,
+        0,
+    ));
+    out.push_str(&properties);
+    for f in &report.faults {
+        let message = match f.confirmation {
+            Confirmation::Flaky => format!("{} (flaky)", f.message),
+            _ => f.message.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "    <testcase classname=\"faults.{}\" name=\"{}\" time=\"0\">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
+            attr(&f.code),
+            attr(&f.signature),
+            attr(&message),
+            attr(&f.code),
+            text(&fault_body(f))
+        );
+    }
+    let mut by_code = std::collections::BTreeMap::<&str, u64>::new();
+    for f in &report.faults {
+        *by_code.entry(f.code.as_str()).or_default() += 1;
+    }
+    let summary = format!(
+        "{} fault(s){}\n",
+        report.faults.len(),
+        if by_code.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ": {}",
+                by_code
+                    .iter()
+                    .map(|(c, n)| format!("{c} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    );
+    let _ = writeln!(out, "    <system-out>{}</system-out>", text(&summary));
+    out.push_str("    <system-err></system-err>\n  </testsuite>\n</testsuites>\n");
+    out
+}

@@ -1,0 +1,341 @@
+//! From exchanges to a script: each id-like value a request sent that an
+//! earlier response of the sequence gave (a `Location`, an `id`, a field of
+//! the same name) becomes a capture on that response and a `{{var}}` in the
+//! request, so the script carries it again when replayed.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::{Capture, Script, Source, Step};
+use crate::execution::Exchange;
+use crate::generation::request::encode_segment;
+use crate::model::Api;
+
+/// A marker put in a JSON body where a captured value goes, before the body
+/// is serialised; replaced by `{{var}}` afterwards.
+const MARK: char = '\u{1}';
+
+fn text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn is_id_name(name: &str) -> bool {
+    crate::graph::names::words(name)
+        .last()
+        .is_some_and(|w| crate::graph::names::is_id_like(w))
+}
+
+/// `bookId` → `book_id`; anything else becomes letters, digits and `_`.
+fn snake(name: &str) -> String {
+    let words = crate::graph::names::words(name);
+    let joined = if words.is_empty() {
+        "value".to_string()
+    } else {
+        words.join("_")
+    };
+    let clean: String = joined
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if clean.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        clean
+    } else {
+        format!("v_{clean}")
+    }
+}
+
+/// The singular of the collection a request path created into or read from
+/// (`/authors/3/books` → `book`).
+fn resource(path: &str) -> String {
+    path.split('?')
+        .next()
+        .unwrap_or("")
+        .split('/')
+        .rev()
+        .find(|s| !s.is_empty() && !s.starts_with(|c: char| c.is_ascii_digit()) && !s.contains('%'))
+        .map(|s| s.trim_end_matches('s').to_string())
+        .unwrap_or_default()
+}
+
+/// 1 when the collection `path` holds (`/authors/3/books` → `book`) is what
+/// the input `name` refers to (`bookId`), else 0: ids of different resources
+/// collide (book 4, author 4).
+fn names(path: &str, name: &str) -> u8 {
+    let r = resource(path);
+    u8::from(!r.is_empty() && name.to_ascii_lowercase().contains(&r.to_ascii_lowercase()))
+}
+
+/// A place in a response a value can be taken from, with how well it fits.
+struct Candidate {
+    step: usize,
+    source: Source,
+    score: u8,
+}
+
+/// Scalars of a body by pointer (objects to depth 3, the first arrays' items).
+fn leaves(v: &Value, pointer: String, depth: usize, out: &mut Vec<(String, String, Value)>) {
+    match v {
+        Value::Object(m) if depth > 0 => {
+            for (k, x) in m {
+                let p = format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"));
+                match x {
+                    Value::Object(_) | Value::Array(_) => leaves(x, p, depth - 1, out),
+                    scalar => out.push((p, k.clone(), scalar.clone())),
+                }
+            }
+        }
+        Value::Array(a) if depth > 0 => {
+            for (i, x) in a.iter().take(16).enumerate() {
+                leaves(x, format!("{pointer}/{i}"), depth - 1, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Where earlier answers give `value`, best first.
+fn sources(
+    earlier: &[Exchange],
+    value: &str,
+    name: &str,
+    chain: &str,
+    location: &dyn Fn(&str) -> Option<String>,
+) -> Option<Candidate> {
+    let mut best: Option<Candidate> = None;
+    // Among equally good places, the first answer that gave the value: its
+    // origin (a later answer that echoes it, such as an update's, would make
+    // that update look needed).
+    let mut consider = |c: Candidate| {
+        if best.as_ref().is_none_or(|b| c.score > b.score) {
+            best = Some(c);
+        }
+    };
+    for (j, ex) in earlier.iter().enumerate() {
+        if !ex.is_success() {
+            continue;
+        }
+        if let Some(loc) = ex.header("location") {
+            let id = crate::generation::pool::location_id(loc).and_then(|v| text(&v));
+            if id.as_deref() == Some(value) {
+                let at = location(loc).unwrap_or_default();
+                let collection = at.rsplit_once('/').map(|(c, _)| c).unwrap_or("");
+                let chained = !chain.is_empty() && collection == chain;
+                consider(Candidate {
+                    step: j,
+                    source: Source::LocationId,
+                    score: if chained {
+                        5
+                    } else {
+                        3 + names(collection, name)
+                    },
+                });
+            }
+        }
+        let Some(body) = ex.json() else { continue };
+        let mut found = Vec::new();
+        leaves(body, String::new(), 3, &mut found);
+        for (pointer, field, v) in found {
+            if text(&v).as_deref() != Some(value) {
+                continue;
+            }
+            let top = pointer.matches('/').count() == 1;
+            let score = if field == name {
+                4
+            } else if field == "id" && top {
+                3 + names(&ex.request.path, name)
+            } else if is_id_name(&field) {
+                2
+            } else {
+                continue;
+            };
+            consider(Candidate {
+                step: j,
+                source: Source::Json { pointer },
+                score,
+            });
+        }
+    }
+    best
+}
+
+/// Builds the script of `exchanges` (in order) run against `target`.
+/// `location` resolves a `Location` header to a request path under the target.
+pub fn script(
+    api: &Api,
+    target: &str,
+    exchanges: &[Exchange],
+    location: &dyn Fn(&str) -> Option<String>,
+) -> Script {
+    let positions = api.operation_positions();
+    let mut steps: Vec<Step> = Vec::new();
+    // (step, source) → var, so one captured value keeps one name.
+    let mut vars: Vec<((usize, Source), String)> = Vec::new();
+    let mut names: HashMap<String, usize> = HashMap::new();
+    let mut capture = |steps: &mut Vec<Step>, c: &Candidate, name: &str| -> String {
+        if let Some((_, v)) = vars
+            .iter()
+            .find(|((s, src), _)| *s == c.step && src == &c.source)
+        {
+            return v.clone();
+        }
+        let base = if name == "id" || name.is_empty() {
+            let r = resource(&steps[c.step].path);
+            if r.is_empty() {
+                "id".to_string()
+            } else {
+                format!("{}_id", snake(&r))
+            }
+        } else {
+            snake(name)
+        };
+        let n = names.entry(base.clone()).or_insert(0);
+        *n += 1;
+        let var = if *n == 1 { base } else { format!("{base}_{n}") };
+        steps[c.step].captures.push(Capture {
+            var: var.clone(),
+            from: c.source.clone(),
+        });
+        vars.push(((c.step, c.source.clone()), var.clone()));
+        var
+    };
+    for (i, ex) in exchanges.iter().enumerate() {
+        let earlier = &exchanges[..i];
+        let (path, query) = ex
+            .request
+            .path
+            .split_once('?')
+            .map_or((ex.request.path.as_str(), None), |(p, q)| (p, Some(q)));
+        let template: Option<Vec<&str>> = positions.get(&ex.request.operation).map(|&o| {
+            api.operations[o]
+                .path
+                .split('/')
+                .filter(|s| !s.is_empty())
+                .collect()
+        });
+        // Path segments.
+        let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        let mut out_path = String::new();
+        let mut chain = String::new();
+        for (k, seg) in segments.iter().enumerate() {
+            let param = match &template {
+                Some(t) if t.len() == segments.len() => t[k]
+                    .strip_prefix('{')
+                    .and_then(|s| s.strip_suffix('}'))
+                    .map(str::to_string),
+                Some(_) => None,
+                // A follow-up of a Location: any segment may carry an id.
+                None => Some(String::new()),
+            };
+            let value = percent_encoding::percent_decode_str(seg)
+                .decode_utf8_lossy()
+                .into_owned();
+            let var = param.and_then(|name| {
+                sources(earlier, &value, &name, &chain, location)
+                    .map(|c| capture(&mut steps, &c, &name))
+            });
+            out_path.push('/');
+            match var {
+                Some(v) => out_path.push_str(&format!("{{{{{v}}}}}")),
+                None => out_path.push_str(seg),
+            }
+            chain.push('/');
+            chain.push_str(seg);
+        }
+        if out_path.is_empty() {
+            out_path.push('/');
+        }
+        if let Some(q) = query {
+            let mut pairs = Vec::new();
+            for (k, v) in url::form_urlencoded::parse(q.as_bytes()) {
+                let key: String = url::form_urlencoded::byte_serialize(k.as_bytes()).collect();
+                let var = if is_id_name(&k) {
+                    sources(earlier, &v, &k, "", location).map(|c| capture(&mut steps, &c, &k))
+                } else {
+                    None
+                };
+                match var {
+                    Some(var) => pairs.push(format!("{key}={{{{{var}}}}}")),
+                    None => pairs.push(format!(
+                        "{key}={}",
+                        url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>()
+                    )),
+                }
+            }
+            out_path.push('?');
+            out_path.push_str(&pairs.join("&"));
+        }
+        // The JSON body's id-like fields.
+        let mut body = ex.request.body.clone();
+        let json_body = ex
+            .request
+            .content_type
+            .as_deref()
+            .is_some_and(crate::model::is_json_mime);
+        if let (true, Some(text_body)) = (json_body, &ex.request.body) {
+            if let Ok(mut value) = serde_json::from_str::<Value>(text_body) {
+                let mut found = Vec::new();
+                leaves(&value, String::new(), 3, &mut found);
+                let mut replaced = Vec::new();
+                for (pointer, field, v) in found {
+                    let Some(t) = text(&v) else { continue };
+                    if !is_id_name(&field) {
+                        continue;
+                    }
+                    if let Some(c) = sources(earlier, &t, &field, "", location) {
+                        let var = capture(&mut steps, &c, &field);
+                        if let Some(slot) = value.pointer_mut(&pointer) {
+                            let bare = slot.is_number();
+                            *slot = Value::String(format!("{MARK}{var}{MARK}"));
+                            replaced.push((var, bare));
+                        }
+                    }
+                }
+                if !replaced.is_empty() {
+                    let mut s = value.to_string();
+                    for (var, bare) in replaced {
+                        let marked = format!("\"\\u0001{var}\\u0001\"");
+                        let with = if bare {
+                            format!("{{{{{var}}}}}")
+                        } else {
+                            format!("\"{{{{{var}}}}}\"")
+                        };
+                        s = s.replace(&marked, &with);
+                    }
+                    body = Some(s);
+                }
+            }
+        }
+        steps.push(Step {
+            operation: ex.request.operation.clone(),
+            method: ex.request.method.clone(),
+            path: out_path,
+            headers: ex.request.headers.clone(),
+            content_type: ex.request.content_type.clone(),
+            body,
+            graphql_query: ex.request.graphql_query,
+            captures: Vec::new(),
+            status: ex.status,
+        });
+    }
+    Script {
+        target: target.to_string(),
+        fault: None,
+        steps,
+    }
+}
+
+/// The text of a captured value as it goes into a path or query.
+pub fn in_path(v: &Value) -> String {
+    encode_segment(v)
+}

@@ -1,0 +1,103 @@
+//! A script as a Hurl file: one entry per step, `[Captures]` for carried
+//! values, and the status the run saw asserted. The target comes from the
+//! `base` variable: `hurl --test --variable base=http://127.0.0.1:8080 *.hurl`.
+
+use super::{Script, Source};
+
+/// A JSON pointer as a Hurl JSONPath (`/0/id` → `$[0]['id']`).
+fn jsonpath(pointer: &str) -> String {
+    let mut out = String::from("$");
+    for t in pointer.split('/').skip(1) {
+        let t = t.replace("~1", "/").replace("~0", "~");
+        if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit()) {
+            out.push_str(&format!("[{t}]"));
+        } else {
+            out.push_str(&format!(
+                "['{}']",
+                t.replace('\\', "\\\\").replace('\'', "\\'")
+            ));
+        }
+    }
+    out
+}
+
+/// A Hurl quoted string.
+fn quoted(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Renders `script` as a Hurl file; `title` heads it as a comment.
+pub fn render(script: &Script, title: &str) -> String {
+    let mut out = String::new();
+    for line in title.lines() {
+        out.push_str(&format!("# {line}\n"));
+    }
+    out.push_str(&format!(
+        "# Written by Cartograph {}; run: hurl --test --variable base={} FILE\n\n",
+        env!("CARGO_PKG_VERSION"),
+        script.target
+    ));
+    for step in &script.steps {
+        out.push_str(&format!("# {}\n", step.operation));
+        out.push_str(&format!("{} {{{{base}}}}{}\n", step.method, step.path));
+        for (name, value) in &step.headers {
+            out.push_str(&format!("{name}: {value}\n"));
+        }
+        if let Some(ct) = &step.content_type {
+            out.push_str(&format!("Content-Type: {ct}\n"));
+        }
+        if let Some(body) = &step.body {
+            let trimmed = body.trim_start();
+            let json = step
+                .content_type
+                .as_deref()
+                .is_some_and(crate::model::is_json_mime);
+            if json
+                && (trimmed.starts_with('{') || trimmed.starts_with('['))
+                && !body.contains('\n')
+            {
+                out.push_str(body);
+                out.push('\n');
+            } else {
+                out.push_str("```\n");
+                out.push_str(body);
+                if !body.ends_with('\n') {
+                    out.push('\n');
+                }
+                out.push_str("```\n");
+            }
+        }
+        match step.status {
+            Some(s) => out.push_str(&format!("HTTP {s}\n")),
+            None => out.push_str("HTTP *\n"),
+        }
+        if !step.captures.is_empty() {
+            out.push_str("[Captures]\n");
+            for c in &step.captures {
+                let query = match &c.from {
+                    Source::LocationId => {
+                        format!(
+                            "header \"Location\" regex {}",
+                            quoted("([^/?#]+)/?(?:[?#].*)?$")
+                        )
+                    }
+                    Source::Json { pointer } => format!("jsonpath {}", quoted(&jsonpath(pointer))),
+                };
+                out.push_str(&format!("{}: {query}\n", c.var));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pointers_become_jsonpaths() {
+        assert_eq!(jsonpath("/0/id"), "$[0]['id']");
+        assert_eq!(jsonpath("/a~1b/it's"), r"$['a/b']['it\'s']");
+    }
+}

@@ -1,0 +1,318 @@
+//! After the search: faults are confirmed and shrunk against the target, the
+//! archive's tests are replayed to record the regression suite, and both are
+//! written as files (`reproducers/*.sh|json`, `tests/*.hurl`).
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::shrink::{Job, Outcome, ShrinkDriver};
+use super::{build, hurl, shell, Script, ScriptFault};
+use crate::execution::{
+    self, secrets::Secrets, Credentials, Driver, Exchange, RunConfig, TestRun, TraceWriter,
+    Transport,
+};
+use crate::model::Api;
+use crate::oracles::{Checker, Confirmation, Kept, Reproducer, WitnessStep};
+
+/// What the phase may spend on confirming and shrinking, at most.
+pub const REPLAY_BUDGET: Duration = Duration::from_secs(30);
+
+/// Requests the phase may spend, at most.
+pub const REPLAY_REQUESTS: u64 = 4_000;
+
+/// How the phase talks to the target: the run's settings.
+pub struct Channel {
+    /// The run's configuration (budget and caps are replaced).
+    pub config: RunConfig,
+    /// Credentials, as in the run.
+    pub credentials: Credentials,
+    /// Where the phase's exchanges are recorded (`replay.ndjson`).
+    pub trace: TraceWriter,
+}
+
+impl Channel {
+    async fn run(
+        &mut self,
+        driver: Arc<Mutex<dyn Driver>>,
+        budget: Duration,
+        requests: u64,
+    ) -> anyhow::Result<execution::RunOutcome> {
+        let mut config = self.config.clone();
+        config.budget = Some(budget);
+        config.max_requests = Some(requests);
+        // One at a time: a shrink step depends on the verdict of the one before.
+        config.concurrency = 1;
+        let transport = Transport::new(config.target.clone(), config.max_body, 1)
+            .map_err(|e| anyhow::anyhow!(e))?;
+        let trace = &mut self.trace;
+        let mut error = None;
+        let outcome = execution::run(config, transport, self.credentials.clone(), driver, |ex| {
+            if let Err(e) = trace.write(ex) {
+                error.get_or_insert(e);
+            }
+        })
+        .await;
+        if let Some(e) = error {
+            eprintln!("warning: replay.ndjson is incomplete: {e}");
+        }
+        Ok(outcome)
+    }
+}
+
+/// The script of a kept fault: its completed witness, with the fault's check.
+pub fn fault_script(api: &Api, checker: &Checker, target: &str, kept: &Kept) -> Vec<Script> {
+    let location = |l: &str| checker.location_path(l);
+    // Last resort: the test alone, without the requests that made what it
+    // used (they may fail now that the run has changed the server's state).
+    let own: Vec<Exchange> = kept
+        .witness
+        .iter()
+        .filter(|e| kept.fault.witness.iter().any(|w| w.seq == e.seq))
+        .cloned()
+        .collect();
+    let own = if own.len() < kept.witness.len() {
+        own
+    } else {
+        Vec::new()
+    };
+    [&kept.witness, &kept.first, &own]
+        .into_iter()
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut script = build::script(api, target, w, &location);
+            script.fault = Some(ScriptFault {
+                code: kept.fault.code.clone(),
+                signature: kept.fault.signature.clone(),
+                message: kept.fault.message.clone(),
+                check: kept.check.clone(),
+            });
+            script
+        })
+        .collect()
+}
+
+/// Confirms and shrinks each fault (skipping, in read-only mode, those whose
+/// scripts would change state), within [`REPLAY_BUDGET`].
+pub async fn confirm(
+    api: Arc<Api>,
+    checker: Checker,
+    scripts: Vec<Vec<Script>>,
+    read_only: bool,
+    channel: &mut Channel,
+) -> anyhow::Result<Vec<Outcome>> {
+    let reads = |s: &Script| {
+        s.steps
+            .iter()
+            .all(|st| matches!(st.method.as_str(), "GET" | "HEAD" | "OPTIONS") || st.graphql_query)
+    };
+    let mut jobs = Vec::new();
+    let mut skipped = Vec::new();
+    for candidates in scripts.into_iter().filter(|c| !c.is_empty()) {
+        // Read-only mode replays only scripts that read.
+        let (mut usable, refused): (Vec<Script>, Vec<Script>) =
+            candidates.into_iter().partition(|s| !read_only || reads(s));
+        if usable.is_empty() {
+            skipped.extend(refused.into_iter().take(1));
+            continue;
+        }
+        let script = usable.remove(0);
+        jobs.push(Job {
+            signature: script
+                .fault
+                .as_ref()
+                .map(|f| f.signature.clone())
+                .unwrap_or_default(),
+            script,
+            alternates: usable,
+        });
+    }
+    let driver = Arc::new(Mutex::new(ShrinkDriver::new(api, checker, jobs)));
+    channel
+        .run(driver.clone(), REPLAY_BUDGET, REPLAY_REQUESTS)
+        .await?;
+    let mut outcomes = driver.lock().unwrap_or_else(|e| e.into_inner()).outcomes();
+    for script in skipped {
+        outcomes.push(Outcome {
+            signature: script
+                .fault
+                .as_ref()
+                .map(|f| f.signature.clone())
+                .unwrap_or_default(),
+            confirmation: Confirmation::NotReplayed,
+            script,
+            requests: 0,
+        });
+    }
+    Ok(outcomes)
+}
+
+/// A driver that runs given tests once each and keeps their exchanges.
+pub struct Recorder {
+    tests: std::collections::VecDeque<Box<dyn TestRun>>,
+    /// Exchanges per test, in the order run.
+    pub recorded: Vec<Vec<Exchange>>,
+}
+
+impl Recorder {
+    /// A recorder of `tests`.
+    pub fn new(tests: Vec<Box<dyn TestRun>>) -> Recorder {
+        Recorder {
+            tests: tests.into(),
+            recorded: Vec::new(),
+        }
+    }
+}
+
+impl Driver for Recorder {
+    fn next_test(&mut self) -> Option<Box<dyn TestRun>> {
+        self.tests.pop_front()
+    }
+
+    fn finished(&mut self, _test: Box<dyn TestRun>, exchanges: Vec<Exchange>) {
+        self.recorded.push(exchanges);
+    }
+}
+
+/// Replays the archive's tests once each and returns their exchanges.
+pub async fn record(
+    tests: Vec<Box<dyn TestRun>>,
+    channel: &mut Channel,
+) -> anyhow::Result<Vec<Vec<Exchange>>> {
+    let driver = Arc::new(Mutex::new(Recorder::new(tests)));
+    channel
+        .run(driver.clone(), REPLAY_BUDGET, REPLAY_REQUESTS)
+        .await?;
+    let recorded = std::mem::take(&mut driver.lock().unwrap_or_else(|e| e.into_inner()).recorded);
+    Ok(recorded)
+}
+
+/// A file name part: letters, digits, `-` and `_`.
+fn slug(s: &str) -> String {
+    let s: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    s.chars().take(60).collect()
+}
+
+/// Writes each confirmed fault's reproducer (`.sh` and `.json`) under
+/// `dir/reproducers` and returns, per signature, what the report records.
+pub fn write_reproducers(
+    dir: &Path,
+    outcomes: &[Outcome],
+    secrets: &Secrets,
+) -> anyhow::Result<Vec<(String, Confirmation, Option<Reproducer>)>> {
+    let folder = dir.join("reproducers");
+    if folder.exists() {
+        // Files of an earlier run in the same folder would pass for this one's.
+        for entry in std::fs::read_dir(&folder)?.flatten() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+    let mut out = Vec::new();
+    for (i, o) in outcomes.iter().enumerate() {
+        if o.confirmation != Confirmation::Confirmed {
+            out.push((o.signature.clone(), o.confirmation, None));
+            continue;
+        }
+        std::fs::create_dir_all(&folder)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", folder.display()))?;
+        let (code, op) = o
+            .script
+            .fault
+            .as_ref()
+            .map(|f| {
+                (
+                    f.code.clone(),
+                    o.script
+                        .steps
+                        .last()
+                        .map(|s| s.operation.clone())
+                        .unwrap_or_default(),
+                )
+            })
+            .unwrap_or_default();
+        let stem = format!("{:02}-{}-{}", i + 1, slug(&code), slug(&op));
+        let sh = folder.join(format!("{stem}.sh"));
+        let json = folder.join(format!("{stem}.json"));
+        std::fs::write(&sh, secrets.redact(&shell::render(&o.script)).as_bytes())
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", sh.display()))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&sh, std::fs::Permissions::from_mode(0o755));
+        }
+        let text = serde_json::to_string_pretty(&o.script)?;
+        std::fs::write(&json, format!("{}\n", secrets.redact(&text)))
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", json.display()))?;
+        let steps = o
+            .script
+            .steps
+            .iter()
+            .map(|s| WitnessStep {
+                seq: 0,
+                operation: s.operation.clone(),
+                method: s.method.clone(),
+                path: s.path.clone(),
+                status: s.status,
+            })
+            .collect();
+        out.push((
+            o.signature.clone(),
+            o.confirmation,
+            Some(Reproducer {
+                steps,
+                shell: format!("reproducers/{stem}.sh"),
+                json: format!("reproducers/{stem}.json"),
+                requests: o.requests,
+            }),
+        ));
+    }
+    Ok(out)
+}
+
+/// Writes the regression suite: one Hurl file per distinct recorded test,
+/// under `dir/tests`. Returns how many were written.
+pub fn write_suite(
+    dir: &Path,
+    scripts: Vec<(Script, String)>,
+    secrets: &Secrets,
+) -> anyhow::Result<usize> {
+    let folder = dir.join("tests");
+    if folder.exists() {
+        for entry in std::fs::read_dir(&folder)?.flatten() {
+            if entry.path().extension().is_some_and(|e| e == "hurl") {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    std::fs::create_dir_all(&folder)
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", folder.display()))?;
+    let mut seen = HashSet::new();
+    let mut n = 0;
+    for (script, title) in scripts {
+        let text = hurl::render(&script, &title);
+        let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        if script.steps.is_empty() || !seen.insert(body.join("\n")) {
+            continue;
+        }
+        n += 1;
+        let op = script
+            .steps
+            .last()
+            .map(|s| s.operation.clone())
+            .unwrap_or_default();
+        let path = folder.join(format!("{n:03}-{}.hurl", slug(&op)));
+        std::fs::write(&path, secrets.redact(&text).as_bytes())
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(n)
+}

@@ -1,0 +1,361 @@
+//! Confirming and shrinking faults against the target: each fault's script is
+//! replayed (twice at most) to confirm it, then steps are removed one at a
+//! time (never one that feeds a later step a value, never the last), then
+//! query parameters and top-level body fields, keeping each removal after
+//! which the same signature still fires.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::replay::ScriptRun;
+use super::Script;
+use crate::execution::{Driver, Exchange, TestRun};
+use crate::model::Api;
+use crate::oracles::{Checker, Confirmation};
+
+/// Replays of one fault's script, at most (confirmation included).
+pub const MAX_RUNS: usize = 40;
+
+/// A fault to confirm and shrink.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Its signature.
+    pub signature: String,
+    /// Its script (the completed smallest witness).
+    pub script: Script,
+    /// Scripts to confirm with when `script` does not show it (the first witness).
+    pub alternates: Vec<Script>,
+}
+
+/// What became of a job.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The fault's signature.
+    pub signature: String,
+    /// Whether it showed again.
+    pub confirmation: Confirmation,
+    /// The smallest script that still showed it (statuses from its last replay).
+    pub script: Script,
+    /// Requests spent on it.
+    pub requests: u64,
+}
+
+/// A removal tried on the best script so far.
+#[derive(Debug, Clone)]
+enum Cut {
+    Step(usize),
+    Query(usize, String),
+    Field(usize, String),
+}
+
+struct Current {
+    job: Job,
+    best: Script,
+    confirmed: bool,
+    tries: usize,
+    runs: usize,
+    requests: u64,
+    cuts: VecDeque<Cut>,
+    values_queued: bool,
+    trying: Option<Script>,
+}
+
+/// The driver of the confirmation phase.
+pub struct ShrinkDriver {
+    api: Arc<Api>,
+    checker: Checker,
+    jobs: VecDeque<Job>,
+    current: Option<Current>,
+    outcomes: Vec<Outcome>,
+}
+
+/// Whether a step's variables are used by a later step.
+fn feeds(script: &Script, i: usize) -> bool {
+    script.steps[i].captures.iter().any(|c| {
+        let mark = format!("{{{{{}}}}}", c.var);
+        script.steps[i + 1..].iter().any(|s| {
+            s.path.contains(&mark)
+                || s.body.as_deref().is_some_and(|b| b.contains(&mark))
+                || s.headers.iter().any(|(_, v)| v.contains(&mark))
+        })
+    })
+}
+
+/// A JSON body with `{{var}}` markers as a value (bare markers become marked strings).
+fn parse_marked(body: &str) -> Option<Value> {
+    let mut text = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(start) = rest.find("{{") {
+        let end = rest[start..].find("}}")? + start;
+        let name = &rest[start + 2..end];
+        let quoted = rest[..start].ends_with('"');
+        text.push_str(&rest[..start]);
+        if quoted {
+            text.push_str(&rest[start..end + 2]);
+        } else {
+            text.push_str(&format!("\"\\u0002{name}\""));
+        }
+        rest = &rest[end + 2..];
+    }
+    text.push_str(rest);
+    serde_json::from_str(&text).ok()
+}
+
+fn unparse_marked(v: &Value) -> String {
+    let text = v.to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(start) = rest.find("\"\\u0002") {
+        let Some(len) = rest[start + 7..].find('"') else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        out.push_str(&format!("{{{{{}}}}}", &rest[start + 7..start + 7 + len]));
+        rest = &rest[start + 7 + len + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn apply(script: &Script, cut: &Cut) -> Option<Script> {
+    let mut s = script.clone();
+    match cut {
+        Cut::Step(i) => {
+            if *i + 1 >= s.steps.len() || feeds(&s, *i) {
+                return None;
+            }
+            s.steps.remove(*i);
+        }
+        Cut::Query(i, key) => {
+            let step = s.steps.get_mut(*i)?;
+            let (path, query) = step.path.split_once('?')?;
+            let kept: Vec<&str> = query
+                .split('&')
+                .filter(|p| p.split('=').next() != Some(key.as_str()))
+                .collect();
+            if kept.len() == query.split('&').count() {
+                return None;
+            }
+            step.path = if kept.is_empty() {
+                path.to_string()
+            } else {
+                format!("{path}?{}", kept.join("&"))
+            };
+        }
+        Cut::Field(i, key) => {
+            let step = s.steps.get_mut(*i)?;
+            let mut body = parse_marked(step.body.as_deref()?)?;
+            body.as_object_mut()?.shift_remove(key)?;
+            step.body = Some(unparse_marked(&body));
+        }
+    }
+    Some(s)
+}
+
+/// The value removals to try on a script, last step first.
+fn value_cuts(script: &Script) -> Vec<Cut> {
+    let mut cuts = Vec::new();
+    for (i, step) in script.steps.iter().enumerate().rev() {
+        if let Some((_, query)) = step.path.split_once('?') {
+            for pair in query.split('&') {
+                let key = pair.split('=').next().unwrap_or("");
+                if !pair.contains("{{") && !key.is_empty() {
+                    cuts.push(Cut::Query(i, key.to_string()));
+                }
+            }
+        }
+        if let Some(Value::Object(fields)) = step.body.as_deref().and_then(parse_marked) {
+            for (k, v) in fields {
+                if !v
+                    .as_str()
+                    .is_some_and(|s| s.contains("{{") || s.starts_with('\u{2}'))
+                {
+                    cuts.push(Cut::Field(i, k));
+                }
+            }
+        }
+    }
+    cuts
+}
+
+impl ShrinkDriver {
+    /// A driver for `jobs`, judged by `checker`.
+    pub fn new(api: Arc<Api>, checker: Checker, jobs: Vec<Job>) -> ShrinkDriver {
+        ShrinkDriver {
+            api,
+            checker,
+            jobs: jobs.into(),
+            current: None,
+            outcomes: Vec::new(),
+        }
+    }
+
+    fn run(&self, script: Script) -> Box<dyn TestRun> {
+        let checker = self.checker.clone();
+        Box::new(ScriptRun::new(
+            script,
+            Box::new(move |l: &str| checker.location_path(l)),
+        ))
+    }
+
+    fn close(&mut self) {
+        if let Some(c) = self.current.take() {
+            self.outcomes.push(Outcome {
+                signature: c.job.signature,
+                confirmation: if c.confirmed {
+                    Confirmation::Confirmed
+                } else if c.tries > 0 {
+                    Confirmation::Flaky
+                } else {
+                    Confirmation::NotReplayed
+                },
+                script: c.best,
+                requests: c.requests,
+            });
+        }
+    }
+
+    /// Every job's outcome, including those the run did not get to.
+    pub fn outcomes(&mut self) -> Vec<Outcome> {
+        self.close();
+        for job in std::mem::take(&mut self.jobs) {
+            self.outcomes.push(Outcome {
+                signature: job.signature,
+                confirmation: Confirmation::NotReplayed,
+                script: job.script,
+                requests: 0,
+            });
+        }
+        std::mem::take(&mut self.outcomes)
+    }
+
+    fn shows(&self, signature: &str, exchanges: &[Exchange]) -> bool {
+        self.checker
+            .test(&self.api, exchanges)
+            .iter()
+            .zip(exchanges)
+            .any(|(found, ex)| found.iter().any(|f| f.signature(ex.status) == signature))
+    }
+}
+
+impl Driver for ShrinkDriver {
+    fn next_test(&mut self) -> Option<Box<dyn TestRun>> {
+        loop {
+            if self.current.is_none() {
+                let job = self.jobs.pop_front()?;
+                self.current = Some(Current {
+                    best: job.script.clone(),
+                    job,
+                    confirmed: false,
+                    tries: 0,
+                    runs: 0,
+                    requests: 0,
+                    cuts: VecDeque::new(),
+                    values_queued: false,
+                    trying: None,
+                });
+            }
+            let c = self.current.as_mut()?;
+            if c.runs >= MAX_RUNS {
+                self.close();
+                continue;
+            }
+            if !c.confirmed {
+                // The smallest witness, then the alternates, then the smallest again.
+                let attempts: Vec<&Script> = std::iter::once(&c.job.script)
+                    .chain(&c.job.alternates)
+                    .chain(std::iter::once(&c.job.script))
+                    .collect();
+                let Some(script) = attempts.get(c.tries).map(|s| (*s).clone()) else {
+                    self.close();
+                    continue;
+                };
+                c.trying = Some(script.clone());
+                return Some(self.run(script));
+            }
+            let Some(cut) = c.cuts.pop_front() else {
+                self.close();
+                continue;
+            };
+            if let Some(candidate) = apply(&c.best, &cut) {
+                c.trying = Some(candidate.clone());
+                return Some(self.run(candidate));
+            }
+        }
+    }
+
+    fn finished(&mut self, test: Box<dyn TestRun>, exchanges: Vec<Exchange>) {
+        let Some(signature) = self.current.as_ref().map(|c| c.job.signature.clone()) else {
+            return;
+        };
+        let any: Box<dyn std::any::Any> = test;
+        let complete = any
+            .downcast::<ScriptRun>()
+            .is_ok_and(|r| r.missing.is_empty() && exchanges.len() == r.script.steps.len());
+        let shown = complete && self.shows(&signature, &exchanges);
+        let Some(c) = self.current.as_mut() else {
+            return;
+        };
+        c.runs += 1;
+        c.requests += exchanges.len() as u64;
+        let Some(mut tried) = c.trying.take() else {
+            return;
+        };
+        if shown {
+            for (step, ex) in tried.steps.iter_mut().zip(&exchanges) {
+                step.status = ex.status;
+            }
+            c.best = tried;
+            if !c.confirmed {
+                c.confirmed = true;
+                let n = c.best.steps.len();
+                c.cuts = (0..n.saturating_sub(1)).rev().map(Cut::Step).collect();
+            }
+        } else if !c.confirmed {
+            c.tries += 1;
+        }
+        if c.confirmed && c.cuts.is_empty() && !c.values_queued {
+            // Step removals are done: the values' turn, once.
+            c.values_queued = true;
+            c.cuts = value_cuts(&c.best).into();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marked_bodies_survive_a_field_cut() {
+        let body = r#"{"bookId":{{book_id}},"note":"{{x}}","quantity":1}"#;
+        let v = parse_marked(body).unwrap();
+        assert_eq!(unparse_marked(&v), body);
+        let script = Script {
+            target: "http://127.0.0.1:1".into(),
+            fault: None,
+            steps: vec![crate::reproduce::Step {
+                operation: "placeOrder".into(),
+                method: "POST".into(),
+                path: "/orders?dry=1&x={{a}}".into(),
+                headers: vec![],
+                content_type: Some("application/json".into()),
+                body: Some(body.into()),
+                graphql_query: false,
+                captures: vec![],
+                status: Some(201),
+            }],
+        };
+        let cuts = value_cuts(&script);
+        assert_eq!(cuts.len(), 2, "{cuts:?}");
+        let cut = apply(&script, &cuts[1]).unwrap();
+        assert_eq!(
+            cut.steps[0].body.as_deref(),
+            Some(r#"{"bookId":{{book_id}},"note":"{{x}}"}"#)
+        );
+        let cut = apply(&script, &cuts[0]).unwrap();
+        assert_eq!(cut.steps[0].path, "/orders?x={{a}}");
+    }
+}
