@@ -4,4 +4,5 @@
 //! so unused items are expected rather than a sign of dead code.
 #![allow(dead_code)]
 
+pub mod conforming;
 pub mod misbehaving;
