@@ -135,6 +135,7 @@ fn hand_built() -> Report {
                 shell: "reproducers/server_error-placeOrder-500.sh".into(),
                 json: "reproducers/server_error-placeOrder-500.json".into(),
                 requests: 9,
+                standalone: true,
             }),
         },
         Fault {
@@ -624,6 +625,7 @@ fn report_from_json(r: &Value) -> Report {
                     shell: text(&p["shell"]),
                     json: text(&p["json"]),
                     requests: p["requests"].as_u64().unwrap(),
+                    standalone: p["standalone"].as_bool().unwrap_or(true),
                 }),
             })
             .collect(),

@@ -3,6 +3,7 @@
 mod demo;
 mod graph;
 mod inspect;
+mod replay;
 mod run;
 
 use std::io::Write;
@@ -21,7 +22,7 @@ pub const EXIT_USAGE: u8 = 2;
 #[derive(Debug, Parser)]
 #[command(name = "cartograph", version, about, long_about = None)]
 #[command(
-    after_help = "Examples:\n  cartograph graph openapi.yaml --format dot -o graph.dot\n  cartograph inspect openapi.yaml --chain getOrderById"
+    after_help = "Examples:\n  cartograph graph openapi.yaml --format dot -o graph.dot\n  cartograph inspect openapi.yaml --chain getOrderById\n  cartograph run openapi.yaml --target http://127.0.0.1:8080 --budget 2m\n  cartograph replay cartograph-out/reproducers/01-server_error-placeOrder.sh"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -38,6 +39,8 @@ enum Command {
     Graph(graph::GraphArgs),
     /// Summarise an API's graph, or explain where one operation's inputs come from.
     Inspect(inspect::InspectArgs),
+    /// Re-run a fault's reproducer (from a run's reproducers/ folder) against a target.
+    Replay(replay::ReplayArgs),
 }
 
 /// Runs the command line and returns the process exit status.
@@ -48,6 +51,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(&args),
         Command::Graph(args) => graph::run(&args),
         Command::Inspect(args) => inspect::run(&args),
+        Command::Replay(args) => replay::run(&args),
     };
     match result {
         Ok(code) => code,

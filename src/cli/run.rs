@@ -387,16 +387,21 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         && outcome.auth_error.is_none()
         && outcome.stop != execution::StopReason::Interrupted;
     if replay {
+        let (phase_time, phase_requests) =
+            reproduce::phase::allowance(flags.budget, flags.max_requests);
         let mut channel = reproduce::phase::Channel {
             config: replay_config,
             credentials: replay_credentials,
             trace: TraceWriter::create(&flags.out.join("replay.ndjson"), secrets.clone())?,
+            time: phase_time,
+            requests: phase_requests,
+            seen: Vec::new(),
         };
         if !fault_scripts.is_empty() {
             eprintln!(
-                "cartograph: replaying {} fault(s) to confirm and shrink them (at most {}s)",
+                "cartograph: replaying {} fault(s) to confirm and shrink them, then the final suite (at most {:.0}s and {phase_requests} requests; --no-replay skips this)",
                 fault_scripts.len(),
-                reproduce::phase::REPLAY_BUDGET.as_secs()
+                phase_time.as_secs_f64()
             );
         }
         let outcomes = reproduce::phase::confirm(
@@ -415,24 +420,51 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
                 f.reproducer = reproducer;
             }
         }
+        {
+            // What the replays created and changed, after the search's own history.
+            let mut refined = driver.lock().unwrap_or_else(|e| e.into_inner());
+            for (i, mut e) in std::mem::take(&mut channel.seen).into_iter().enumerate() {
+                e.seq = u64::MAX / 4 + i as u64;
+                refined.ledger_mut().note(&e);
+            }
+        }
         let (runs, titles): (Vec<_>, Vec<_>) = suite_runs.into_iter().unzip();
         let recorded = reproduce::phase::record(runs, &mut channel).await?;
         let scripts: Vec<_> = {
-            let refined = driver.lock().unwrap_or_else(|e| e.into_inner());
+            let mut refined = driver.lock().unwrap_or_else(|e| e.into_inner());
             let location = |l: &str| checker.location_path(l);
-            recorded
-                .iter()
-                .zip(titles)
-                .filter(|(ex, _)| !ex.is_empty())
-                .map(|(ex, title)| {
-                    let completed = refined.ledger().complete(ex);
-                    (
-                        reproduce::build::script(&api, target_url.as_str(), &completed, &location),
-                        title,
-                    )
-                })
-                .collect()
+            let mut scripts = Vec::new();
+            for (k, (ex, title)) in recorded.iter().zip(titles).enumerate() {
+                if ex.is_empty() {
+                    continue;
+                }
+                // Replayed after the run, in this order: after everything the
+                // ledger saw, and each test after the ones replayed before it
+                // (whose changes it may have met).
+                let mut ex = ex.clone();
+                for (i, e) in ex.iter_mut().enumerate() {
+                    e.seq = u64::MAX / 2 + (k as u64) * 1_000 + i as u64;
+                }
+                let completed = refined.ledger().complete(&ex);
+                let script =
+                    reproduce::build::script(&api, target_url.as_str(), &completed, &location);
+                // A test that names a resource the run deleted before (seed
+                // data included) asserts what only this server's history explains.
+                let literal_deleted = completed.iter().zip(&script.steps).any(|(e, s)| {
+                    let carried = s.path.contains("{{")
+                        || s.body.as_deref().is_some_and(|b| b.contains("{{"));
+                    !carried && refined.ledger().names_deleted(e)
+                });
+                for e in &ex {
+                    refined.ledger_mut().note(e);
+                }
+                if !literal_deleted {
+                    scripts.push((script, title));
+                }
+            }
+            scripts
         };
+        let scripts = reproduce::phase::settle(scripts, &checker, &mut channel).await?;
         let n = reproduce::phase::write_suite(&flags.out, scripts, &secrets)?;
         channel.trace.finish()?;
         let confirmed = report
@@ -441,7 +473,7 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
             .filter(|f| f.confirmation == crate::oracles::Confirmation::Confirmed)
             .count();
         eprintln!(
-            "cartograph: {confirmed} of {} fault(s) confirmed, reproducers in {}; regression suite: {n} Hurl file(s) in {} (hurl --test --variable base={} {}/*.hurl)",
+            "cartograph: {confirmed} of {} fault(s) confirmed, reproducers in {}; regression suite: {n} Hurl file(s) in {} (hurl --test --jobs 1 --variable base={} {}/*.hurl)",
             report.faults.len(),
             flags.out.join("reproducers").display(),
             flags.out.join("tests").display(),

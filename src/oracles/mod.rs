@@ -122,6 +122,9 @@ pub struct Reproducer {
     pub json: String,
     /// Requests spent confirming and shrinking it.
     pub requests: u64,
+    /// Whether it creates what it uses; false when only the test itself,
+    /// relying on resources the run made earlier, showed the fault again.
+    pub standalone: bool,
 }
 
 /// What one check found in one answer.

@@ -36,6 +36,8 @@ struct Resource {
 #[derive(Default)]
 pub struct Ledger {
     by_id: IndexMap<String, IndexMap<String, Resource>>,
+    /// Paths a DELETE removed during the run.
+    deleted: std::collections::HashSet<String>,
 }
 
 /// The text of a scalar as it travels in a path: `4` and `"4"` are the same id.
@@ -109,8 +111,9 @@ pub fn sent_ids(ex: &Exchange) -> Vec<(String, String)> {
     out
 }
 
-/// Whether any answer among `earlier` carries `value` (as a given id or any
-/// scalar of its body).
+/// Whether a state-changing answer among `earlier` carries `value` (as a
+/// given id or any scalar of its body). A read that lists the value does not
+/// count: what it lists may exist only because of the run.
 fn answered(earlier: &[Exchange], value: &str) -> bool {
     fn holds(v: &Value, value: &str, depth: usize) -> bool {
         match v {
@@ -119,7 +122,7 @@ fn answered(earlier: &[Exchange], value: &str) -> bool {
             other => text(other).as_deref() == Some(value),
         }
     }
-    earlier.iter().any(|e| {
+    earlier.iter().filter(|e| e.request.is_mutation()).any(|e| {
         given_ids(e).iter().any(|id| id == value) || e.json().is_some_and(|b| holds(b, value, 4))
     })
 }
@@ -175,10 +178,15 @@ impl Ledger {
         if !ex.is_success() || !ex.request.is_mutation() {
             return;
         }
-        let shared = Arc::new(ex.clone());
         let path = ex.request.path.split('?').next().unwrap_or("");
+        if ex.request.method == "DELETE" && self.deleted.len() < IDS * 4 {
+            self.deleted.insert(path.trim_end_matches('/').to_string());
+        }
+        let shared = Arc::new(ex.clone());
         let mut created = Vec::new();
-        for id in given_ids(ex) {
+        // Only a POST, or an answer 201, creates: an update echoes its resource's id.
+        let creates = ex.request.method == "POST" || ex.status == Some(201);
+        for id in given_ids(ex).into_iter().filter(|_| creates) {
             let at = match ex.header("location") {
                 Some(l) if location_path(l).ends_with(&format!("/{id}")) => location_path(l),
                 _ => format!("{}/{id}", path.trim_end_matches('/')),
@@ -186,7 +194,17 @@ impl Ledger {
             created.push(at.clone());
             self.resource(id, at).creator = Some(shared.clone());
         }
+        if !created.is_empty() || ex.request.method == "DELETE" {
+            // A creation under a parent (`POST /authors/1/books`) does not
+            // change the parent; and a deletion is not replayed before a later
+            // use (a reproducer or a suite file must not delete what others,
+            // or the seed data, rely on).
+            return;
+        }
+        // A change acts on the deepest resource its path names:
+        // `/orders/26/cancel` changes `/orders/26`, `/authors/1/books/2` the book.
         let mut prefix = String::new();
+        let mut deepest = None;
         for seg in path.split('/').filter(|s| !s.is_empty()) {
             prefix.push('/');
             prefix.push_str(seg);
@@ -195,16 +213,46 @@ impl Ledger {
                 .into_owned();
             // Literal segments (`orders`, `cancel`) name no resource; ids have
             // digits, or were created during the run.
-            let named = id.chars().any(|c| c.is_ascii_digit()) || self.by_id.contains_key(&id);
-            if !named || created.contains(&prefix) {
-                continue;
+            if id.chars().any(|c| c.is_ascii_digit()) || self.by_id.contains_key(&id) {
+                deepest = Some((id, prefix.clone()));
             }
-            let r = self.resource(id, prefix.clone());
-            r.changes.push(shared.clone());
+        }
+        if let Some((id, at)) = deepest {
+            let r = self.resource(id, at);
+            r.changes.push(shared);
             if r.changes.len() > CHANGES {
                 r.changes.remove(0);
             }
         }
+    }
+
+    /// Whether `path`, or a resource above it, was deleted during the run.
+    pub fn deleted(&self, path: &str) -> bool {
+        let path = path.split('?').next().unwrap_or("");
+        let mut prefix = String::new();
+        for seg in path.split('/').filter(|s| !s.is_empty()) {
+            prefix.push('/');
+            prefix.push_str(seg);
+            if self.deleted.contains(&prefix) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether a request of `ex` names, by path or by an id-like field, a
+    /// resource the run deleted.
+    pub fn names_deleted(&self, ex: &Exchange) -> bool {
+        if self.deleted(&ex.request.path) {
+            return true;
+        }
+        sent_ids(ex).iter().any(|(value, hint)| {
+            !hint.starts_with('/')
+                && self
+                    .deleted
+                    .iter()
+                    .any(|d| d.ends_with(&format!("/{value}")) && fit(d, hint) > 0)
+        })
     }
 
     /// `exchanges`, preceded by the earlier requests that created the

@@ -76,6 +76,14 @@ fn names(path: &str, name: &str) -> u8 {
     u8::from(!r.is_empty() && name.to_ascii_lowercase().contains(&r.to_ascii_lowercase()))
 }
 
+/// Whether `name` names a resource (`authorId`) other than the one the
+/// collection `path` holds (`/authors/3/books`): then an equal id there is a
+/// coincidence (book 4 is not author 4).
+fn names_other(path: &str, name: &str) -> bool {
+    let words = crate::graph::names::words(name);
+    words.len() >= 2 && names(path, name) == 0
+}
+
 /// A place in a response a value can be taken from, with how well it fits.
 struct Candidate {
     step: usize,
@@ -131,15 +139,17 @@ fn sources(
                 let at = location(loc).unwrap_or_default();
                 let collection = at.rsplit_once('/').map(|(c, _)| c).unwrap_or("");
                 let chained = !chain.is_empty() && collection == chain;
-                consider(Candidate {
-                    step: j,
-                    source: Source::LocationId,
-                    score: if chained {
-                        5
-                    } else {
-                        3 + names(collection, name)
-                    },
-                });
+                if chained || !names_other(collection, name) {
+                    consider(Candidate {
+                        step: j,
+                        source: Source::LocationId,
+                        score: if chained {
+                            5
+                        } else {
+                            3 + names(collection, name)
+                        },
+                    });
+                }
             }
         }
         let Some(body) = ex.json() else { continue };
@@ -153,8 +163,12 @@ fn sources(
             let score = if field == name {
                 4
             } else if field == "id" && top {
+                if names_other(&ex.request.path, name) {
+                    continue;
+                }
                 3 + names(&ex.request.path, name)
-            } else if is_id_name(&field) {
+            } else if field == "id" {
+                // A nested object's id (`/0/id` of a list).
                 2
             } else {
                 continue;
@@ -332,6 +346,7 @@ pub fn script(
         target: target.to_string(),
         fault: None,
         steps,
+        standalone: true,
     }
 }
 

@@ -17,6 +17,14 @@ pub struct Script {
     pub fault: Option<ScriptFault>,
     /// The requests, in order.
     pub steps: Vec<Step>,
+    /// Whether it creates what it uses (false: it relies on resources the run
+    /// made earlier, so it shows the fault against that server only).
+    #[serde(default = "yes")]
+    pub standalone: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The fault a reproducer shows, and how a script without Cartograph tells

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::replay::ScriptRun;
 use super::shrink::{Job, Outcome, ShrinkDriver};
 use super::{build, hurl, shell, Script, ScriptFault};
 use crate::execution::{
@@ -16,11 +17,21 @@ use crate::execution::{
 use crate::model::Api;
 use crate::oracles::{Checker, Confirmation, Kept, Reproducer, WitnessStep};
 
-/// What the phase may spend on confirming and shrinking, at most.
+/// What the phase may spend, at most: a fifth of the run's time budget,
+/// and no more than this.
 pub const REPLAY_BUDGET: Duration = Duration::from_secs(30);
 
-/// Requests the phase may spend, at most.
+/// Requests the phase may spend, at most: a third of the run's request cap,
+/// and no more than this.
 pub const REPLAY_REQUESTS: u64 = 4_000;
+
+/// The phase's allowance for a run with this budget and request cap.
+pub fn allowance(budget: Option<Duration>, max_requests: Option<u64>) -> (Duration, u64) {
+    (
+        budget.map_or(REPLAY_BUDGET, |b| (b / 5).min(REPLAY_BUDGET)),
+        max_requests.map_or(REPLAY_REQUESTS, |n| (n / 3).clamp(20, REPLAY_REQUESTS)),
+    )
+}
 
 /// How the phase talks to the target: the run's settings.
 pub struct Channel {
@@ -30,33 +41,42 @@ pub struct Channel {
     pub credentials: Credentials,
     /// Where the phase's exchanges are recorded (`replay.ndjson`).
     pub trace: TraceWriter,
+    /// Time left for the phase.
+    pub time: Duration,
+    /// Requests left for the phase.
+    pub requests: u64,
+    /// Every exchange of the phase so far, in order (the run's ledger learns
+    /// from them what the replays created).
+    pub seen: Vec<Exchange>,
 }
 
 impl Channel {
     async fn run(
         &mut self,
         driver: Arc<Mutex<dyn Driver>>,
-        budget: Duration,
-        requests: u64,
     ) -> anyhow::Result<execution::RunOutcome> {
         let mut config = self.config.clone();
-        config.budget = Some(budget);
-        config.max_requests = Some(requests);
+        config.budget = Some(self.time);
+        config.max_requests = Some(self.requests);
         // One at a time: a shrink step depends on the verdict of the one before.
         config.concurrency = 1;
         let transport = Transport::new(config.target.clone(), config.max_body, 1)
             .map_err(|e| anyhow::anyhow!(e))?;
         let trace = &mut self.trace;
+        let seen = &mut self.seen;
         let mut error = None;
         let outcome = execution::run(config, transport, self.credentials.clone(), driver, |ex| {
             if let Err(e) = trace.write(ex) {
                 error.get_or_insert(e);
             }
+            seen.push(ex.clone());
         })
         .await;
         if let Some(e) = error {
             eprintln!("warning: replay.ndjson is incomplete: {e}");
         }
+        self.time = self.time.saturating_sub(outcome.elapsed);
+        self.requests = self.requests.saturating_sub(outcome.requests);
         Ok(outcome)
     }
 }
@@ -79,9 +99,11 @@ pub fn fault_script(api: &Api, checker: &Checker, target: &str, kept: &Kept) -> 
     };
     [&kept.witness, &kept.first, &own]
         .into_iter()
-        .filter(|w| !w.is_empty())
-        .map(|w| {
+        .enumerate()
+        .filter(|(_, w)| !w.is_empty())
+        .map(|(i, w)| {
             let mut script = build::script(api, target, w, &location);
+            script.standalone = i < 2;
             script.fault = Some(ScriptFault {
                 code: kept.fault.code.clone(),
                 signature: kept.fault.signature.clone(),
@@ -129,9 +151,7 @@ pub async fn confirm(
         });
     }
     let driver = Arc::new(Mutex::new(ShrinkDriver::new(api, checker, jobs)));
-    channel
-        .run(driver.clone(), REPLAY_BUDGET, REPLAY_REQUESTS)
-        .await?;
+    channel.run(driver.clone()).await?;
     let mut outcomes = driver.lock().unwrap_or_else(|e| e.into_inner()).outcomes();
     for script in skipped {
         outcomes.push(Outcome {
@@ -181,11 +201,61 @@ pub async fn record(
     channel: &mut Channel,
 ) -> anyhow::Result<Vec<Vec<Exchange>>> {
     let driver = Arc::new(Mutex::new(Recorder::new(tests)));
-    channel
-        .run(driver.clone(), REPLAY_BUDGET, REPLAY_REQUESTS)
-        .await?;
+    channel.run(driver.clone()).await?;
     let recorded = std::mem::take(&mut driver.lock().unwrap_or_else(|e| e.into_inner()).recorded);
     Ok(recorded)
+}
+
+/// Runs each script once and keeps those that ran to their end, with the
+/// statuses this run saw: a suite file asserts what its own requests get,
+/// not what the test met amid the search's state.
+pub async fn settle(
+    scripts: Vec<(Script, String)>,
+    checker: &Checker,
+    channel: &mut Channel,
+) -> anyhow::Result<Vec<(Script, String)>> {
+    let runs: Vec<Box<dyn TestRun>> = scripts
+        .iter()
+        .map(|(s, _)| {
+            let checker = checker.clone();
+            Box::new(ScriptRun::new(
+                s.clone(),
+                Box::new(move |l: &str| checker.location_path(l)),
+            )) as Box<dyn TestRun>
+        })
+        .collect();
+    let recorded = record(runs, channel).await?;
+    Ok(scripts
+        .into_iter()
+        .zip(
+            recorded
+                .into_iter()
+                .map(Some)
+                .chain(std::iter::repeat_with(|| None)),
+        )
+        .filter_map(|((mut script, title), ran)| {
+            let ran = ran?;
+            if ran.len() != script.steps.len() {
+                return None;
+            }
+            // A step with only literal values whose answer changed since the
+            // test was recorded depends on what else happened on the server
+            // (an id that another test created meanwhile): not a regression test.
+            let unstable = script.steps.iter().zip(&ran).any(|(step, ex)| {
+                let literal = !step.path.contains("{{")
+                    && !step.body.as_deref().is_some_and(|b| b.contains("{{"));
+                // A conflict is an answer about the server's state.
+                literal && (step.status != ex.status || ex.status == Some(409))
+            });
+            if unstable {
+                return None;
+            }
+            for (step, ex) in script.steps.iter_mut().zip(&ran) {
+                step.status = ex.status;
+            }
+            Some((script, title))
+        })
+        .collect())
 }
 
 /// A file name part: letters, digits, `-` and `_`.
@@ -273,6 +343,7 @@ pub fn write_reproducers(
                 shell: format!("reproducers/{stem}.sh"),
                 json: format!("reproducers/{stem}.json"),
                 requests: o.requests,
+                standalone: o.script.standalone,
             }),
         ));
     }

@@ -347,6 +347,7 @@ mod tests {
                 captures: vec![],
                 status: Some(201),
             }],
+            standalone: true,
         };
         let cuts = value_cuts(&script);
         assert_eq!(cuts.len(), 2, "{cuts:?}");

@@ -388,6 +388,11 @@ impl SearchDriver {
         &self.ledger
     }
 
+    /// The ledger, to record what is sent after the search.
+    pub fn ledger_mut(&mut self) -> &mut Ledger {
+        &mut self.ledger
+    }
+
     /// The final suite as runs to replay (without follow-up requests), each
     /// with a title naming the targets it covers.
     pub fn suite_runs(&self) -> Vec<(Box<dyn TestRun>, String)> {

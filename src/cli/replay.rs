@@ -1,0 +1,131 @@
+//! `cartograph replay`: re-run a fault's reproducer against a target.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use clap::Args;
+
+use super::run::{EXIT_FAULTS, EXIT_UNREACHABLE};
+use crate::execution::{self, secrets::Secrets, Credentials, RunConfig, Transport};
+use crate::reproduce::phase::Recorder;
+use crate::reproduce::replay::{shows, ScriptRun};
+use crate::reproduce::Script;
+
+/// Arguments of `cartograph replay`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 1 the fault showed, 0 it did not, 2 usage error (or the sequence could not run: a response lacked a value a later request needs), 3 target unreachable.\n\nExamples:\n  cartograph replay cartograph-out/reproducers/01-server_error-placeOrder.sh\n  cartograph replay cartograph-out/reproducers/01-server_error-placeOrder.json --target http://127.0.0.1:8080"
+)]
+pub struct ReplayArgs {
+    /// A reproducer from a run's output folder: `reproducers/NAME.json`, or
+    /// `reproducers/NAME.sh` (its `.json` twin is read).
+    pub reproducer: PathBuf,
+    /// Base URL to replay against (default: the run's target).
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
+    /// A header sent with every request, `Name: value` (repeatable; a secret).
+    #[arg(long = "header", short = 'H', value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+    /// Give up on a request after this long.
+    #[arg(long, value_parser = |t: &str| humantime::parse_duration(t).map_err(|e| e.to_string()), default_value = "10s", value_name = "DURATION")]
+    pub timeout: Duration,
+}
+
+/// Runs the command.
+pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
+    let path = if args.reproducer.extension().is_some_and(|e| e == "sh") {
+        args.reproducer.with_extension("json")
+    } else {
+        args.reproducer.clone()
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read {}: {e} (give a reproducer from a run's reproducers/ folder)",
+            path.display()
+        )
+    })?;
+    let script: Script = serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: line {}, column {}: not a Cartograph reproducer: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })?;
+    let target = args.target.clone().unwrap_or_else(|| script.target.clone());
+    let target = url::Url::parse(&target)
+        .map_err(|e| anyhow::anyhow!("--target {target:?} is not a URL: {e}"))?;
+    let secrets = Secrets::new();
+    let mut headers = Vec::new();
+    for h in &args.headers {
+        headers.push(execution::parse_header(h).map_err(|e| anyhow::anyhow!("--header: {e}"))?);
+    }
+    let credentials = Credentials::new(headers, None, None, secrets);
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(async {
+        if tokio::net::TcpStream::connect((
+            target.host_str().unwrap_or("").trim_matches(['[', ']']),
+            target.port_or_known_default().unwrap_or(80),
+        ))
+        .await
+        .is_err()
+        {
+            eprintln!("error: the target {target} cannot be reached (no TCP connection)");
+            return Ok(ExitCode::from(EXIT_UNREACHABLE));
+        }
+        let config = RunConfig {
+            target: target.clone(),
+            budget: Some(Duration::from_secs(300)),
+            max_requests: Some(script.steps.len() as u64 * 4 + 4),
+            seed: 0,
+            rate: None,
+            burst: 1,
+            concurrency: 1,
+            read_only: false,
+            timeout: args.timeout,
+            max_body: 4 * 1024 * 1024,
+            max_retries: 3,
+        };
+        let transport =
+            Transport::new(target.clone(), config.max_body, 1).map_err(|e| anyhow::anyhow!(e))?;
+        let resolve_target = target.clone();
+        let run = ScriptRun::new(
+            script.clone(),
+            Box::new(move |l: &str| execution::target_relative(&resolve_target, l)),
+        );
+        let driver = Arc::new(Mutex::new(Recorder::new(vec![Box::new(run)])));
+        execution::run(config, transport, credentials, driver.clone(), |ex| {
+            println!(
+                "{} {} -> {}",
+                ex.request.method,
+                ex.request.path,
+                ex.status
+                    .map_or_else(|| "no response".to_string(), |s| s.to_string())
+            );
+        })
+        .await;
+        let recorded = std::mem::take(&mut driver.lock().unwrap_or_else(|e| e.into_inner()).recorded);
+        let exchanges = recorded.into_iter().next().unwrap_or_default();
+        if exchanges.len() < script.steps.len() {
+            eprintln!(
+                "the sequence stopped after {} of {} requests: a response did not give a value a later request needs",
+                exchanges.len(),
+                script.steps.len()
+            );
+            return Ok(ExitCode::from(super::EXIT_USAGE));
+        }
+        match (&script.fault, exchanges.last()) {
+            (Some(fault), Some(last)) if shows(&fault.check, last) => {
+                println!("FAULT SHOWS: {} ({})", fault.message, fault.code);
+                Ok(ExitCode::from(EXIT_FAULTS))
+            }
+            (Some(fault), _) => {
+                println!("the fault did not show: {} ({})", fault.signature, fault.code);
+                Ok(ExitCode::SUCCESS)
+            }
+            (None, _) => Ok(ExitCode::SUCCESS),
+        }
+    })
+}
