@@ -8,6 +8,7 @@
 
 mod document;
 pub mod graphql;
+pub mod introspection;
 mod openapi;
 
 use std::fmt;
