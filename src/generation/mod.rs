@@ -4,6 +4,7 @@
 //! one call to the next ([`flow`]), mutation, and the MIO search ([`search`]).
 
 pub mod flow;
+pub mod graphql;
 pub mod mio;
 pub mod mutation;
 pub mod plan;

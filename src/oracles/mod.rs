@@ -23,6 +23,7 @@
 //! DELETE, the creation, the PUT.
 
 pub mod conformance;
+pub mod graphql;
 pub mod leaks;
 pub mod schema;
 pub mod stateful;

@@ -1,0 +1,1279 @@
+//! GraphQL calls as genes, as EvoMaster models them: one call per root field,
+//! its argument values (omittable when nullable or defaulted), and a selection
+//! gene per composite type on the way down (which fields are selected, at least
+//! one at every level; inline fragments on the possible types of interfaces and
+//! unions). A call renders as one valid query document, with its argument values
+//! inlined as literals (as EvoMaster sends them) or passed as variables (as
+//! production clients do).
+//!
+//! Validity is the point (a syntactically or statically invalid query only ever
+//! earns an `errors` answer): a depth limit and a cycle guard bound the
+//! selection, a composite field that cannot get a field within them selects
+//! `__typename`, and a response name appears at most once among a selection set
+//! and its inline fragments, so no two selections ever need merging (fields of
+//! the same name but different types or arguments on two fragments are a
+//! validation error).
+
+use std::fmt::Write as _;
+
+use indexmap::IndexMap;
+use rand::Rng;
+use serde_json::{Map, Value};
+
+use super::mutation::{mutate_value, Heat};
+use super::values::Rng64;
+use crate::model::graphql::{Field, InputValue, NamedType, TypeKind, TypeRef, TypeSystem};
+use crate::model::{Api, Schema, SchemaType, SpecFormat};
+
+/// Default depth limit: levels of selection sets below the root field.
+pub const DEFAULT_MAX_DEPTH: usize = 4;
+
+/// Most fields sampled per selection set (schemas have types with hundreds of
+/// fields; a query that selects them all, four levels deep, is enormous).
+const MAX_FIELDS: usize = 4;
+
+/// Most inline fragments sampled per interface or union (GitHub's `Node` has
+/// over two hundred implementers).
+const MAX_FRAGMENTS: usize = 3;
+
+/// Nesting of input objects past which optional input fields are left out and
+/// lists are empty (input types may be recursive through nullable fields).
+const MAX_INPUT_DEPTH: usize = 4;
+
+/// Longest list value sampled.
+const MAX_LIST: usize = 3;
+
+/// Characters that often break servers that splice input into queries or
+/// markup; the newline and quote also exercise literal escaping.
+const AWKWARD: [char; 9] = ['\'', '"', '<', '%', ' ', 'é', '\\', ';', '\n'];
+
+/// Built-in scalars, never declared in SDL.
+const BUILTIN_SCALARS: [&str; 5] = ["Int", "Float", "String", "Boolean", "ID"];
+
+/// How argument values appear in the rendered document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgMode {
+    /// Inlined as GraphQL literals: `book(id: "1")`.
+    Literals,
+    /// Passed as variables: `query Q($id: ID!) { book(id: $id) }` plus `{"id": "1"}`.
+    Variables,
+}
+
+/// One GraphQL call: a root field, its argument values, and the selection (genes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GqlCall {
+    /// Name of the root type (`Query`, `Mutation`, or whatever the schema calls them).
+    pub root: String,
+    /// The root field called.
+    pub field: String,
+    /// One entry per argument of the field, in schema order; `None` = omitted
+    /// (only for nullable or defaulted arguments).
+    pub args: Vec<(String, Option<Value>)>,
+    /// The selection on the field's type; `None` when the field is a scalar or enum.
+    pub selection: Option<Selection>,
+}
+
+/// A selection set on one composite type: never empty when rendered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selection {
+    /// The composite type selected on (the fragment's type for inline fragments).
+    pub on: String,
+    /// Whether `__typename` is selected (always, on interfaces and unions).
+    pub typename: bool,
+    /// Selected fields, in schema order.
+    pub fields: Vec<FieldSelection>,
+    /// Inline fragments `... on T { }` on possible object types (interfaces and
+    /// unions only), in schema order; their fields never share a response name
+    /// with `fields` or with each other.
+    pub fragments: Vec<Selection>,
+}
+
+/// A selected field: its argument values and, for composite fields, its selection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldSelection {
+    /// The field's name.
+    pub name: String,
+    /// One entry per argument, in schema order; `None` = omitted.
+    pub args: Vec<(String, Option<Value>)>,
+    /// The field's own selection when its type is composite.
+    pub selection: Option<Selection>,
+}
+
+impl Selection {
+    fn is_empty(&self) -> bool {
+        !self.typename && self.fields.is_empty()
+    }
+
+    /// Response names used by the fields of this set and its fragments, but
+    /// for fragment `except`.
+    fn used_names(&self, except: Option<usize>) -> Vec<String> {
+        let mut names: Vec<String> = self.fields.iter().map(|f| f.name.clone()).collect();
+        for (i, frag) in self.fragments.iter().enumerate() {
+            if Some(i) != except {
+                names.extend(frag.fields.iter().map(|f| f.name.clone()));
+            }
+        }
+        names
+    }
+}
+
+/// Samples, mutates and renders GraphQL calls of one schema.
+#[derive(Debug)]
+pub struct GqlGenerator {
+    ts: TypeSystem,
+    max_depth: usize,
+    /// Interface → the object types declaring it, in schema order (what an SDL
+    /// printed from the same type system declares).
+    implementers: IndexMap<String, Vec<String>>,
+    /// The empty API that [`mutate_value`] resolves (never used) references in.
+    no_api: Api,
+    heat: Heat,
+}
+
+/// Where a mutation of a selection goes next.
+enum Child {
+    Field(usize),
+    Fragment(usize),
+}
+
+impl GqlGenerator {
+    /// A generator for `ts`, selections at most `max_depth` levels deep (at least 1).
+    pub fn new(ts: &TypeSystem, max_depth: usize) -> Self {
+        let mut implementers: IndexMap<String, Vec<String>> = IndexMap::new();
+        for t in ts.types.values() {
+            if t.kind == TypeKind::Object {
+                for i in &t.interfaces {
+                    if kind(ts, i) == Some(TypeKind::Interface) {
+                        implementers
+                            .entry(i.clone())
+                            .or_default()
+                            .push(t.name.clone());
+                    }
+                }
+            }
+        }
+        let no_api = crate::spec::graphql::api_from_type_system(
+            TypeSystem::default(),
+            String::new(),
+            SpecFormat::GraphqlSdl,
+        );
+        GqlGenerator {
+            ts: ts.clone(),
+            max_depth: max_depth.max(1),
+            implementers,
+            no_api,
+            heat: Heat { progress: 0.5 },
+        }
+    }
+
+    /// Sets the annealing of value mutation (share of the budget spent).
+    pub fn set_heat(&mut self, heat: Heat) {
+        self.heat = heat;
+    }
+
+    /// The type system generated from.
+    pub fn type_system(&self) -> &TypeSystem {
+        &self.ts
+    }
+
+    /// Random valid genes for `root.field`; `root` is a root type's name or one
+    /// of the words `Query`, `Mutation`, `Subscription`.
+    ///
+    /// # Panics
+    /// When the root type has no such field.
+    pub fn sample(&self, root: &str, field: &str, rng: &mut Rng64) -> GqlCall {
+        let root = self.root_type(root).to_string();
+        let f = self
+            .ts
+            .get(&root)
+            .and_then(|t| t.field(field))
+            .unwrap_or_else(|| panic!("GraphQL root type {root} has no field {field}"));
+        let args = self.sample_args(&f.args, rng);
+        let base = f.ty.base();
+        let selection = self.ts.is_composite(base).then(|| {
+            let mut path = vec![root.clone(), base.to_string()];
+            self.sample_selection(base, 1, &mut path, &[], rng)
+        });
+        GqlCall {
+            root,
+            field: field.to_string(),
+            args,
+            selection,
+        }
+    }
+
+    /// Changes one gene, keeping the call valid: a root argument (changed,
+    /// omitted or added back), or somewhere in the selection a field toggled
+    /// (never leaving a set empty), a nested field's arguments, an inline
+    /// fragment added or removed, or `__typename` toggled on an object.
+    pub fn mutate(&self, call: &mut GqlCall, rng: &mut Rng64) {
+        let root = self.root_type(&call.root).to_string();
+        let Some(f) = self.ts.get(&root).and_then(|t| t.field(&call.field)) else {
+            return;
+        };
+        let before = call.clone();
+        // A few tries: some picks change nothing (toggling the only field).
+        for _ in 0..8 {
+            let has_args = !f.args.is_empty();
+            match &mut call.selection {
+                Some(sel) if !has_args || rng.random_bool(0.7) => {
+                    let mut path = vec![root.clone(), sel.on.clone()];
+                    self.mutate_selection(sel, 1, &mut path, &[], rng);
+                }
+                _ if has_args => self.mutate_args(&f.args, &mut call.args, rng),
+                _ => return,
+            }
+            if *call != before {
+                return;
+            }
+        }
+    }
+
+    /// The query document of `call` and its variables (an empty object in
+    /// literal mode): one operation, named `Q`/`M`/`S` in variable mode.
+    pub fn render(&self, call: &GqlCall, mode: ArgMode) -> (String, Value) {
+        let root = self.root_type(&call.root);
+        let (keyword, name) = if Some(root) == self.ts.mutation_type.as_deref() {
+            ("mutation", "M")
+        } else if Some(root) == self.ts.subscription_type.as_deref() {
+            ("subscription", "S")
+        } else {
+            ("query", "Q")
+        };
+        let mut r = Renderer {
+            generator: self,
+            mode,
+            body: String::new(),
+            var_defs: Vec::new(),
+            vars: Map::new(),
+        };
+        r.field(root, &call.field, &call.args, call.selection.as_ref());
+        let mut doc = String::from(keyword);
+        if mode == ArgMode::Variables {
+            doc.push(' ');
+            doc.push_str(name);
+            if !r.var_defs.is_empty() {
+                let defs: Vec<String> = r
+                    .var_defs
+                    .iter()
+                    .map(|(n, t)| format!("${n}: {t}"))
+                    .collect();
+                let _ = write!(doc, "({})", defs.join(", "));
+            }
+        }
+        let _ = write!(doc, " {{ {} }}", r.body);
+        (doc, Value::Object(r.vars))
+    }
+
+    /// The root type a call names: a type's own name, or a root word.
+    fn root_type<'a>(&'a self, root: &'a str) -> &'a str {
+        if self.ts.types.contains_key(root) {
+            return root;
+        }
+        let named = match root {
+            "Query" | "query" => self.ts.query_type.as_deref(),
+            "Mutation" | "mutation" => self.ts.mutation_type.as_deref(),
+            "Subscription" | "subscription" => self.ts.subscription_type.as_deref(),
+            _ => None,
+        };
+        named.unwrap_or(root)
+    }
+
+    /// The object types inline fragments of `t` may be on.
+    fn fragment_types<'a>(&'a self, t: &'a NamedType) -> Vec<&'a str> {
+        match t.kind {
+            TypeKind::Interface => self
+                .implementers
+                .get(&t.name)
+                .map(|v| v.iter().map(String::as_str).collect())
+                .unwrap_or_default(),
+            TypeKind::Union => t
+                .possible_types
+                .iter()
+                .filter(|p| kind(&self.ts, p) == Some(TypeKind::Object))
+                .map(String::as_str)
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether `f` may be selected in a set at `depth` below the types on `path`:
+    /// leaves always, composite fields within the depth limit and off the path.
+    fn selectable(&self, f: &Field, depth: usize, path: &[String]) -> bool {
+        if f.name.starts_with("__") {
+            return false;
+        }
+        let base = f.ty.base();
+        match kind(&self.ts, base) {
+            Some(TypeKind::Scalar | TypeKind::Enum) => true,
+            Some(TypeKind::Object | TypeKind::Interface | TypeKind::Union) => {
+                depth < self.max_depth && !path.iter().any(|p| p == base)
+            }
+            _ => false,
+        }
+    }
+
+    /// A random selection on `ty` at `depth`, leaving out fields named in `taken`.
+    fn sample_selection(
+        &self,
+        ty: &str,
+        depth: usize,
+        path: &mut Vec<String>,
+        taken: &[String],
+        rng: &mut Rng64,
+    ) -> Selection {
+        let mut sel = Selection {
+            on: ty.to_string(),
+            typename: false,
+            fields: Vec::new(),
+            fragments: Vec::new(),
+        };
+        let Some(t) = self.ts.get(ty) else {
+            sel.typename = true;
+            return sel;
+        };
+        let is_abstract = matches!(t.kind, TypeKind::Interface | TypeKind::Union);
+        let candidates: Vec<&Field> = t
+            .fields
+            .iter()
+            .filter(|f| self.selectable(f, depth, path) && !taken.contains(&f.name))
+            .collect();
+        if !candidates.is_empty() {
+            // Abstract types may select only through fragments (and __typename).
+            let min = usize::from(!is_abstract);
+            let k = rng.random_range(min..=candidates.len().min(MAX_FIELDS));
+            for i in sorted_sample(rng, candidates.len(), k) {
+                sel.fields
+                    .push(self.sample_field(candidates[i], depth, path, rng));
+            }
+        }
+        if is_abstract {
+            sel.typename = true;
+            let types = self.fragment_types(t);
+            let m = rng.random_range(0..=types.len().min(MAX_FRAGMENTS));
+            for i in sorted_sample(rng, types.len(), m) {
+                let used = sel.used_names(None);
+                if let Some(frag) = self.sample_fragment(types[i], depth, path, &used, rng) {
+                    sel.fragments.push(frag);
+                }
+            }
+        } else if sel.fields.is_empty() || rng.random_bool(0.1) {
+            sel.typename = true;
+        }
+        sel
+    }
+
+    /// An inline fragment on object type `on`, or `None` when every field it
+    /// could select is taken.
+    fn sample_fragment(
+        &self,
+        on: &str,
+        depth: usize,
+        path: &mut Vec<String>,
+        taken: &[String],
+        rng: &mut Rng64,
+    ) -> Option<Selection> {
+        path.push(on.to_string());
+        let frag = self.sample_selection(on, depth, path, taken, rng);
+        path.pop();
+        (!frag.fields.is_empty()).then_some(frag)
+    }
+
+    fn sample_field(
+        &self,
+        f: &Field,
+        depth: usize,
+        path: &mut Vec<String>,
+        rng: &mut Rng64,
+    ) -> FieldSelection {
+        let base = f.ty.base();
+        let selection = self.ts.is_composite(base).then(|| {
+            path.push(base.to_string());
+            let s = self.sample_selection(base, depth + 1, path, &[], rng);
+            path.pop();
+            s
+        });
+        FieldSelection {
+            name: f.name.clone(),
+            args: self.sample_args(&f.args, rng),
+            selection,
+        }
+    }
+
+    /// Values for `defs`: required ones always, optional ones half the time.
+    fn sample_args(&self, defs: &[InputValue], rng: &mut Rng64) -> Vec<(String, Option<Value>)> {
+        defs.iter()
+            .map(|d| {
+                let v = (required(d) || rng.random_bool(0.5)).then(|| self.value(&d.ty, 0, rng));
+                (d.name.clone(), v)
+            })
+            .collect()
+    }
+
+    /// A random non-null value of `ty`.
+    fn value(&self, ty: &TypeRef, depth: usize, rng: &mut Rng64) -> Value {
+        match ty {
+            TypeRef::NonNull(inner) => self.value(inner, depth, rng),
+            TypeRef::List(inner) => {
+                let n = if depth >= MAX_INPUT_DEPTH {
+                    0
+                } else {
+                    rng.random_range(0..=MAX_LIST)
+                };
+                Value::Array((0..n).map(|_| self.value(inner, depth + 1, rng)).collect())
+            }
+            TypeRef::Named(name) => self.named_value(name, depth, rng),
+        }
+    }
+
+    fn named_value(&self, name: &str, depth: usize, rng: &mut Rng64) -> Value {
+        let Some(t) = self.ts.get(name) else {
+            return Value::String(string(rng));
+        };
+        match t.kind {
+            TypeKind::Enum if !t.enum_values.is_empty() => {
+                Value::String(t.enum_values[rng.random_range(0..t.enum_values.len())].clone())
+            }
+            TypeKind::InputObject => {
+                let mut out = Map::new();
+                // Required input fields cycling forever make an invalid schema;
+                // the bound only keeps such a schema from overflowing the stack.
+                if depth > 4 * MAX_INPUT_DEPTH {
+                    return Value::Object(out);
+                }
+                for f in &t.input_fields {
+                    if required(f) || (depth < MAX_INPUT_DEPTH && rng.random_bool(0.3)) {
+                        out.insert(f.name.clone(), self.value(&f.ty, depth + 1, rng));
+                    }
+                }
+                Value::Object(out)
+            }
+            TypeKind::Scalar => scalar(name, rng),
+            _ => Value::String(string(rng)),
+        }
+    }
+
+    /// Walks down the selection at random and changes one gene there.
+    fn mutate_selection(
+        &self,
+        sel: &mut Selection,
+        depth: usize,
+        path: &mut Vec<String>,
+        taken: &[String],
+        rng: &mut Rng64,
+    ) {
+        let children: Vec<Child> = sel
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.selection.is_some())
+            .map(|(i, _)| Child::Field(i))
+            .chain((0..sel.fragments.len()).map(Child::Fragment))
+            .collect();
+        if !children.is_empty() && rng.random_bool(0.5) {
+            match children[rng.random_range(0..children.len())] {
+                Child::Field(i) => {
+                    if let Some(child) = sel.fields[i].selection.as_mut() {
+                        path.push(child.on.clone());
+                        self.mutate_selection(child, depth + 1, path, &[], rng);
+                        path.pop();
+                    }
+                }
+                Child::Fragment(j) => {
+                    let used = sel.used_names(Some(j));
+                    let frag = &mut sel.fragments[j];
+                    path.push(frag.on.clone());
+                    self.mutate_selection(frag, depth, path, &used, rng);
+                    path.pop();
+                    // A fragment left with only __typename says nothing new.
+                    if frag.fields.is_empty() {
+                        sel.fragments.remove(j);
+                    }
+                }
+            }
+            return;
+        }
+        self.mutate_here(sel, depth, path, taken, rng);
+    }
+
+    /// One change to the set itself.
+    fn mutate_here(
+        &self,
+        sel: &mut Selection,
+        depth: usize,
+        path: &mut Vec<String>,
+        taken: &[String],
+        rng: &mut Rng64,
+    ) {
+        let Some(t) = self.ts.get(&sel.on) else {
+            return;
+        };
+        let is_abstract = matches!(t.kind, TypeKind::Interface | TypeKind::Union);
+        let mut blocked = taken.to_vec();
+        blocked.extend(sel.used_names(None).into_iter().filter(|n| {
+            // Names in fragments block base fields; the base's own do not.
+            !sel.fields.iter().any(|f| &f.name == n)
+        }));
+        let candidates: Vec<&Field> = t
+            .fields
+            .iter()
+            .filter(|f| self.selectable(f, depth, path) && !blocked.contains(&f.name))
+            .collect();
+        let with_args: Vec<usize> = (0..sel.fields.len())
+            .filter(|&i| {
+                t.field(&sel.fields[i].name)
+                    .is_some_and(|f| !f.args.is_empty())
+            })
+            .collect();
+        let frag_types = self.fragment_types(t);
+        let mut ops = Vec::new();
+        if !candidates.is_empty() {
+            ops.push(0);
+        }
+        if !with_args.is_empty() {
+            ops.push(1);
+        }
+        if !frag_types.is_empty() {
+            ops.push(2);
+        }
+        if !is_abstract {
+            ops.push(3);
+        }
+        if ops.is_empty() {
+            return;
+        }
+        match ops[rng.random_range(0..ops.len())] {
+            0 => {
+                let f = candidates[rng.random_range(0..candidates.len())];
+                if let Some(pos) = sel.fields.iter().position(|s| s.name == f.name) {
+                    sel.fields.remove(pos);
+                    if sel.is_empty() {
+                        // EvoMaster's repair: an emptied set selects another field.
+                        let others: Vec<&&Field> =
+                            candidates.iter().filter(|c| c.name != f.name).collect();
+                        if others.is_empty() {
+                            sel.typename = true;
+                        } else {
+                            let g = others[rng.random_range(0..others.len())];
+                            let fs = self.sample_field(g, depth, path, rng);
+                            self.insert_field(t, sel, fs);
+                        }
+                    }
+                } else {
+                    let fs = self.sample_field(f, depth, path, rng);
+                    self.insert_field(t, sel, fs);
+                }
+            }
+            1 => {
+                let i = with_args[rng.random_range(0..with_args.len())];
+                if let Some(f) = t.field(&sel.fields[i].name) {
+                    self.mutate_args(&f.args, &mut sel.fields[i].args, rng);
+                }
+            }
+            2 => {
+                let free: Vec<&str> = frag_types
+                    .iter()
+                    .copied()
+                    .filter(|ft| !sel.fragments.iter().any(|s| s.on == *ft))
+                    .collect();
+                if !sel.fragments.is_empty() && (free.is_empty() || rng.random_bool(0.5)) {
+                    sel.fragments
+                        .remove(rng.random_range(0..sel.fragments.len()));
+                } else if !free.is_empty() {
+                    let on = free[rng.random_range(0..free.len())];
+                    let used = sel.used_names(None);
+                    if let Some(frag) = self.sample_fragment(on, depth, path, &used, rng) {
+                        // Fragments stay in the order of the possible types.
+                        let rank = |s: &str| frag_types.iter().position(|x| *x == s);
+                        let at = sel
+                            .fragments
+                            .iter()
+                            .take_while(|s| rank(&s.on) < rank(on))
+                            .count();
+                        sel.fragments.insert(at, frag);
+                    }
+                }
+            }
+            _ => {
+                if !sel.typename || !sel.fields.is_empty() {
+                    sel.typename = !sel.typename;
+                }
+            }
+        }
+    }
+
+    /// Inserts `fs` among the fields of `sel` in schema order.
+    fn insert_field(&self, t: &NamedType, sel: &mut Selection, fs: FieldSelection) {
+        let rank = |name: &str| t.fields.iter().position(|f| f.name == name);
+        let at = sel
+            .fields
+            .iter()
+            .take_while(|s| rank(&s.name) < rank(&fs.name))
+            .count();
+        sel.fields.insert(at, fs);
+    }
+
+    /// Changes one argument: a new value, the value mutated, or an optional
+    /// argument omitted.
+    fn mutate_args(
+        &self,
+        defs: &[InputValue],
+        args: &mut Vec<(String, Option<Value>)>,
+        rng: &mut Rng64,
+    ) {
+        if defs.is_empty() {
+            return;
+        }
+        let d = &defs[rng.random_range(0..defs.len())];
+        let slot = match args.iter().position(|(n, _)| *n == d.name) {
+            Some(i) => i,
+            None => {
+                args.push((d.name.clone(), None));
+                args.len() - 1
+            }
+        };
+        let new = match &args[slot].1 {
+            None => Some(self.value(&d.ty, 0, rng)),
+            Some(_) if !required(d) && rng.random_bool(0.2) => None,
+            Some(v) => Some(self.mutate_typed(&d.ty, v, 0, rng)),
+        };
+        args[slot].1 = new;
+    }
+
+    /// A mutant of `value`, a value of `ty`, still valid for it.
+    fn mutate_typed(&self, ty: &TypeRef, value: &Value, depth: usize, rng: &mut Rng64) -> Value {
+        if value.is_null() {
+            return self.value(ty, depth, rng);
+        }
+        match ty {
+            TypeRef::NonNull(inner) => self.mutate_typed(inner, value, depth, rng),
+            TypeRef::List(inner) => {
+                let Value::Array(items) = value else {
+                    return self.value(ty, depth, rng);
+                };
+                let mut items = items.clone();
+                let p: f64 = rng.random();
+                if items.is_empty() || (p < 0.33 && items.len() < MAX_LIST + 2) {
+                    items.push(self.value(inner, depth + 1, rng));
+                } else if p < 0.5 {
+                    items.remove(rng.random_range(0..items.len()));
+                } else {
+                    let k = rng.random_range(0..items.len());
+                    items[k] = self.mutate_typed(inner, &items[k], depth + 1, rng);
+                }
+                Value::Array(items)
+            }
+            TypeRef::Named(name) => self.mutate_named(name, value, depth, rng),
+        }
+    }
+
+    fn mutate_named(&self, name: &str, value: &Value, depth: usize, rng: &mut Rng64) -> Value {
+        let Some(t) = self.ts.get(name) else {
+            return self.named_value(name, depth, rng);
+        };
+        match t.kind {
+            TypeKind::Enum => {
+                let others: Vec<&String> = t
+                    .enum_values
+                    .iter()
+                    .filter(|v| value.as_str() != Some(v.as_str()))
+                    .collect();
+                match others.len() {
+                    0 => self.named_value(name, depth, rng),
+                    n => Value::String(others[rng.random_range(0..n)].clone()),
+                }
+            }
+            TypeKind::InputObject => {
+                let Value::Object(fields) = value else {
+                    return self.named_value(name, depth, rng);
+                };
+                if t.input_fields.is_empty() || depth > 4 * MAX_INPUT_DEPTH {
+                    return value.clone();
+                }
+                let mut fields = fields.clone();
+                let f = &t.input_fields[rng.random_range(0..t.input_fields.len())];
+                match fields.get(&f.name) {
+                    None => {
+                        fields.insert(f.name.clone(), self.value(&f.ty, depth + 1, rng));
+                    }
+                    Some(_) if !required(f) && rng.random_bool(0.2) => {
+                        fields.shift_remove(&f.name);
+                    }
+                    Some(v) => {
+                        let m = self.mutate_typed(&f.ty, v, depth + 1, rng);
+                        fields.insert(f.name.clone(), m);
+                    }
+                }
+                Value::Object(fields)
+            }
+            TypeKind::Scalar => self.mutate_scalar(name, value, rng),
+            _ => value.clone(),
+        }
+    }
+
+    /// Scalars through EvoMaster's operators of [`super::mutation`], kept in
+    /// the GraphQL type's range (Int is 32-bit).
+    fn mutate_scalar(&self, name: &str, value: &Value, rng: &mut Rng64) -> Value {
+        let (schema_type, fits) = match name {
+            "Int" => (SchemaType::Integer, value.is_i64()),
+            "Float" => (SchemaType::Number, value.is_number()),
+            "Boolean" => return Value::Bool(!value.as_bool().unwrap_or(false)),
+            _ => (SchemaType::String, value.is_string()),
+        };
+        if !fits {
+            return scalar(name, rng);
+        }
+        let out = mutate_value(
+            &self.no_api,
+            &Schema::of_type(schema_type),
+            value,
+            self.heat,
+            rng,
+        );
+        match name {
+            "Int" => match out.as_i64() {
+                Some(x) => Value::from(x.clamp(i64::from(i32::MIN), i64::from(i32::MAX))),
+                None => scalar(name, rng),
+            },
+            "Float" if !out.is_number() => scalar(name, rng),
+            _ if name != "Float" && !out.is_string() => scalar(name, rng),
+            _ => out,
+        }
+    }
+}
+
+/// Writes a call's document, collecting variables on the way.
+struct Renderer<'g> {
+    generator: &'g GqlGenerator,
+    mode: ArgMode,
+    body: String,
+    var_defs: Vec<(String, String)>,
+    vars: Map<String, Value>,
+}
+
+impl Renderer<'_> {
+    fn field(
+        &mut self,
+        parent: &str,
+        name: &str,
+        args: &[(String, Option<Value>)],
+        selection: Option<&Selection>,
+    ) {
+        let ts = &self.generator.ts;
+        self.body.push_str(name);
+        let def = ts.get(parent).and_then(|t| t.field(name));
+        let mut first = true;
+        for (arg, value) in args {
+            let (Some(value), Some(arg_def)) = (
+                value,
+                def.and_then(|d| d.args.iter().find(|a| a.name == *arg)),
+            ) else {
+                continue;
+            };
+            self.body.push_str(if first { "(" } else { ", " });
+            first = false;
+            self.body.push_str(arg);
+            self.body.push_str(": ");
+            match self.mode {
+                ArgMode::Literals => write_literal(ts, &arg_def.ty, value, &mut self.body),
+                ArgMode::Variables => {
+                    let var = self.variable_name(arg);
+                    let _ = write!(self.body, "${var}");
+                    self.var_defs.push((var.clone(), arg_def.ty.to_string()));
+                    self.vars.insert(var, value.clone());
+                }
+            }
+        }
+        if !first {
+            self.body.push(')');
+        }
+        if let Some(sel) = selection {
+            self.body.push(' ');
+            self.selection(sel);
+        }
+    }
+
+    fn selection(&mut self, sel: &Selection) {
+        self.body.push('{');
+        // A set that lost every gene still renders valid.
+        if sel.typename || (sel.fields.is_empty() && sel.fragments.is_empty()) {
+            self.body.push_str(" __typename");
+        }
+        for f in &sel.fields {
+            self.body.push(' ');
+            self.field(&sel.on, &f.name, &f.args, f.selection.as_ref());
+        }
+        for frag in &sel.fragments {
+            let _ = write!(self.body, " ... on {} ", frag.on);
+            self.selection(frag);
+        }
+        self.body.push_str(" }");
+    }
+
+    /// The argument's name, or it with a number when a nested field's
+    /// argument of the same name has it already.
+    fn variable_name(&self, arg: &str) -> String {
+        let taken = |n: &str| self.var_defs.iter().any(|(v, _)| v == n);
+        if !taken(arg) {
+            return arg.to_string();
+        }
+        (2..)
+            .map(|i| format!("{arg}_{i}"))
+            .find(|n| !taken(n))
+            .unwrap_or_default()
+    }
+}
+
+/// The kind of the type named `name`, if it exists.
+fn kind(ts: &TypeSystem, name: &str) -> Option<TypeKind> {
+    ts.get(name).map(|t| t.kind)
+}
+
+/// Whether an argument or input field must be given.
+fn required(v: &InputValue) -> bool {
+    v.ty.is_non_null() && v.default_value.is_none()
+}
+
+/// `k` distinct indices below `n`, ascending (so output keeps schema order).
+fn sorted_sample(rng: &mut Rng64, n: usize, k: usize) -> Vec<usize> {
+    let mut picks = rand::seq::index::sample(rng, n, k.min(n)).into_vec();
+    picks.sort_unstable();
+    picks
+}
+
+/// A value of a scalar: built-ins by their type, custom scalars as strings
+/// shaped by their name (dates, URLs, emails) since nothing else is known.
+fn scalar(name: &str, rng: &mut Rng64) -> Value {
+    match name {
+        "Int" => Value::from(match rng.random_range(0..20) {
+            0 => 0,
+            1 => i32::MAX,
+            2 => i32::MIN,
+            3 => -1,
+            _ => rng.random_range(1..=1000),
+        }),
+        "Float" => {
+            let x: f64 = rng.random_range(-10.0..1000.0);
+            serde_json::Number::from_f64((x * 100.0).round() / 100.0)
+                .map_or(Value::from(0), Value::Number)
+        }
+        "Boolean" => Value::Bool(rng.random_bool(0.5)),
+        "String" => Value::String(string(rng)),
+        "ID" => Value::String(if rng.random_bool(0.6) {
+            rng.random_range(1..=50).to_string()
+        } else {
+            alnum(rng, 8)
+        }),
+        custom => {
+            let lower = custom.to_ascii_lowercase();
+            let n: u32 = rng.random_range(0..10_000);
+            Value::String(
+                if lower.contains("datetime") || lower.contains("timestamp") {
+                    format!("2024-0{}-1{}T10:2{}:00Z", 1 + n % 9, n % 10, n % 10)
+                } else if lower.contains("date") {
+                    format!("2024-0{}-1{}", 1 + n % 9, n % 10)
+                } else if lower.contains("url") || lower.contains("uri") {
+                    format!("https://example.com/r/{n}")
+                } else if lower.contains("email") {
+                    format!("user{n}@example.com")
+                } else {
+                    string(rng)
+                },
+            )
+        }
+    }
+}
+
+fn alnum(rng: &mut Rng64, len: usize) -> String {
+    const ALNUM: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    (0..len)
+        .map(|_| ALNUM[rng.random_range(0..ALNUM.len())] as char)
+        .collect()
+}
+
+/// A short string, now and then with one awkward character.
+fn string(rng: &mut Rng64) -> String {
+    let len = rng.random_range(0..=12);
+    let mut s = alnum(rng, len);
+    if rng.random_bool(0.15) {
+        let at = rng.random_range(0..=len);
+        s.insert(at, AWKWARD[rng.random_range(0..AWKWARD.len())]);
+    }
+    s
+}
+
+/// Writes `value` as a GraphQL literal of type `ty`: enums as bare names,
+/// input objects field by field, strings escaped.
+fn write_literal(ts: &TypeSystem, ty: &TypeRef, value: &Value, out: &mut String) {
+    if value.is_null() {
+        out.push_str("null");
+        return;
+    }
+    match ty {
+        TypeRef::NonNull(inner) => write_literal(ts, inner, value, out),
+        TypeRef::List(inner) => match value {
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    write_literal(ts, inner, item, out);
+                }
+                out.push(']');
+            }
+            // Input coercion accepts one item where a list is expected.
+            _ => write_literal(ts, inner, value, out),
+        },
+        TypeRef::Named(name) => match (ts.get(name), value) {
+            (Some(t), Value::String(s)) if t.kind == TypeKind::Enum && is_enum_name(s) => {
+                out.push_str(s);
+            }
+            (Some(t), Value::Object(fields)) if t.kind == TypeKind::InputObject => {
+                out.push('{');
+                let mut first = true;
+                for (k, v) in fields {
+                    let Some(def) = t.input_fields.iter().find(|f| f.name == *k) else {
+                        continue;
+                    };
+                    out.push_str(if first { " " } else { ", " });
+                    first = false;
+                    let _ = write!(out, "{k}: ");
+                    write_literal(ts, &def.ty, v, out);
+                }
+                out.push_str(if first { "}" } else { " }" });
+            }
+            _ => write_json_literal(value, out),
+        },
+    }
+}
+
+/// Writes a JSON value as an untyped GraphQL literal (custom scalars accept any).
+fn write_json_literal(value: &Value, out: &mut String) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&n.to_string()),
+        Value::String(s) => write_string_literal(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_json_literal(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(fields) => {
+            out.push('{');
+            let mut first = true;
+            for (k, v) in fields.iter().filter(|(k, _)| is_name(k)) {
+                out.push_str(if first { " " } else { ", " });
+                first = false;
+                let _ = write!(out, "{k}: ");
+                write_json_literal(v, out);
+            }
+            out.push_str(if first { "}" } else { " }" });
+        }
+    }
+}
+
+/// Writes `s` as a quoted GraphQL string with the escapes the spec defines;
+/// characters outside the Basic Multilingual Plane as surrogate pairs, which
+/// every spec edition accepts.
+fn write_string_literal(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                let _ = write!(out, "\\u{:04X}", c as u32);
+            }
+            c if (c as u32) > 0xFFFF => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    let _ = write!(out, "\\u{u:04X}");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Whether `s` is a GraphQL name.
+fn is_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+/// Whether `s` can be written as a bare enum value.
+fn is_enum_name(s: &str) -> bool {
+    is_name(s) && !matches!(s, "true" | "false" | "null")
+}
+
+/// The type system as SDL (without the built-in scalars and introspection
+/// types): for tools that take SDL, such as validators, when the schema came
+/// as introspection JSON. Directives other than `@deprecated` are not kept by
+/// the type system, so they are not printed.
+pub fn to_sdl(ts: &TypeSystem) -> String {
+    let mut out = String::new();
+    let roots: Vec<(&str, &str)> = [
+        ("query", &ts.query_type),
+        ("mutation", &ts.mutation_type),
+        ("subscription", &ts.subscription_type),
+    ]
+    .into_iter()
+    .filter_map(|(op, t)| {
+        t.as_deref()
+            .filter(|t| ts.get(t).is_some())
+            .map(|t| (op, t))
+    })
+    .collect();
+    if !roots.is_empty() {
+        out.push_str("schema {\n");
+        for (op, t) in roots {
+            let _ = writeln!(out, "  {op}: {t}");
+        }
+        out.push_str("}\n");
+    }
+    for t in ts.types.values() {
+        if t.name.starts_with("__") || BUILTIN_SCALARS.contains(&t.name.as_str()) {
+            continue;
+        }
+        out.push('\n');
+        write_description(t.description.as_deref(), "", &mut out);
+        match t.kind {
+            TypeKind::Scalar => {
+                let _ = writeln!(out, "scalar {}", t.name);
+            }
+            TypeKind::Object | TypeKind::Interface => {
+                let word = if t.kind == TypeKind::Object {
+                    "type"
+                } else {
+                    "interface"
+                };
+                let _ = write!(out, "{word} {}", t.name);
+                let ifaces: Vec<&str> = t
+                    .interfaces
+                    .iter()
+                    .filter(|i| kind(ts, i) == Some(TypeKind::Interface))
+                    .map(String::as_str)
+                    .collect();
+                if !ifaces.is_empty() {
+                    let _ = write!(out, " implements {}", ifaces.join(" & "));
+                }
+                write_block(t.fields.is_empty(), &mut out, |out| {
+                    for f in &t.fields {
+                        write_description(f.description.as_deref(), "  ", out);
+                        let _ = write!(out, "  {}", f.name);
+                        write_args(&f.args, out);
+                        let _ = write!(out, ": {}", f.ty);
+                        if f.deprecated {
+                            out.push_str(" @deprecated");
+                        }
+                        out.push('\n');
+                    }
+                });
+            }
+            TypeKind::Union => {
+                let members: Vec<&str> = t
+                    .possible_types
+                    .iter()
+                    .filter(|p| kind(ts, p) == Some(TypeKind::Object))
+                    .map(String::as_str)
+                    .collect();
+                let _ = write!(out, "union {}", t.name);
+                if !members.is_empty() {
+                    let _ = write!(out, " = {}", members.join(" | "));
+                }
+                out.push('\n');
+            }
+            TypeKind::Enum => {
+                let _ = write!(out, "enum {}", t.name);
+                write_block(t.enum_values.is_empty(), &mut out, |out| {
+                    for v in &t.enum_values {
+                        let _ = writeln!(out, "  {v}");
+                    }
+                });
+            }
+            TypeKind::InputObject => {
+                let _ = write!(out, "input {}", t.name);
+                write_block(t.input_fields.is_empty(), &mut out, |out| {
+                    for f in &t.input_fields {
+                        write_description(f.description.as_deref(), "  ", out);
+                        out.push_str("  ");
+                        write_input_value(f, out);
+                        out.push('\n');
+                    }
+                });
+            }
+        }
+    }
+    out
+}
+
+/// ` {\n ... }\n`, or just the line end for a type without members.
+fn write_block(empty: bool, out: &mut String, body: impl FnOnce(&mut String)) {
+    if empty {
+        out.push('\n');
+        return;
+    }
+    out.push_str(" {\n");
+    body(out);
+    out.push_str("}\n");
+}
+
+fn write_description(description: Option<&str>, indent: &str, out: &mut String) {
+    if let Some(d) = description.filter(|d| !d.is_empty()) {
+        out.push_str(indent);
+        write_string_literal(d, out);
+        out.push('\n');
+    }
+}
+
+fn write_args(args: &[InputValue], out: &mut String) {
+    if args.is_empty() {
+        return;
+    }
+    out.push('(');
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        write_input_value(a, out);
+    }
+    out.push(')');
+}
+
+fn write_input_value(v: &InputValue, out: &mut String) {
+    let _ = write!(out, "{}: {}", v.name, v.ty);
+    if let Some(d) = &v.default_value {
+        let _ = write!(out, " = {d}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+
+    fn demo() -> TypeSystem {
+        crate::spec::load_text(
+            crate::demo::GRAPHQL_SDL,
+            std::path::Path::new("demo.graphql"),
+        )
+        .unwrap()
+        .api
+        .graphql
+        .unwrap()
+    }
+
+    #[test]
+    fn renders_literals_and_variables() {
+        let ts = demo();
+        let g = GqlGenerator::new(&ts, DEFAULT_MAX_DEPTH);
+        let call = GqlCall {
+            root: "Query".into(),
+            field: "book".into(),
+            args: vec![("id".into(), Some(Value::String("a\"b\\c\n".into())))],
+            selection: Some(Selection {
+                on: "Book".into(),
+                typename: false,
+                fields: vec![
+                    FieldSelection {
+                        name: "title".into(),
+                        args: vec![],
+                        selection: None,
+                    },
+                    FieldSelection {
+                        name: "author".into(),
+                        args: vec![],
+                        selection: Some(Selection {
+                            on: "Author".into(),
+                            typename: true,
+                            fields: vec![],
+                            fragments: vec![],
+                        }),
+                    },
+                ],
+                fragments: vec![],
+            }),
+        };
+        let (doc, vars) = g.render(&call, ArgMode::Literals);
+        assert_eq!(
+            doc,
+            r#"query { book(id: "a\"b\\c\n") { title author { __typename } } }"#
+        );
+        assert_eq!(vars, serde_json::json!({}));
+        let (doc, vars) = g.render(&call, ArgMode::Variables);
+        assert_eq!(
+            doc,
+            "query Q($id: ID!) { book(id: $id) { title author { __typename } } }"
+        );
+        assert_eq!(vars, serde_json::json!({"id": "a\"b\\c\n"}));
+    }
+
+    #[test]
+    fn enums_and_input_objects_render_as_literals() {
+        let ts = demo();
+        let g = GqlGenerator::new(&ts, DEFAULT_MAX_DEPTH);
+        let mut rng = Rng64::seed_from_u64(1);
+        for _ in 0..50 {
+            let call = g.sample("Mutation", "createBook", &mut rng);
+            let (doc, _) = g.render(&call, ArgMode::Literals);
+            assert!(
+                doc.starts_with("mutation { createBook(authorId: \""),
+                "{doc}"
+            );
+            assert!(doc.contains("input: { title: \""), "{doc}");
+            assert!(!doc.contains("status: \""), "enums are bare: {doc}");
+        }
+    }
+
+    #[test]
+    fn same_seed_same_queries_and_mutants_stay_nonempty() {
+        let ts = demo();
+        let g = GqlGenerator::new(&ts, DEFAULT_MAX_DEPTH);
+        let draw = |seed| {
+            let mut rng = Rng64::seed_from_u64(seed);
+            let mut call = g.sample("Query", "authors", &mut rng);
+            let mut docs = Vec::new();
+            for _ in 0..30 {
+                g.mutate(&mut call, &mut rng);
+                docs.push(g.render(&call, ArgMode::Variables).0);
+            }
+            docs
+        };
+        let docs = draw(5);
+        assert_eq!(docs, draw(5));
+        assert!(docs.iter().all(|d| !d.contains("{ }")), "{docs:?}");
+    }
+
+    #[test]
+    fn sdl_round_trips_through_the_loader() {
+        let ts = demo();
+        let sdl = to_sdl(&ts);
+        let again = crate::spec::load_text(&sdl, std::path::Path::new("again.graphql"))
+            .unwrap()
+            .api
+            .graphql
+            .unwrap();
+        assert_eq!(to_sdl(&again), sdl);
+        assert!(
+            sdl.contains("input BookInput {\n  title: String!\n"),
+            "{sdl}"
+        );
+    }
+}
