@@ -251,20 +251,15 @@ fn webhooks_are_listed_not_turned_into_operations() {
 }
 
 #[test]
-fn run_refuses_a_graphql_schema_with_a_clear_message() {
+fn run_on_a_graphql_schema_needs_the_endpoint() {
     let schema = concat!(env!("CARGO_MANIFEST_DIR"), "/models/demo/schema.graphql");
-    let out = cartograph(&[
-        "run",
-        schema,
-        "--target",
-        "http://127.0.0.1:9",
-        "--max-requests",
-        "1",
-    ]);
+    let out = cartograph(&["run", schema, "--max-requests", "1"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("does not test GraphQL APIs yet"),
+        stderr(&out).contains("a GraphQL schema names no endpoint; pass --target URL"),
         "{}",
         stderr(&out)
     );
+    let out = cartograph(&["run", "--graphql"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }

@@ -210,6 +210,7 @@ fn hand_built() -> Report {
         ],
         operations_reached: 2,
         faults,
+        schema_coverage: None,
         search: Some(SearchSummary {
             tests: 300,
             targets: 40,
@@ -629,6 +630,7 @@ fn report_from_json(r: &Value) -> Report {
                 }),
             })
             .collect(),
+        schema_coverage: None,
         search: r.get("search").map(|s| SearchSummary {
             tests: s["tests"].as_u64().unwrap(),
             targets: s["targets"].as_u64().unwrap() as usize,

@@ -2,6 +2,7 @@
 
 mod demo;
 mod graph;
+mod graphql_run;
 mod inspect;
 mod replay;
 mod run;

@@ -127,11 +127,19 @@ pub struct RunFlags {
     after_help = "Exit status: 0 no faults, 1 faults found, 2 usage or configuration error, 3 target unreachable.\n\nExamples:\n  cartograph run openapi.yaml --target http://127.0.0.1:8080 --budget 2m\n  cartograph run openapi.yaml --target https://staging.example.com --rate 2/s --read-only -H 'Authorization: Bearer $TOKEN'"
 )]
 pub struct RunArgs {
-    /// The API description (OpenAPI 3.0/3.1 or Swagger 2.0, JSON or YAML).
-    pub spec: PathBuf,
-    /// Base URL to test (default: the description's first server).
+    /// The API description: OpenAPI 3.0/3.1 or Swagger 2.0 (JSON or YAML), or
+    /// a GraphQL schema (SDL or introspection JSON). Leave it out with
+    /// --graphql to ask the endpoint for its schema.
+    #[arg(required_unless_present = "graphql")]
+    pub spec: Option<PathBuf>,
+    /// Base URL to test (default: the description's first server); for
+    /// GraphQL, the endpoint (`http://127.0.0.1:8080/graphql`).
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
+    /// Test a GraphQL endpoint; without a schema file, its schema comes from
+    /// the standard introspection query.
+    #[arg(long)]
+    pub graphql: bool,
     #[command(flatten)]
     pub flags: RunFlags,
 }
@@ -156,23 +164,59 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 
 /// Runs the command.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let loaded = super::load_spec(&args.spec)?;
-    if loaded.api.format.is_graphql() {
-        anyhow::bail!(
-            "{}: `cartograph run` tests REST APIs described by OpenAPI or Swagger; it does not test GraphQL APIs yet (`cartograph graph` and `inspect` read GraphQL schemas)",
-            args.spec.display()
-        );
-    }
-    let target = match (&args.target, loaded.api.servers.first()) {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let api = match &args.spec {
+        Some(spec) => {
+            let loaded = super::load_spec(spec)?;
+            if args.graphql && !loaded.api.format.is_graphql() {
+                anyhow::bail!(
+                    "--graphql: {} is not a GraphQL schema (SDL or introspection JSON)",
+                    spec.display()
+                );
+            }
+            loaded.api
+        }
+        None => {
+            let Some(target) = &args.target else {
+                anyhow::bail!("--graphql without a schema file needs --target URL (the endpoint to introspect)");
+            };
+            let endpoint = url::Url::parse(target)
+                .map_err(|e| anyhow::anyhow!("--target {target:?} is not a URL: {e}"))?;
+            let mut headers = Vec::new();
+            for h in &args.flags.headers {
+                headers.push(
+                    execution::parse_header(h).map_err(|e| anyhow::anyhow!("--header: {e}"))?,
+                );
+            }
+            let loaded = runtime.block_on(crate::spec::introspection::fetch(
+                &endpoint,
+                &headers,
+                args.flags.timeout,
+            ))?;
+            eprintln!(
+                "cartograph: schema from introspection: {} root fields",
+                loaded.api.operations.len()
+            );
+            loaded.api
+        }
+    };
+    let named = || {
+        args.spec
+            .as_ref()
+            .map_or_else(|| "the schema".to_string(), |p| p.display().to_string())
+    };
+    let target = match (&args.target, api.servers.first()) {
         (Some(t), _) => t.clone(),
         (None, Some(s)) if s.starts_with("http") => s.clone(),
+        _ if api.format.is_graphql() => anyhow::bail!(
+            "no target: a GraphQL schema names no endpoint; pass --target URL (e.g. http://127.0.0.1:8080/graphql)"
+        ),
         _ => anyhow::bail!(
             "no target: {} names no absolute server URL; pass --target URL",
-            args.spec.display()
+            named()
         ),
     };
-    let runtime = tokio::runtime::Runtime::new()?;
-    let summary = runtime.block_on(execute(Arc::new(loaded.api), &target, &args.flags))?;
+    let summary = runtime.block_on(execute(Arc::new(api), &target, &args.flags))?;
     Ok(summary.exit_code())
 }
 
@@ -278,6 +322,19 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         });
     }
 
+    if let Some(ts) = api.graphql.clone() {
+        let run = super::graphql_run::Prepared {
+            api,
+            ts,
+            target: target_url,
+            settings,
+            tally,
+            secrets,
+            credentials,
+            seed,
+        };
+        return super::graphql_run::execute(run, flags).await;
+    }
     let graph = graph::build(&api);
     write_graph(&flags.out.join("graph-initial.json"), &graph)?;
     let feedback =
@@ -523,7 +580,7 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
     })
 }
 
-fn write_graph(path: &std::path::Path, g: &graph::PropertyGraph) -> anyhow::Result<()> {
+pub(super) fn write_graph(path: &std::path::Path, g: &graph::PropertyGraph) -> anyhow::Result<()> {
     std::fs::write(path, graph::export::render(g, graph::export::Format::Json))
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
 }
@@ -549,7 +606,7 @@ async fn reachable(url: &url::Url) -> bool {
 }
 
 /// The progress line on stderr, when stderr is a terminal.
-struct Progress {
+pub(super) struct Progress {
     bar: Option<indicatif::ProgressBar>,
     operations: usize,
     started: std::time::Instant,
@@ -557,7 +614,7 @@ struct Progress {
 }
 
 impl Progress {
-    fn new(operations: usize, budget: Option<Duration>) -> Progress {
+    pub(super) fn new(operations: usize, budget: Option<Duration>) -> Progress {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = indicatif::ProgressBar::new_spinner();
             bar.enable_steady_tick(Duration::from_millis(200));
@@ -571,7 +628,7 @@ impl Progress {
         }
     }
 
-    fn update(&self, requests: u64, reached: usize, faults: usize) {
+    pub(super) fn update(&self, requests: u64, reached: usize, faults: usize) {
         let Some(bar) = &self.bar else { return };
         let elapsed = self.started.elapsed();
         let rate = requests as f64 / elapsed.as_secs_f64().max(1e-3);
@@ -585,7 +642,7 @@ impl Progress {
         ));
     }
 
-    fn finish(&self) {
+    pub(super) fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }

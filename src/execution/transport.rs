@@ -70,6 +70,10 @@ impl Transport {
 
     /// The absolute URL of a request path.
     pub fn url_for(&self, path: &str) -> String {
+        if path.is_empty() {
+            // The target itself (a GraphQL endpoint), exactly as given.
+            return self.base.as_str().to_string();
+        }
         let base = self.base.as_str().trim_end_matches('/');
         if path.starts_with('/') {
             format!("{base}{path}")

@@ -850,6 +850,8 @@ fn scalar(name: &str, rng: &mut Rng64) -> Value {
             1 => i32::MAX,
             2 => i32::MIN,
             3 => -1,
+            // Counts and quantities are mostly small, and servers bound them.
+            4..=11 => rng.random_range(1..=10),
             _ => rng.random_range(1..=1000),
         }),
         "Float" => {

@@ -6,8 +6,8 @@
 use indexmap::IndexMap;
 use rand::Rng;
 
-use super::testcase::SharedTest;
 use super::values::Rng64;
+use std::sync::Arc;
 
 /// MIO's parameters; defaults are EvoMaster's.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,40 +52,55 @@ impl MioConfig {
     }
 }
 
+/// What the archive needs of a test: its length (shorter tests win ties).
+pub trait Length {
+    /// Number of calls.
+    fn calls(&self) -> usize;
+}
+
+impl Length for super::testcase::TestCase {
+    fn calls(&self) -> usize {
+        self.len()
+    }
+}
+
 /// A test in a population with its heuristic value for that target.
 #[derive(Debug, Clone)]
-struct Member {
+struct Member<T> {
     h: f64,
-    test: SharedTest,
+    test: Arc<T>,
 }
 
 /// One target's state.
 #[derive(Debug, Clone)]
-struct Population {
+struct Population<T> {
     covered: bool,
     counter: u32,
-    members: Vec<Member>,
+    members: Vec<Member<T>>,
     /// Index of the run's exchange that first covered it.
     covered_at: Option<u64>,
 }
 
-/// Every target seen, with its population.
-#[derive(Debug, Default)]
-pub struct Archive {
-    targets: IndexMap<String, Population>,
+/// Every target seen, with its population. Generic over the test type: REST
+/// tests ([`super::testcase::TestCase`]) and GraphQL tests share it.
+#[derive(Debug)]
+pub struct Archive<T = super::testcase::TestCase> {
+    targets: IndexMap<String, Population<T>>,
 }
 
-impl Archive {
+impl<T> Default for Archive<T> {
+    fn default() -> Self {
+        Archive {
+            targets: IndexMap::new(),
+        }
+    }
+}
+
+impl<T: Length> Archive<T> {
     /// Offers `test`, which reached `reached` (target, heuristic in (0, 1]) at
     /// exchange `seq`, with population limit `n`; returns whether anything
     /// improved (a new target, a newly covered one, a better or shorter test).
-    pub fn update(
-        &mut self,
-        test: &SharedTest,
-        reached: &[(String, f64)],
-        n: usize,
-        seq: u64,
-    ) -> bool {
+    pub fn update(&mut self, test: &Arc<T>, reached: &[(String, f64)], n: usize, seq: u64) -> bool {
         let mut improved = false;
         for (target, h) in reached {
             let pop = self.targets.entry(target.clone()).or_insert_with(|| {
@@ -114,7 +129,7 @@ impl Archive {
     /// infeasible (a status the server never gives), and mutating only their
     /// tests would starve the rest; the counters already steer away from
     /// targets that stopped improving, so every target competes.
-    pub fn sample(&mut self, rng: &mut Rng64) -> Option<SharedTest> {
+    pub fn sample(&mut self, rng: &mut Rng64) -> Option<Arc<T>> {
         let i = self
             .targets
             .iter()
@@ -147,8 +162,8 @@ impl Archive {
 
     /// The final suite: each covered target's test, once, with the targets
     /// it covers.
-    pub fn suite(&self) -> Vec<(SharedTest, Vec<String>)> {
-        let mut out: Vec<(SharedTest, Vec<String>)> = Vec::new();
+    pub fn suite(&self) -> Vec<(Arc<T>, Vec<String>)> {
+        let mut out: Vec<(Arc<T>, Vec<String>)> = Vec::new();
         for (target, p) in self.targets.iter().filter(|(_, p)| p.covered) {
             let Some(m) = p.members.first() else { continue };
             match out
@@ -164,11 +179,11 @@ impl Archive {
 }
 
 /// Offers one test to one population; returns whether it improved it.
-fn offer(pop: &mut Population, test: &SharedTest, h: f64, n: usize, seq: u64) -> bool {
+fn offer<T: Length>(pop: &mut Population<T>, test: &Arc<T>, h: f64, n: usize, seq: u64) -> bool {
     if pop.covered {
         // A covered target keeps one test: the shortest.
         let current = &pop.members[0];
-        if h >= 1.0 && test.len() < current.test.len() {
+        if h >= 1.0 && test.calls() < current.test.calls() {
             pop.members[0] = Member {
                 h,
                 test: test.clone(),
@@ -199,11 +214,14 @@ fn offer(pop: &mut Population, test: &SharedTest, h: f64, n: usize, seq: u64) ->
         .members
         .iter()
         .enumerate()
-        .min_by(|(_, a), (_, b)| a.h.total_cmp(&b.h).then(b.test.len().cmp(&a.test.len())))
+        .min_by(|(_, a), (_, b)| {
+            a.h.total_cmp(&b.h)
+                .then(b.test.calls().cmp(&a.test.calls()))
+        })
         .map(|(i, _)| i)
         .unwrap_or(0);
     let w = &pop.members[worst];
-    if h > w.h || (h == w.h && test.len() <= w.test.len()) {
+    if h > w.h || (h == w.h && test.calls() <= w.test.calls()) {
         pop.members[worst] = Member {
             h,
             test: test.clone(),
@@ -218,12 +236,11 @@ fn offer(pop: &mut Population, test: &SharedTest, h: f64, n: usize, seq: u64) ->
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
 
     use rand::SeedableRng;
 
     use super::*;
-    use crate::generation::testcase::{Call, Sampler, TestCase};
+    use crate::generation::testcase::{Call, Sampler, SharedTest, TestCase};
 
     fn test(len: usize) -> SharedTest {
         let call = Call {

@@ -4,6 +4,7 @@
 //! one call to the next ([`flow`]), mutation, and the MIO search ([`search`]).
 
 pub mod flow;
+pub mod gql_search;
 pub mod graphql;
 pub mod mio;
 pub mod mutation;

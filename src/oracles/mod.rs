@@ -39,8 +39,9 @@ use crate::execution::Exchange;
 use crate::model::Api;
 use crate::reproduce::FaultCheck;
 
-/// Every oracle's code, for `--skip-check` and `--fail-on`.
-pub const CODES: [&str; 12] = [
+/// Every oracle's code, for `--skip-check` and `--fail-on` (GraphQL APIs
+/// get the `graphql_` ones, in [`graphql::CODES`]).
+pub const CODES: [&str; 22] = [
     "server_error",
     "undocumented_status",
     "schema_violation",
@@ -53,6 +54,16 @@ pub const CODES: [&str; 12] = [
     "created_not_readable",
     "dangling_location",
     "non_idempotent",
+    "graphql_server_error",
+    "graphql_validation_error",
+    "graphql_stack_leak",
+    "graphql_internal_error",
+    "graphql_missing_field",
+    "graphql_null_violation",
+    "graphql_wrong_type",
+    "graphql_enum_violation",
+    "graphql_list_mismatch",
+    "graphql_typename_violation",
 ];
 
 /// A fault, with how often it was seen and its first witness.
@@ -123,8 +134,8 @@ pub struct Reproducer {
     pub json: String,
     /// Requests spent confirming and shrinking it.
     pub requests: u64,
-    /// Whether it creates what it uses; false when only the test itself,
-    /// relying on resources the run made earlier, showed the fault again.
+    /// Whether it creates what it uses; false when it names resources it does
+    /// not create (the server's own data, or what the run made earlier).
     pub standalone: bool,
 }
 
@@ -187,6 +198,7 @@ pub struct Checker {
     positions: std::collections::HashMap<String, usize>,
     schemas: Arc<schema::ResponseSchemas>,
     target: Option<url::Url>,
+    graphql: Option<Arc<crate::model::graphql::TypeSystem>>,
 }
 
 impl Checker {
@@ -198,6 +210,7 @@ impl Checker {
             positions: api.operation_positions(),
             schemas: Arc::new(schema::ResponseSchemas::new(api)),
             target,
+            graphql: api.graphql.clone().map(Arc::new),
         }
     }
 
@@ -218,8 +231,64 @@ impl Checker {
         self.schemas.warnings()
     }
 
+    /// What one GraphQL answer shows: [`graphql::check`] on the query sent.
+    fn graphql(&self, ts: &crate::model::graphql::TypeSystem, ex: &Exchange) -> Vec<Finding> {
+        let sent: serde_json::Value = ex
+            .request
+            .body
+            .as_deref()
+            .and_then(|b| serde_json::from_str(b).ok())
+            .unwrap_or_default();
+        let query = sent
+            .get("query")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("");
+        let name = sent
+            .get("operationName")
+            .and_then(serde_json::Value::as_str);
+        let variables = sent.get("variables").cloned().unwrap_or_default();
+        graphql::check(ts, query, name, &variables, ex.status, ex.json(), &ex.body)
+            .into_iter()
+            .filter(|f| self.enabled(f.code))
+            .map(|f| {
+                let status = ex.status.unwrap_or(0);
+                let check = match f.code {
+                    "graphql_server_error" => Some(FaultCheck::ServerError),
+                    "graphql_stack_leak" => {
+                        leaks::find(&ex.body).map(|(_, _, marker)| FaultCheck::BodyContains {
+                            status,
+                            text: marker.trim().to_string(),
+                        })
+                    }
+                    "graphql_null_violation"
+                        if !f.path.contains('[') && f.path.starts_with("data") =>
+                    {
+                        Some(FaultCheck::JsonValue {
+                            status,
+                            pointer: format!("/{}", f.path.replace('.', "/")),
+                            value: serde_json::Value::Null,
+                        })
+                    }
+                    _ => None,
+                };
+                let detail = if f.path == "-" {
+                    String::new()
+                } else {
+                    f.path.clone()
+                };
+                Finding {
+                    check,
+                    ..Finding::new(f.code, &f.root_field, f.message, detail)
+                }
+            })
+            .collect()
+    }
+
     /// What one answer shows on its own.
     pub fn exchange(&self, api: &Api, ex: &Exchange) -> Vec<Finding> {
+        if let Some(ts) = &self.graphql {
+            return self.graphql(ts, ex);
+        }
         let mut out = Vec::new();
         let Some(status) = ex.status else { return out };
         let name = &ex.request.operation;

@@ -93,6 +93,10 @@ pub struct Report {
     /// What the search did: targets, archive, samplers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search: Option<crate::generation::SearchSummary>,
+    /// GraphQL APIs: (type, field) pairs returned over all pairs, and the
+    /// root fields that answered data (AutoGraphQL's schema coverage).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema_coverage: Option<crate::generation::gql_search::SchemaCoverage>,
 }
 
 /// Accumulates per-operation counts as exchanges arrive.
@@ -174,6 +178,7 @@ impl Tally {
             operations_reached: reached,
             faults,
             search: None,
+            schema_coverage: None,
         }
     }
 }

@@ -193,6 +193,8 @@ pub fn script(
 ) -> Script {
     let positions = api.operation_positions();
     let mut steps: Vec<Step> = Vec::new();
+    // Whether some step names, literally, a resource no earlier step made.
+    let mut literal_ids = false;
     // (step, source) → var, so one captured value keeps one name.
     let mut vars: Vec<((usize, Source), String)> = Vec::new();
     let mut names: HashMap<String, usize> = HashMap::new();
@@ -254,10 +256,12 @@ pub fn script(
             let value = percent_encoding::percent_decode_str(seg)
                 .decode_utf8_lossy()
                 .into_owned();
+            let named = param.is_some() && template.is_some();
             let var = param.and_then(|name| {
                 sources(earlier, &value, &name, &chain, location)
                     .map(|c| capture(&mut steps, &c, &name))
             });
+            literal_ids |= named && var.is_none();
             out_path.push('/');
             match var {
                 Some(v) => out_path.push_str(&format!("{{{{{v}}}}}")),
@@ -266,7 +270,8 @@ pub fn script(
             chain.push('/');
             chain.push_str(seg);
         }
-        if out_path.is_empty() {
+        // An empty path is the target itself (a GraphQL endpoint).
+        if out_path.is_empty() && !path.is_empty() {
             out_path.push('/');
         }
         if let Some(q) = query {
@@ -280,6 +285,13 @@ pub fn script(
                 };
                 match var {
                     Some(var) => pairs.push(format!("{key}={{{{{var}}}}}")),
+                    None if is_id_name(&k) => {
+                        literal_ids = true;
+                        pairs.push(format!(
+                            "{key}={}",
+                            url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>()
+                        ))
+                    }
                     None => pairs.push(format!(
                         "{key}={}",
                         url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>()
@@ -306,7 +318,9 @@ pub fn script(
                     if !is_id_name(&field) {
                         continue;
                     }
-                    if let Some(c) = sources(earlier, &t, &field, "", location) {
+                    let found = sources(earlier, &t, &field, "", location);
+                    literal_ids |= found.is_none();
+                    if let Some(c) = found {
                         let var = capture(&mut steps, &c, &field);
                         if let Some(slot) = value.pointer_mut(&pointer) {
                             let bare = slot.is_number();
@@ -346,7 +360,7 @@ pub fn script(
         target: target.to_string(),
         fault: None,
         steps,
-        standalone: true,
+        standalone: !literal_ids,
     }
 }
 

@@ -17,8 +17,8 @@ pub struct Script {
     pub fault: Option<ScriptFault>,
     /// The requests, in order.
     pub steps: Vec<Step>,
-    /// Whether it creates what it uses (false: it relies on resources the run
-    /// made earlier, so it shows the fault against that server only).
+    /// Whether it creates what it uses (false: it names resources it does not
+    /// create, the server's own data or what the run made earlier).
     #[serde(default = "yes")]
     pub standalone: bool,
 }

@@ -103,7 +103,7 @@ pub fn fault_script(api: &Api, checker: &Checker, target: &str, kept: &Kept) -> 
         .filter(|(_, w)| !w.is_empty())
         .map(|(i, w)| {
             let mut script = build::script(api, target, w, &location);
-            script.standalone = i < 2;
+            script.standalone = script.standalone && i < 2;
             script.fault = Some(ScriptFault {
                 code: kept.fault.code.clone(),
                 signature: kept.fault.signature.clone(),

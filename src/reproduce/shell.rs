@@ -187,7 +187,7 @@ pub fn render(script: &Script) -> String {
     out.push_str("# Exit status: 1 when the fault shows, 0 when it does not, 2 when the sequence could not run.\n");
     out.push_str("# Needs curl, and jq or python3 when values are read from JSON bodies.\n");
     if !script.standalone {
-        out.push_str("# Note: this sequence uses resources the run created earlier (its own\n# creation steps no longer worked against that server), so it shows the\n# fault against the run's server, not necessarily against a fresh one.\n");
+        out.push_str("# Note: this sequence names resources it does not create (the server's own\n# data, or what the run made earlier), so it shows the fault against a\n# server that has them.\n");
     }
     out.push('\n');
     out.push_str(&PRELUDE.replace("__TARGET__", &script.target.replace('"', "")));

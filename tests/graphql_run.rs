@@ -1,0 +1,159 @@
+//! `cartograph run` on the demo's GraphQL endpoint, as a user runs it: from
+//! introspection and from the shipped SDL, with a fixed seed: both planted
+//! GraphQL faults found and confirmed, every root field answering data, no
+//! query of ours rejected by the server, and schema coverage in report.json.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use cartograph::demo::DemoServer;
+use serde_json::Value;
+
+async fn cartograph(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_cartograph"))
+            .args(&args)
+            .output()
+            .expect("binary runs")
+    })
+    .await
+    .unwrap()
+}
+
+fn read_report(dir: &Path) -> Value {
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("models/report.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    report
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_demo_graphql_endpoint_shows_both_planted_faults() {
+    let server = DemoServer::start(0).await.unwrap();
+    let endpoint = format!("{}/graphql", server.base_url());
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().to_str().unwrap().to_string();
+    let run = cartograph(
+        [
+            "run",
+            "--graphql",
+            "--target",
+            &endpoint,
+            "--max-requests",
+            "3000",
+            "--seed",
+            "3",
+            "--out",
+            &dir,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("schema from introspection"), "{stderr}");
+    let report = read_report(out.path());
+    let faults = report["faults"].as_array().unwrap();
+    let has = |code: &str, op: &str| {
+        faults
+            .iter()
+            .any(|f| f["code"] == code && f["operation"] == op && f["confirmation"] == "confirmed")
+    };
+    assert!(
+        has("graphql_null_violation", "Query.book"),
+        "F7: {faults:#?}"
+    );
+    assert!(has("graphql_stack_leak", "Query.book"), "F8: {faults:#?}");
+    for f in faults {
+        assert!(
+            f["code"] == "graphql_null_violation" || f["code"] == "graphql_stack_leak",
+            "not a planted fault (or a query of ours the server rejected): {f:#}"
+        );
+    }
+    let coverage = &report["schema_coverage"];
+    assert_eq!(coverage["root_fields"], 8, "{coverage}");
+    assert_eq!(
+        coverage["root_fields_reached"].as_array().unwrap().len(),
+        8,
+        "every root field answers data: {coverage}"
+    );
+    let (covered, total) = (
+        coverage["covered"].as_u64().unwrap(),
+        coverage["total"].as_u64().unwrap(),
+    );
+    assert!(
+        covered >= 12 && covered <= total && total == 20,
+        "{coverage}"
+    );
+
+    // The same from the shipped SDL, with a reproducer that shows F8 again.
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().to_str().unwrap().to_string();
+    let sdl = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/demo/schema.graphql");
+    let run = cartograph(
+        [
+            "run",
+            sdl.to_str().unwrap(),
+            "--target",
+            &endpoint,
+            "--max-requests",
+            "3000",
+            "--seed",
+            "3",
+            "--out",
+            &dir,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+    )
+    .await;
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let report = read_report(out.path());
+    let leak = report["faults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "graphql_stack_leak")
+        .expect("F8")
+        .clone();
+    let script = out
+        .path()
+        .join(leak["reproducer"]["shell"].as_str().unwrap());
+    let target = endpoint.clone();
+    let shown = tokio::task::spawn_blocking(move || {
+        Command::new("bash")
+            .arg(&script)
+            .arg(&target)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        shown.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    server.shutdown().await;
+}
