@@ -99,6 +99,11 @@ async fn the_demo_graphql_endpoint_shows_both_planted_faults() {
         covered >= 12 && covered <= total && total == 20,
         "{coverage}"
     );
+    let html = std::fs::read_to_string(out.path().join("report.html")).unwrap();
+    assert!(
+        html.contains(&format!("{covered} of {total} (type, field) pairs")),
+        "report.html shows the schema coverage"
+    );
 
     // The same from the shipped SDL, with a reproducer that shows F8 again.
     let out = tempfile::tempdir().unwrap();

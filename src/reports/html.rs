@@ -423,6 +423,25 @@ fn summary(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
             )),
         );
     }
+    if let Some(c) = &report.schema_coverage {
+        // AutoGraphQL's measure: (type, field) pairs that came back.
+        let share = if c.total == 0 {
+            0.0
+        } else {
+            100.0 * c.covered as f64 / c.total as f64
+        };
+        kv(
+            "Schema coverage",
+            t(&format!(
+                "{} of {} (type, field) pairs ({share:.0}%); {} of {} root fields answered data: {}",
+                c.covered,
+                c.total,
+                c.root_fields_reached.len(),
+                c.root_fields,
+                c.root_fields_reached.join(", ")
+            )),
+        );
+    }
     if !s.skipped_checks.is_empty() {
         kv("Checks off", t(&s.skipped_checks.join(", ")));
     }
