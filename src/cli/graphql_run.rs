@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::run::{Progress, RunFlags, RunSummary};
-use crate::execution::{self, secrets::Secrets, Credentials, RunConfig, TraceWriter, Transport};
+use crate::execution::{self, secrets::Secrets, Credentials, TraceWriter, Transport};
 use crate::generation::gql_search::GqlDriver;
 use crate::generation::SearchConfig;
 use crate::model::{graphql::TypeSystem, Api};
@@ -66,19 +66,7 @@ pub async fn execute(run: Prepared, flags: &RunFlags) -> anyhow::Result<RunSumma
         .unwrap_or_else(|e| e.into_inner())
         .faults()
         .counter();
-    let config = RunConfig {
-        target: target.clone(),
-        budget: flags.budget,
-        max_requests: flags.max_requests,
-        seed,
-        rate: flags.rate,
-        burst: flags.burst,
-        concurrency: flags.concurrency.max(1),
-        read_only: flags.read_only,
-        timeout: flags.timeout,
-        max_body: flags.max_body,
-        max_retries: flags.retries,
-    };
+    let config = flags.run_config(&target, seed);
     let transport = Transport::new(target.clone(), flags.max_body, config.concurrency)
         .map_err(|e| anyhow::anyhow!(e))?;
     let (replay_config, replay_credentials) = (config.clone(), credentials.clone());

@@ -145,6 +145,23 @@ pub struct RunArgs {
 }
 
 impl RunFlags {
+    /// How the engine talks to `target` under these flags.
+    pub fn run_config(&self, target: &url::Url, seed: u64) -> RunConfig {
+        RunConfig {
+            target: target.clone(),
+            budget: self.budget,
+            max_requests: self.max_requests,
+            seed,
+            rate: self.rate,
+            burst: self.burst,
+            concurrency: self.concurrency.max(1),
+            read_only: self.read_only,
+            timeout: self.timeout,
+            max_body: self.max_body,
+            max_retries: self.retries,
+        }
+    }
+
     /// The MIO parameters these flags set.
     pub fn mio(&self) -> MioConfig {
         MioConfig {
@@ -261,10 +278,10 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         ("--fail-on", &flags.fail_on),
     ] {
         for code in codes {
-            if !crate::oracles::CODES.contains(&code.as_str()) {
+            if !crate::oracles::all_codes().any(|c| c == code) {
                 anyhow::bail!(
                     "{flag} {code:?}: no such check; the checks are {}",
-                    crate::oracles::CODES.join(", ")
+                    crate::oracles::all_codes().collect::<Vec<_>>().join(", ")
                 );
             }
         }
@@ -359,19 +376,7 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         .unwrap_or_else(|e| e.into_inner())
         .faults()
         .counter();
-    let config = RunConfig {
-        target: target_url.clone(),
-        budget: flags.budget,
-        max_requests: flags.max_requests,
-        seed,
-        rate: flags.rate,
-        burst: flags.burst,
-        concurrency: flags.concurrency.max(1),
-        read_only: flags.read_only,
-        timeout: flags.timeout,
-        max_body: flags.max_body,
-        max_retries: flags.retries,
-    };
+    let config = flags.run_config(&target_url, seed);
     let transport = Transport::new(target_url.clone(), flags.max_body, config.concurrency)
         .map_err(|e| anyhow::anyhow!(e))?;
     let (replay_config, replay_credentials) = (config.clone(), credentials.clone());

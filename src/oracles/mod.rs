@@ -39,9 +39,8 @@ use crate::execution::Exchange;
 use crate::model::Api;
 use crate::reproduce::FaultCheck;
 
-/// Every oracle's code, for `--skip-check` and `--fail-on` (GraphQL APIs
-/// get the `graphql_` ones, in [`graphql::CODES`]).
-pub const CODES: [&str; 22] = [
+/// The REST oracles' codes; GraphQL APIs get [`graphql::CODES`] instead.
+pub const CODES: [&str; 12] = [
     "server_error",
     "undocumented_status",
     "schema_violation",
@@ -54,17 +53,12 @@ pub const CODES: [&str; 22] = [
     "created_not_readable",
     "dangling_location",
     "non_idempotent",
-    "graphql_server_error",
-    "graphql_validation_error",
-    "graphql_stack_leak",
-    "graphql_internal_error",
-    "graphql_missing_field",
-    "graphql_null_violation",
-    "graphql_wrong_type",
-    "graphql_enum_violation",
-    "graphql_list_mismatch",
-    "graphql_typename_violation",
 ];
+
+/// Every oracle's code, REST and GraphQL, for `--skip-check` and `--fail-on`.
+pub fn all_codes() -> impl Iterator<Item = &'static str> {
+    CODES.iter().chain(graphql::CODES).copied()
+}
 
 /// A fault, with how often it was seen and its first witness.
 #[derive(Debug, Clone, Serialize)]

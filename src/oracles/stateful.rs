@@ -13,24 +13,7 @@ fn path_of(ex: &Exchange) -> &str {
 /// The id a creation answered with: the `Location`'s last segment, else the
 /// body's top-level `id`.
 fn created_id(ex: &Exchange) -> Option<String> {
-    if let Some(loc) = ex.header("location") {
-        let id = loc
-            .split(['?', '#'])
-            .next()
-            .unwrap_or("")
-            .trim_end_matches('/')
-            .rsplit('/')
-            .next()
-            .unwrap_or("");
-        if !id.is_empty() {
-            return Some(id.to_string());
-        }
-    }
-    match ex.json()?.get("id")? {
-        serde_json::Value::String(s) if !s.is_empty() => Some(s.clone()),
-        serde_json::Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
+    super::witness::given_ids(ex).into_iter().next()
 }
 
 /// Whether the answer of POST `ex` created the resource at `path` (its

@@ -41,7 +41,7 @@ pub struct Ledger {
 }
 
 /// The text of a scalar as it travels in a path: `4` and `"4"` are the same id.
-fn text(v: &Value) -> Option<String> {
+pub(crate) fn text(v: &Value) -> Option<String> {
     match v {
         Value::String(s) if !s.is_empty() => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -68,7 +68,8 @@ pub fn given_ids(ex: &Exchange) -> Vec<String> {
     out
 }
 
-fn is_id_name(name: &str) -> bool {
+/// Whether a field or parameter name names an identifier (`id`, `bookId`).
+pub(crate) fn is_id_name(name: &str) -> bool {
     crate::graph::names::words(name)
         .last()
         .is_some_and(|w| crate::graph::names::is_id_like(w))

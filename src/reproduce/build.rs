@@ -9,26 +9,13 @@ use serde_json::Value;
 
 use super::{Capture, Script, Source, Step};
 use crate::execution::Exchange;
-use crate::generation::request::encode_segment;
 use crate::model::Api;
 
 /// A marker put in a JSON body where a captured value goes, before the body
 /// is serialised; replaced by `{{var}}` afterwards.
 const MARK: char = '\u{1}';
 
-fn text(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-fn is_id_name(name: &str) -> bool {
-    crate::graph::names::words(name)
-        .last()
-        .is_some_and(|w| crate::graph::names::is_id_like(w))
-}
+use crate::oracles::witness::{is_id_name, text};
 
 /// `bookId` → `book_id`; anything else becomes letters, digits and `_`.
 fn snake(name: &str) -> String {
@@ -362,9 +349,4 @@ pub fn script(
         steps,
         standalone: !literal_ids,
     }
-}
-
-/// The text of a captured value as it goes into a path or query.
-pub fn in_path(v: &Value) -> String {
-    encode_segment(v)
 }
