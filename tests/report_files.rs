@@ -211,6 +211,7 @@ fn hand_built() -> Report {
         operations_reached: 2,
         faults,
         schema_coverage: None,
+        query_log: None,
         search: Some(SearchSummary {
             tests: 300,
             targets: 40,
@@ -631,6 +632,7 @@ fn report_from_json(r: &Value) -> Report {
             })
             .collect(),
         schema_coverage: None,
+        query_log: None,
         search: r.get("search").map(|s| SearchSummary {
             tests: s["tests"].as_u64().unwrap(),
             targets: s["targets"].as_u64().unwrap() as usize,

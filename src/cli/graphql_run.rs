@@ -50,6 +50,9 @@ pub async fn execute(run: Prepared, flags: &RunFlags) -> anyhow::Result<RunSumma
         &ts,
         // Requests go to the endpoint itself.
         String::new(),
+        graph.clone(),
+        (!flags.no_feedback && !flags.no_graph)
+            .then(|| crate::graph::feedback::Feedback::new(flags.suspend_after)),
         SearchConfig {
             mio: flags.mio(),
             seed,
@@ -93,17 +96,20 @@ pub async fn execute(run: Prepared, flags: &RunFlags) -> anyhow::Result<RunSumma
     if let Some(e) = &outcome.auth_error {
         eprintln!("error: {e}; the run stopped");
     }
-    let (mut report, checker, fault_scripts) = {
+    let (mut report, checker, fault_scripts, dot) = {
         let d = driver.lock().unwrap_or_else(|e| e.into_inner());
         let mut report = tally.report(settings, &outcome, d.faults().faults());
         report.schema_coverage = Some(d.coverage());
+        super::run::write_graph(&flags.out.join("graph-final.json"), d.graph())?;
+        super::run::print_changes(d.changes());
+        let dot = crate::graph::export::render(d.graph(), crate::graph::export::Format::Dot);
         let checker = d.checker().clone();
         let scripts: Vec<_> = d
             .faults()
             .kept()
             .map(|k| reproduce::phase::fault_script(&api, &checker, target.as_str(), k))
             .collect();
-        (report, checker, scripts)
+        (report, checker, scripts, dot)
     };
     let replay = !flags.no_replay
         && outcome.auth_error.is_none()
@@ -137,7 +143,6 @@ pub async fn execute(run: Prepared, flags: &RunFlags) -> anyhow::Result<RunSumma
         channel.trace.finish()?;
     }
     reports::write_report(&flags.out, &report, &secrets)?;
-    let dot = crate::graph::export::render(&graph, crate::graph::export::Format::Dot);
     for w in reports::write_extras(&flags.out, &report, &dot, &secrets)
         .map_err(|e| anyhow::anyhow!("cannot write report.html or junit.xml: {e}"))?
     {
@@ -160,5 +165,6 @@ pub async fn execute(run: Prepared, flags: &RunFlags) -> anyhow::Result<RunSumma
         report,
         unreachable: false,
         fail_on: flags.fail_on.clone(),
+        graph_dot: dot,
     })
 }

@@ -5,6 +5,7 @@ mod graph;
 mod graphql_run;
 mod inspect;
 mod replay;
+mod replay_queries;
 mod run;
 
 use std::io::Write;
@@ -23,7 +24,7 @@ pub const EXIT_USAGE: u8 = 2;
 #[derive(Debug, Parser)]
 #[command(name = "cartograph", version, about, long_about = None)]
 #[command(
-    after_help = "Examples:\n  cartograph graph openapi.yaml --format dot -o graph.dot\n  cartograph inspect openapi.yaml --chain getOrderById\n  cartograph run openapi.yaml --target http://127.0.0.1:8080 --budget 2m\n  cartograph replay cartograph-out/reproducers/01-server_error-placeOrder.sh"
+    after_help = "Examples:\n  cartograph graph openapi.yaml --format dot -o graph.dot\n  cartograph inspect openapi.yaml --chain getOrderById\n  cartograph run openapi.yaml --target http://127.0.0.1:8080 --budget 2m\n  cartograph replay cartograph-out/reproducers/01-server_error-placeOrder.sh\n  cartograph replay-queries queries.ndjson --target http://127.0.0.1:4000/graphql"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -42,6 +43,9 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Re-run a fault's reproducer (from a run's reproducers/ folder) against a target.
     Replay(replay::ReplayArgs),
+    /// Send a log of production GraphQL requests (NDJSON or HAR) to an endpoint
+    /// and check every answer against the schema.
+    ReplayQueries(replay_queries::ReplayQueriesArgs),
 }
 
 /// Runs the command line and returns the process exit status.
@@ -53,6 +57,7 @@ pub fn main() -> ExitCode {
         Command::Graph(args) => graph::run(&args),
         Command::Inspect(args) => inspect::run(&args),
         Command::Replay(args) => replay::run(&args),
+        Command::ReplayQueries(args) => replay_queries::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -197,24 +197,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             let Some(target) = &args.target else {
                 anyhow::bail!("--graphql without a schema file needs --target URL (the endpoint to introspect)");
             };
-            let endpoint = url::Url::parse(target)
-                .map_err(|e| anyhow::anyhow!("--target {target:?} is not a URL: {e}"))?;
-            let mut headers = Vec::new();
-            for h in &args.flags.headers {
-                headers.push(
-                    execution::parse_header(h).map_err(|e| anyhow::anyhow!("--header: {e}"))?,
-                );
-            }
-            let loaded = runtime.block_on(crate::spec::introspection::fetch(
-                &endpoint,
-                &headers,
-                args.flags.timeout,
-            ))?;
-            eprintln!(
-                "cartograph: schema from introspection: {} root fields",
-                loaded.api.operations.len()
-            );
-            loaded.api
+            runtime.block_on(introspect(target, &args.flags))?
         }
     };
     let named = || {
@@ -245,6 +228,8 @@ pub struct RunSummary {
     pub unreachable: bool,
     /// Oracle codes whose faults fail the run (all when empty).
     pub fail_on: Vec<String>,
+    /// The final graph in DOT, as report.html draws it.
+    pub graph_dot: String,
 }
 
 impl RunSummary {
@@ -265,9 +250,47 @@ impl RunSummary {
     }
 }
 
-/// Runs the search over `api` against `target` with these flags, writing the
-/// output folder; shared by `run` and `demo`.
-pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::Result<RunSummary> {
+/// The schema of the GraphQL endpoint `target`, from the standard
+/// introspection query (sent with the flags' headers).
+pub(super) async fn introspect(target: &str, flags: &RunFlags) -> anyhow::Result<Api> {
+    let endpoint = url::Url::parse(target)
+        .map_err(|e| anyhow::anyhow!("--target {target:?} is not a URL: {e}"))?;
+    let mut headers = Vec::new();
+    for h in &flags.headers {
+        headers.push(execution::parse_header(h).map_err(|e| anyhow::anyhow!("--header: {e}"))?);
+    }
+    let loaded = crate::spec::introspection::fetch(&endpoint, &headers, flags.timeout).await?;
+    eprintln!(
+        "cartograph: schema from introspection: {} root fields",
+        loaded.api.operations.len()
+    );
+    Ok(loaded.api)
+}
+
+/// What every command that talks to a target sets up first.
+pub(super) struct Session {
+    /// The target, parsed.
+    pub target: url::Url,
+    /// Secrets to redact from every file.
+    pub secrets: Secrets,
+    /// Credentials from the flags.
+    pub credentials: Credentials,
+    /// The seed (given or drawn).
+    pub seed: u64,
+    /// Settings as the report records them.
+    pub settings: Settings,
+    /// Per-operation counts, all zero.
+    pub tally: Tally,
+}
+
+/// Checks the flags, creates the output folder and checks the target answers
+/// TCP; when it does not, writes an empty report and returns the summary to
+/// end with (exit status 3).
+pub(super) async fn open_session(
+    api: &Api,
+    target: &str,
+    flags: &RunFlags,
+) -> anyhow::Result<Result<Session, RunSummary>> {
     let target_url = url::Url::parse(target)
         .map_err(|e| anyhow::anyhow!("--target {target:?} is not a URL: {e}"))?;
     if !matches!(target_url.scheme(), "http" | "https") {
@@ -298,7 +321,6 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         secrets.clone(),
     );
     let seed = flags.seed.unwrap_or_else(rand::random::<u64>);
-    eprintln!("cartograph: seed {seed} (repeat this run with --seed {seed})");
 
     std::fs::create_dir_all(&flags.out)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", flags.out.display()))?;
@@ -319,7 +341,7 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         feedback: !flags.no_feedback && !flags.no_graph,
     };
 
-    let mut tally = Tally::new(&api);
+    let tally = Tally::new(api);
     if !reachable(&target_url).await {
         eprintln!("error: the target {target_url} cannot be reached (no TCP connection)");
         let outcome = execution::RunOutcome {
@@ -329,16 +351,40 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
             elapsed: Duration::ZERO,
             auth_error: None,
         };
-        let report =
-            std::mem::replace(&mut tally, Tally::new(&api)).report(settings, &outcome, Vec::new());
+        let report = tally.report(settings, &outcome, Vec::new());
         reports::write_report(&flags.out, &report, &secrets)?;
-        return Ok(RunSummary {
+        return Ok(Err(RunSummary {
             report,
             unreachable: true,
             fail_on: flags.fail_on.clone(),
-        });
+            graph_dot: String::new(),
+        }));
     }
+    Ok(Ok(Session {
+        target: target_url,
+        secrets,
+        credentials,
+        seed,
+        settings,
+        tally,
+    }))
+}
 
+/// Runs the search over `api` against `target` with these flags, writing the
+/// output folder; shared by `run` and `demo`.
+pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::Result<RunSummary> {
+    let Session {
+        target: target_url,
+        secrets,
+        credentials,
+        seed,
+        settings,
+        mut tally,
+    } = match open_session(&api, target, flags).await? {
+        Ok(session) => session,
+        Err(unreachable) => return Ok(unreachable),
+    };
+    eprintln!("cartograph: seed {seed} (repeat this run with --seed {seed})");
     if let Some(ts) = api.graphql.clone() {
         let run = super::graphql_run::Prepared {
             api,
@@ -414,23 +460,7 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         let suite_path = flags.out.join("suite.json");
         std::fs::write(&suite_path, format!("{}\n", secrets.redact(&suite)))
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", suite_path.display()))?;
-        if !refined.changes().is_empty() {
-            use crate::graph::feedback::Change;
-            let mut counts = [0usize; 5];
-            for c in refined.changes() {
-                counts[match c {
-                    Change::Produces { .. } => 0,
-                    Change::Equivalent { .. } => 1,
-                    Change::Binding { .. } => 2,
-                    Change::Suspended { .. } => 3,
-                    Change::Reactivated { .. } => 4,
-                }] += 1;
-            }
-            eprintln!(
-                "cartograph: the graph learned from the responses: {} produces edge(s), {} equivalence(s), {} new binding(s); {} suspension(s), {} re-activation(s) (graph-final.json; compare with `cartograph graph --diff`)",
-                counts[0], counts[1], counts[2], counts[3], counts[4]
-            );
-        }
+        print_changes(refined.changes());
         let checker = refined.checker().clone();
         for w in checker.warnings() {
             eprintln!("warning: {w}");
@@ -582,7 +612,30 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         report,
         unreachable: false,
         fail_on: flags.fail_on.clone(),
+        graph_dot,
     })
+}
+
+/// One line on what feedback changed in the graph, when it changed anything.
+pub(super) fn print_changes(changes: &[crate::graph::feedback::Change]) {
+    use crate::graph::feedback::Change;
+    if changes.is_empty() {
+        return;
+    }
+    let mut counts = [0usize; 5];
+    for c in changes {
+        counts[match c {
+            Change::Produces { .. } => 0,
+            Change::Equivalent { .. } => 1,
+            Change::Binding { .. } => 2,
+            Change::Suspended { .. } => 3,
+            Change::Reactivated { .. } => 4,
+        }] += 1;
+    }
+    eprintln!(
+        "cartograph: the graph learned from the responses: {} produces edge(s), {} equivalence(s), {} new binding(s); {} suspension(s), {} re-activation(s) (graph-final.json; compare with `cartograph graph --diff`)",
+        counts[0], counts[1], counts[2], counts[3], counts[4]
+    );
 }
 
 pub(super) fn write_graph(path: &std::path::Path, g: &graph::PropertyGraph) -> anyhow::Result<()> {

@@ -3,6 +3,7 @@
 //! built from schemas and pooled from responses, tests that carry values from
 //! one call to the next ([`flow`]), mutation, and the MIO search ([`search`]).
 
+pub mod coverage;
 pub mod flow;
 pub mod gql_search;
 pub mod graphql;
@@ -10,6 +11,7 @@ pub mod mio;
 pub mod mutation;
 pub mod plan;
 pub mod pool;
+pub mod query_log;
 pub mod request;
 pub mod search;
 pub mod sequences;

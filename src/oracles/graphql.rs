@@ -194,6 +194,41 @@ pub fn check(
     body: Option<&Value>,
     body_text: &str,
 ) -> Vec<GraphqlFinding> {
+    inspect(
+        ts,
+        query,
+        operation_name,
+        variables,
+        status,
+        body,
+        body_text,
+    )
+    .findings
+}
+
+/// What one answer shows and what of the schema it exercised.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Answer {
+    /// The findings, as [`check`] returns them.
+    pub findings: Vec<GraphqlFinding>,
+    /// (type, field) pairs of the schema that came back non-null in `data`,
+    /// once each, in walk order (AutoGraphQL's schema coverage).
+    pub covered: Vec<(String, String)>,
+    /// Root fields (`Query.book`) that answered a non-null value with no
+    /// `errors` entry at or under them.
+    pub data_roots: Vec<String>,
+}
+
+/// [`check`], and also the schema coverage of the answer.
+pub fn inspect(
+    ts: &TypeSystem,
+    query: &str,
+    operation_name: Option<&str>,
+    variables: &Value,
+    status: Option<u16>,
+    body: Option<&Value>,
+    body_text: &str,
+) -> Answer {
     let doc = q::parse_query::<&str>(query).ok();
     let op = doc
         .as_ref()
@@ -243,7 +278,7 @@ pub fn check(
                 }
             }
         }
-        return out.items;
+        return out.answer();
     }
     let obj = obj.expect("checked above");
 
@@ -271,8 +306,18 @@ pub fn check(
             ),
             _ => {}
         }
+        if let Some(Value::Object(d)) = data {
+            for (key, name) in &w.root_keys {
+                let label = w.root_label(name);
+                let root_path = [Seg::Key(key.clone())];
+                let answered = d.get(key).is_some_and(|v| !v.is_null());
+                if answered && !w.explained(&root_path) && !out.data_roots.contains(&label) {
+                    out.data_roots.push(label);
+                }
+            }
+        }
     }
-    out.items
+    out.answer()
 }
 
 // ---------------------------------------------------------------------------
@@ -283,9 +328,19 @@ pub fn check(
 struct Out {
     items: Vec<GraphqlFinding>,
     seen: HashSet<(&'static str, String, String)>,
+    covered: indexmap::IndexSet<(String, String)>,
+    data_roots: Vec<String>,
 }
 
 impl Out {
+    fn answer(self) -> Answer {
+        Answer {
+            findings: self.items,
+            covered: self.covered.into_iter().collect(),
+            data_roots: self.data_roots,
+        }
+    }
+
     fn push(&mut self, code: &'static str, root_field: String, path: String, message: String) {
         if self.items.len() >= MAX_FINDINGS {
             return;
@@ -1026,6 +1081,9 @@ impl<'q> Walker<'q> {
                     if let Some(def) = def {
                         let sub: Vec<_> = c.fields.iter().map(|f| &f.selection_set).collect();
                         let on = runtime.map_or(c.owner, |r| r.name.as_str());
+                        if !v.is_null() {
+                            out.covered.insert((on.to_string(), def.name.clone()));
+                        }
                         let label = format!("{on}.{}", def.name);
                         self.check_value(&def.ty, &def.ty, v, &sub, &label, path, out);
                     }

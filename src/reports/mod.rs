@@ -96,7 +96,27 @@ pub struct Report {
     /// GraphQL APIs: (type, field) pairs returned over all pairs, and the
     /// root fields that answered data (AutoGraphQL's schema coverage).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub schema_coverage: Option<crate::generation::gql_search::SchemaCoverage>,
+    pub schema_coverage: Option<crate::generation::coverage::SchemaCoverage>,
+    /// `replay-queries`: what the log held and what was sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_log: Option<QueryLogSummary>,
+}
+
+/// What a log of production GraphQL requests held.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct QueryLogSummary {
+    /// GraphQL requests read, duplicates included.
+    pub requests: u64,
+    /// Distinct requests (query text, variables and operation name).
+    pub distinct: u64,
+    /// Requests that repeated an earlier one.
+    pub duplicates: u64,
+    /// Distinct requests sent.
+    pub sent: u64,
+    /// Mutation requests skipped by read-only mode (duplicates included).
+    pub skipped_mutations: u64,
+    /// Lines or entries that could not be read as a GraphQL request.
+    pub unreadable: u64,
 }
 
 /// Accumulates per-operation counts as exchanges arrive.
@@ -179,6 +199,7 @@ impl Tally {
             faults,
             search: None,
             schema_coverage: None,
+            query_log: None,
         }
     }
 }

@@ -341,6 +341,7 @@ pub fn script(
             graphql_query: ex.request.graphql_query,
             captures: Vec::new(),
             status: ex.status,
+            graphql_clean: false,
         });
     }
     Script {

@@ -26,6 +26,30 @@ fn quoted(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
+/// A JSON body with `{{` that is not one of ours written so Hurl does not
+/// read a template: inside a JSON string `{` may be spelled `\u007b`, and
+/// outside strings JSON never has two opening braces in a row before a key.
+fn literal_braces(body: &str) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(at) = rest.find("{{") {
+        let ours = rest[at + 2..].split("}}").next().is_some_and(|v| {
+            !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+        if ours {
+            let end = at + 2 + rest[at + 2..].find("}}").unwrap_or(0) + 2;
+            out.push_str(&rest[..end]);
+            rest = &rest[end..];
+        } else {
+            out.push_str(&rest[..at]);
+            out.push_str("{\\u007b");
+            rest = &rest[at + 2..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Renders `script` as a Hurl file; `title` heads it as a comment.
 pub fn render(script: &Script, title: &str) -> String {
     let mut out = String::new();
@@ -56,7 +80,7 @@ pub fn render(script: &Script, title: &str) -> String {
                 && (trimmed.starts_with('{') || trimmed.starts_with('['))
                 && !body.contains('\n')
             {
-                out.push_str(body);
+                out.push_str(&literal_braces(body));
                 out.push('\n');
             } else {
                 out.push_str("```\n");
@@ -86,6 +110,9 @@ pub fn render(script: &Script, title: &str) -> String {
                 out.push_str(&format!("{}: {query}\n", c.var));
             }
         }
+        if step.graphql_clean {
+            out.push_str("[Asserts]\njsonpath \"$.errors\" not exists\n");
+        }
         out.push('\n');
     }
     out
@@ -94,6 +121,15 @@ pub fn render(script: &Script, title: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn braces_in_strings_are_not_templates() {
+        assert_eq!(literal_braces(r#"{"a":{{b_id}}}"#), r#"{"a":{{b_id}}}"#);
+        assert_eq!(
+            literal_braces(r#"{"query":"{ f(x: \"{{\") { a } }"}"#),
+            r#"{"query":"{ f(x: \"{\u007b\") { a } }"}"#
+        );
+    }
 
     #[test]
     fn pointers_become_jsonpaths() {

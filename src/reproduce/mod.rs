@@ -127,6 +127,10 @@ pub struct Step {
     /// The status the run saw, when there was a response.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
+    /// A GraphQL request answered without any `errors` entry: a regression
+    /// test asserts it stays so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub graphql_clean: bool,
 }
 
 /// A value taken from a response into a variable.

@@ -346,6 +346,7 @@ mod tests {
                 graphql_query: false,
                 captures: vec![],
                 status: Some(201),
+                graphql_clean: false,
             }],
             standalone: true,
         };

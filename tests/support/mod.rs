@@ -5,4 +5,5 @@
 #![allow(dead_code)]
 
 pub mod conforming;
+pub mod graphql_faults;
 pub mod misbehaving;

@@ -1,0 +1,433 @@
+//! Production GraphQL requests as tests (AutoGraphQL): a log of requests read
+//! from NDJSON (one `{"query", "variables", "operationName"}` object per
+//! line, or a batch array) or from a HAR file exported by a browser or a
+//! proxy, deduplicated on the query text plus its variables and operation name.
+
+use std::path::Path;
+
+use graphql_parser::query as q;
+use indexmap::IndexMap;
+use serde_json::Value;
+
+/// What kind of operation a logged request runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    /// A query: reads only.
+    Query,
+    /// A mutation: changes the server's state.
+    Mutation,
+    /// A subscription: needs a streaming transport.
+    Subscription,
+}
+
+/// One distinct request of the log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoggedQuery {
+    /// The query text, as first seen.
+    pub query: String,
+    /// The variables (`{}` when none).
+    pub variables: Value,
+    /// The operation name, when given.
+    pub operation_name: Option<String>,
+    /// The operation's kind.
+    pub kind: OpKind,
+    /// Its root fields as Cartograph names them (`Query.book`).
+    pub root_fields: Vec<String>,
+    /// Where it was first seen (`queries.ndjson:3`, `session.har entry 7`).
+    pub source: String,
+    /// How many times the log holds it.
+    pub count: usize,
+}
+
+impl LoggedQuery {
+    /// The JSON body of a POST that sends it.
+    pub fn body(&self) -> Value {
+        let mut body = serde_json::json!({ "query": self.query, "variables": self.variables });
+        if let Some(name) = &self.operation_name {
+            body["operationName"] = Value::String(name.clone());
+        }
+        body
+    }
+}
+
+/// A log, read and deduplicated.
+#[derive(Debug, Clone, Default)]
+pub struct QueryLog {
+    /// The distinct requests, in order of first appearance.
+    pub queries: Vec<LoggedQuery>,
+    /// GraphQL requests read, duplicates included.
+    pub requests: usize,
+    /// Lines or entries that could not be used, each with why.
+    pub warnings: Vec<String>,
+}
+
+impl QueryLog {
+    /// Requests that repeated an earlier one.
+    pub fn duplicates(&self) -> usize {
+        self.requests - self.queries.len()
+    }
+}
+
+/// Reads a log file (NDJSON or HAR, told apart by content).
+pub fn read(path: &Path) -> anyhow::Result<QueryLog> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read {}: {e} (give an NDJSON file of GraphQL requests or a HAR file)",
+            path.display()
+        )
+    })?;
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into(),
+    );
+    Ok(parse(&text, &name))
+}
+
+/// Reads a log from its text; `name` labels where each request came from.
+pub fn parse(text: &str, name: &str) -> QueryLog {
+    let mut log = Builder::default();
+    let whole: Option<Value> = serde_json::from_str(text).ok();
+    match whole {
+        Some(Value::Object(o)) if o.get("log").is_some_and(|l| l.get("entries").is_some()) => {
+            let entries = o["log"]["entries"].as_array().cloned().unwrap_or_default();
+            for (i, entry) in entries.iter().enumerate() {
+                let at = format!("{name} entry {}", i + 1);
+                for request in har_requests(entry) {
+                    log.add(request, &at);
+                }
+            }
+        }
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter().enumerate() {
+                log.add(item.clone(), &format!("{name} item {}", i + 1));
+            }
+        }
+        _ => {
+            for (i, line) in text.lines().enumerate() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with("//") {
+                    continue;
+                }
+                let at = format!("{name}:{}", i + 1);
+                match serde_json::from_str::<Value>(line) {
+                    Ok(Value::Array(batch)) => batch.into_iter().for_each(|r| log.add(r, &at)),
+                    Ok(v) => log.add(v, &at),
+                    Err(e) => log.warn(format!(
+                        "{at}: not JSON ({e}); each line must be one {{\"query\": …}} object"
+                    )),
+                }
+            }
+        }
+    }
+    log.finish()
+}
+
+/// The GraphQL requests of one HAR entry: a POST's JSON body (one request or
+/// a batch), or a GET's `query`, `variables` and `operationName` parameters.
+fn har_requests(entry: &Value) -> Vec<Value> {
+    let request = &entry["request"];
+    if let Some(text) = request.pointer("/postData/text").and_then(Value::as_str) {
+        return match serde_json::from_str::<Value>(text) {
+            Ok(Value::Array(batch)) => batch,
+            Ok(v @ Value::Object(_)) if v.get("query").is_some() => vec![v],
+            _ => Vec::new(),
+        };
+    }
+    let params: Vec<(String, String)> = match request.get("queryString").and_then(Value::as_array) {
+        Some(items) => items
+            .iter()
+            .filter_map(|p| Some((p["name"].as_str()?.into(), p["value"].as_str()?.into())))
+            .collect(),
+        None => request["url"]
+            .as_str()
+            .and_then(|u| url::Url::parse(u).ok())
+            .map(|u| u.query_pairs().into_owned().collect())
+            .unwrap_or_default(),
+    };
+    let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    match get("query") {
+        Some(query) => {
+            let mut r = serde_json::json!({ "query": query });
+            if let Some(v) = get("variables") {
+                r["variables"] = Value::String(v);
+            }
+            if let Some(n) = get("operationName") {
+                r["operationName"] = Value::String(n);
+            }
+            vec![r]
+        }
+        None => Vec::new(),
+    }
+}
+
+#[derive(Default)]
+struct Builder {
+    seen: IndexMap<String, LoggedQuery>,
+    requests: usize,
+    warnings: Vec<String>,
+}
+
+impl Builder {
+    fn warn(&mut self, w: String) {
+        self.warnings.push(w);
+    }
+
+    fn add(&mut self, request: Value, at: &str) {
+        let Some(obj) = request.as_object() else {
+            return self.warn(format!("{at}: not a JSON object with a `query`"));
+        };
+        let Some(query) = obj.get("query").and_then(Value::as_str) else {
+            let persisted = obj
+                .get("extensions")
+                .is_some_and(|e| e.get("persistedQuery").is_some());
+            return self.warn(if persisted {
+                format!(
+                    "{at}: a persisted query (a hash without the query text); cannot be replayed"
+                )
+            } else {
+                format!("{at}: no `query` string")
+            });
+        };
+        let variables = match obj.get("variables") {
+            None | Some(Value::Null) => Value::Object(Default::default()),
+            // GET requests and some loggers carry the variables as JSON text.
+            Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+                Ok(v @ Value::Object(_)) => v,
+                _ => return self.warn(format!("{at}: `variables` is not a JSON object")),
+            },
+            Some(v @ Value::Object(_)) => v.clone(),
+            Some(_) => return self.warn(format!("{at}: `variables` is not a JSON object")),
+        };
+        let operation_name = obj
+            .get("operationName")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        let doc = match q::parse_query::<&str>(query) {
+            Ok(doc) => doc,
+            Err(e) => {
+                let first = e.to_string();
+                let first = first.lines().next().unwrap_or("");
+                return self.warn(format!(
+                    "{at}: the query does not parse ({first}); left out"
+                ));
+            }
+        };
+        let Some((kind, roots)) = operation(&doc, operation_name.as_deref()) else {
+            return self.warn(format!(
+                "{at}: no operation {} in the query; left out",
+                operation_name.as_deref().map_or_else(
+                    || "to run (several, and no operationName)".to_string(),
+                    |n| format!("named {n:?}")
+                )
+            ));
+        };
+        self.requests += 1;
+        // Formatting is not part of a request's identity; string values are
+        // kept apart by the printer, which quotes them.
+        let key = format!(
+            "{}\u{0}{}\u{0}{}",
+            doc,
+            canonical(&variables),
+            operation_name.as_deref().unwrap_or("")
+        );
+        self.seen
+            .entry(key)
+            .or_insert_with(|| LoggedQuery {
+                query: query.to_string(),
+                variables,
+                operation_name,
+                kind,
+                root_fields: roots,
+                source: at.to_string(),
+                count: 0,
+            })
+            .count += 1;
+    }
+
+    fn finish(self) -> QueryLog {
+        QueryLog {
+            queries: self.seen.into_values().collect(),
+            requests: self.requests,
+            warnings: self.warnings,
+        }
+    }
+}
+
+/// The operation a request runs and its root fields (`Query.book`), first
+/// occurrence order; fragments spread at the root are followed one level.
+fn operation<'a>(
+    doc: &'a q::Document<'a, &'a str>,
+    name: Option<&str>,
+) -> Option<(OpKind, Vec<String>)> {
+    let ops: Vec<&q::OperationDefinition<'a, &'a str>> = doc
+        .definitions
+        .iter()
+        .filter_map(|d| match d {
+            q::Definition::Operation(o) => Some(o),
+            q::Definition::Fragment(_) => None,
+        })
+        .collect();
+    let named = |o: &q::OperationDefinition<'a, &'a str>| match o {
+        q::OperationDefinition::SelectionSet(_) => None,
+        q::OperationDefinition::Query(x) => x.name,
+        q::OperationDefinition::Mutation(x) => x.name,
+        q::OperationDefinition::Subscription(x) => x.name,
+    };
+    let op = match name {
+        Some(n) => *ops.iter().find(|o| named(o) == Some(n))?,
+        None if ops.len() == 1 => ops[0],
+        None => return None,
+    };
+    let (kind, word, set) = match op {
+        q::OperationDefinition::SelectionSet(s) => (OpKind::Query, "Query", s),
+        q::OperationDefinition::Query(x) => (OpKind::Query, "Query", &x.selection_set),
+        q::OperationDefinition::Mutation(x) => (OpKind::Mutation, "Mutation", &x.selection_set),
+        q::OperationDefinition::Subscription(x) => {
+            (OpKind::Subscription, "Subscription", &x.selection_set)
+        }
+    };
+    let fragments: Vec<&q::FragmentDefinition<'a, &'a str>> = doc
+        .definitions
+        .iter()
+        .filter_map(|d| match d {
+            q::Definition::Fragment(f) => Some(f),
+            q::Definition::Operation(_) => None,
+        })
+        .collect();
+    let mut roots: Vec<String> = Vec::new();
+    let mut push = |name: &str| {
+        let label = format!("{word}.{name}");
+        if name != "__typename" && !roots.contains(&label) {
+            roots.push(label);
+        }
+    };
+    for item in &set.items {
+        match item {
+            q::Selection::Field(f) => push(f.name),
+            q::Selection::InlineFragment(fr) => fr.selection_set.items.iter().for_each(|i| {
+                if let q::Selection::Field(f) = i {
+                    push(f.name)
+                }
+            }),
+            q::Selection::FragmentSpread(sp) => {
+                if let Some(def) = fragments.iter().find(|f| f.name == sp.fragment_name) {
+                    for i in &def.selection_set.items {
+                        if let q::Selection::Field(f) = i {
+                            push(f.name)
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Some((kind, roots))
+}
+
+/// JSON text with object keys sorted at every level, so `{"a":1,"b":2}` and
+/// `{"b":2,"a":1}` are the same variables.
+fn canonical(v: &Value) -> String {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let parts: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical(&map[k])))
+                .collect();
+            format!("{{{}}}", parts.join(","))
+        }
+        Value::Array(items) => {
+            format!(
+                "[{}]",
+                items.iter().map(canonical).collect::<Vec<_>>().join(",")
+            )
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ndjson_dedupes_on_query_variables_and_name_not_on_layout() {
+        let text = r#"{"query":"query B($id: ID!) { book(id: $id) { title } }","variables":{"id":"1"},"operationName":"B"}
+{"query":"query B($id: ID!) {\n  book(id: $id) {\n    title\n  }\n}","variables":{"id":"1"},"operationName":"B"}
+{"query":"query B($id: ID!) { book(id: $id) { title } }","variables":{"id":"2"},"operationName":"B"}
+
+{"query":"{ authors { name } }","variables":null}
+{"query":"{ authors { name } }"}
+not json
+{"extensions":{"persistedQuery":{"sha256Hash":"abc"}}}
+{"query":"mutation { deleteAuthor(id: 1) }"}
+{"query":"{ authors { name "}
+"#;
+        let log = parse(text, "q.ndjson");
+        assert_eq!(log.requests, 6);
+        assert_eq!(log.queries.len(), 4, "{:#?}", log.queries);
+        assert_eq!(log.duplicates(), 2);
+        assert_eq!(log.queries[0].count, 2);
+        assert_eq!(log.queries[0].source, "q.ndjson:1");
+        assert_eq!(log.queries[0].root_fields, ["Query.book"]);
+        assert_eq!(log.queries[2].count, 2);
+        assert_eq!(log.queries[3].kind, OpKind::Mutation);
+        assert_eq!(log.queries[3].root_fields, ["Mutation.deleteAuthor"]);
+        assert_eq!(log.warnings.len(), 3, "{:?}", log.warnings);
+        assert!(log.warnings[0].starts_with("q.ndjson:7: not JSON"));
+        assert!(log.warnings[1].contains("persisted query"));
+        assert!(log.warnings[2].contains("does not parse"));
+    }
+
+    #[test]
+    fn variable_key_order_does_not_matter_but_values_do() {
+        let text = r#"{"query":"query($a: Int, $b: Int) { x(a: $a, b: $b) }","variables":{"a":1,"b":2}}
+{"query":"query($a: Int, $b: Int) { x(a: $a, b: $b) }","variables":{"b":2,"a":1}}
+{"query":"query($a: Int, $b: Int) { x(a: $a, b: $b) }","variables":{"b":3,"a":1}}"#;
+        let log = parse(text, "v");
+        assert_eq!(log.queries.len(), 2);
+        assert_eq!(log.queries[0].count, 2);
+    }
+
+    #[test]
+    fn string_values_keep_their_spaces() {
+        let text = r#"{"query":"{ authors(name: \"a  b\") { id } }"}
+{"query":"{ authors(name: \"a b\") { id } }"}"#;
+        assert_eq!(parse(text, "s").queries.len(), 2);
+    }
+
+    #[test]
+    fn har_posts_batches_and_gets() {
+        let har = serde_json::json!({"log": {"version": "1.2", "entries": [
+            {"request": {"method": "POST", "url": "http://x/graphql",
+                "postData": {"mimeType": "application/json",
+                    "text": "{\"query\":\"{ authors { id } }\"}"}}},
+            {"request": {"method": "POST", "url": "http://x/graphql",
+                "postData": {"mimeType": "application/json",
+                    "text": "[{\"query\":\"{ authors { id } }\"},{\"query\":\"query Q($id: ID!) { book(id: $id) { id } }\",\"variables\":{\"id\":\"4\"},\"operationName\":\"Q\"}]"}}},
+            {"request": {"method": "GET", "url": "http://x/graphql?query=%7B%20authors%20%7B%20id%20%7D%20%7D",
+                "queryString": [{"name": "query", "value": "{ authors { id } }"}]}},
+            {"request": {"method": "GET", "url": "http://x/graphql?query=query%20Q(%24id%3A%20ID!)%20%7B%20book(id%3A%20%24id)%20%7B%20id%20%7D%20%7D&variables=%7B%22id%22%3A%225%22%7D&operationName=Q"}},
+            {"request": {"method": "GET", "url": "http://x/logo.png", "queryString": []}}
+        ]}});
+        let log = parse(&har.to_string(), "s.har");
+        assert_eq!(log.requests, 5, "{log:#?}");
+        assert_eq!(log.queries.len(), 3);
+        assert_eq!(log.queries[0].count, 3);
+        assert_eq!(log.queries[1].variables, serde_json::json!({"id": "4"}));
+        assert_eq!(log.queries[2].variables, serde_json::json!({"id": "5"}));
+        assert_eq!(log.queries[2].source, "s.har entry 4");
+        assert!(log.warnings.is_empty(), "{:?}", log.warnings);
+    }
+
+    #[test]
+    fn several_operations_need_a_name() {
+        let text = r#"{"query":"query A { authors { id } } query B { book(id: 1) { id } }"}
+{"query":"query A { authors { id } } query B { book(id: 1) { id } }","operationName":"B"}"#;
+        let log = parse(text, "n");
+        assert_eq!(log.queries.len(), 1);
+        assert_eq!(log.queries[0].root_fields, ["Query.book"]);
+        assert!(log.warnings[0].contains("several"), "{:?}", log.warnings);
+    }
+}

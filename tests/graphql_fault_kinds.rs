@@ -1,0 +1,319 @@
+//! Each kind of GraphQL schema fault, once: a purpose-built server
+//! (`tests/support/graphql_faults.rs`) answers each query of
+//! `fixtures/graphql/fault-kinds/queries.ndjson` with exactly one fault of
+//! one kind, and the `Conforming` query with none. The oracle must report each
+//! with the right code, root field and path and nothing else, both when
+//! called directly and through `cartograph replay-queries` as a user runs it.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use apollo_compiler::response::JsonMap;
+use apollo_compiler::{ExecutableDocument, Schema};
+use cartograph::model::graphql::TypeSystem;
+use serde_json::Value;
+use support::graphql_faults::{self, CONFORMING, CONFORMING_ROOT, EXPECTED};
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// One line of the query log.
+struct Request {
+    line: Value,
+    query: String,
+    name: String,
+    variables: Value,
+}
+
+fn requests() -> Vec<Request> {
+    let path = fixture(graphql_faults::QUERIES_PATH);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let line: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            Request {
+                query: line["query"].as_str().expect("a query").to_string(),
+                name: line["operationName"]
+                    .as_str()
+                    .expect("an operationName")
+                    .to_string(),
+                variables: line["variables"].clone(),
+                line,
+            }
+        })
+        .collect()
+}
+
+fn type_system() -> TypeSystem {
+    let loaded = cartograph::spec::load(&fixture(graphql_faults::SCHEMA_PATH))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(loaded.is_complete(), "{:?}", loaded.warnings);
+    loaded.api.graphql.expect("a GraphQL type system")
+}
+
+/// The fixture itself is sound: one line per expected fault and the
+/// conforming one, each query valid against the schema (by Apollo's
+/// validator) with variables that coerce, so every finding is the server's.
+#[test]
+fn the_fixture_queries_are_valid() {
+    let sdl = std::fs::read_to_string(fixture(graphql_faults::SCHEMA_PATH)).unwrap();
+    let schema = Schema::parse_and_validate(sdl, "schema.graphql").expect("a valid schema");
+    let requests = requests();
+    let mut names: Vec<&str> = requests.iter().map(|r| r.name.as_str()).collect();
+    names.sort_unstable();
+    let mut wanted: Vec<&str> = EXPECTED.iter().map(|e| e.0).collect();
+    wanted.push(CONFORMING);
+    wanted.sort_unstable();
+    assert_eq!(
+        names, wanted,
+        "one query per expected fault and {CONFORMING}"
+    );
+    let with_variables = requests
+        .iter()
+        .filter(|r| r.variables.as_object().is_some_and(|m| !m.is_empty()))
+        .count();
+    assert!(with_variables >= 2);
+    for r in &requests {
+        let doc = ExecutableDocument::parse_and_validate(&schema, r.query.as_str(), "q.graphql")
+            .unwrap_or_else(|e| panic!("{}: {}\n{}", r.name, r.query, e.errors));
+        let op = doc.operations.get(Some(r.name.as_str())).unwrap();
+        let map: JsonMap = serde_json::from_value(r.variables.clone()).unwrap();
+        apollo_compiler::request::coerce_variable_values(&schema, op, &map)
+            .unwrap_or_else(|e| panic!("{}: variables {}: {}", r.name, r.variables, e.message()));
+    }
+    // No faulting query reaches the conforming query's root field.
+    let root = CONFORMING_ROOT.strip_prefix("Query.").unwrap();
+    assert!(EXPECTED.iter().all(|e| e.2 != CONFORMING_ROOT));
+    for r in requests.iter().filter(|r| r.name != CONFORMING) {
+        assert!(!r.query.contains(&format!("{root}(")), "{}", r.name);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn oracle_sees_each_kind_once() {
+    let ts = type_system();
+    let (addr, server) = graphql_faults::start().await;
+    let endpoint = format!("http://{addr}/graphql");
+    let client = reqwest::Client::new();
+    let requests = requests();
+    let mut seen = Vec::new();
+    for r in &requests {
+        let response = client
+            .post(&endpoint)
+            .json(&r.line)
+            .send()
+            .await
+            .expect("the server answers");
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        let body: Value = serde_json::from_str(&text).expect("a JSON answer");
+        assert_eq!(status, 200, "{}", r.name);
+        assert!(body.get("errors").is_none(), "{}: {text}", r.name);
+        let findings = cartograph::oracles::graphql::check(
+            &ts,
+            &r.query,
+            Some(&r.name),
+            &r.variables,
+            Some(status),
+            Some(&body),
+            &text,
+        );
+        let got: Vec<(&str, &str, &str)> = findings
+            .iter()
+            .map(|f| (f.code, f.root_field.as_str(), f.path.as_str()))
+            .collect();
+        if r.name == CONFORMING {
+            assert!(got.is_empty(), "{CONFORMING}: {findings:#?}");
+        } else {
+            let (_, code, root, path) = EXPECTED
+                .iter()
+                .find(|e| e.0 == r.name)
+                .unwrap_or_else(|| panic!("{} is not expected", r.name));
+            assert_eq!(
+                got,
+                vec![(*code, *root, *path)],
+                "{}: {findings:#?}",
+                r.name
+            );
+            seen.push(*code);
+        }
+    }
+    server.abort();
+    // Every kind of schema fault the oracle knows is shown.
+    for code in [
+        "graphql_missing_field",
+        "graphql_null_violation",
+        "graphql_wrong_type",
+        "graphql_enum_violation",
+        "graphql_list_mismatch",
+        "graphql_typename_violation",
+    ] {
+        assert!(seen.contains(&code), "{code} never shown");
+    }
+    assert_eq!(seen.len(), EXPECTED.len());
+}
+
+/// "No finding" on the conforming answer means something: the oracle walks
+/// all of it (aliases, fragment spreads inside union fragments, the field
+/// under `@include` by a defaulted variable, interface fragments, nested
+/// lists), as one fault planted at each of those places shows.
+#[test]
+fn the_conforming_answer_is_checked_throughout() {
+    let ts = type_system();
+    let r = requests()
+        .into_iter()
+        .find(|r| r.name == CONFORMING)
+        .unwrap();
+    let plants: [(&str, Option<Value>, &str, &str); 6] = [
+        (
+            "/data/shelf/heading",
+            None,
+            "graphql_missing_field",
+            "data.shelf.heading",
+        ),
+        (
+            "/data/shelf/books/1/author/books/0/title",
+            Some(Value::Null),
+            "graphql_null_violation",
+            "data.shelf.books[*].author.books[*].title",
+        ),
+        (
+            "/data/shelf/books/0/tags/1",
+            Some(serde_json::json!(7)),
+            "graphql_wrong_type",
+            "data.shelf.books[*].tags[*]",
+        ),
+        (
+            "/data/shelf/items/0/genre",
+            Some(serde_json::json!("HORROR")),
+            "graphql_enum_violation",
+            "data.shelf.items[*].genre",
+        ),
+        (
+            "/data/shelf/featured/editors",
+            Some(serde_json::json!({"name": "Lena Ortiz"})),
+            "graphql_list_mismatch",
+            "data.shelf.featured.editors",
+        ),
+        (
+            "/data/shelf/items/1/__typename",
+            Some(serde_json::json!("Author")),
+            "graphql_typename_violation",
+            "data.shelf.items[*].__typename",
+        ),
+    ];
+    for (pointer, value, code, path) in plants {
+        let mut body = graphql_faults::answer(CONFORMING);
+        match value {
+            Some(v) => *body.pointer_mut(pointer).expect(pointer) = v,
+            None => {
+                let (parent, key) = pointer.rsplit_once('/').unwrap();
+                let parent = body.pointer_mut(parent).and_then(Value::as_object_mut);
+                assert!(parent.unwrap().remove(key).is_some(), "{pointer}");
+            }
+        }
+        let text = body.to_string();
+        let findings = cartograph::oracles::graphql::check(
+            &ts,
+            &r.query,
+            Some(&r.name),
+            &r.variables,
+            Some(200),
+            Some(&body),
+            &text,
+        );
+        let got: Vec<(&str, &str, &str)> = findings
+            .iter()
+            .map(|f| (f.code, f.root_field.as_str(), f.path.as_str()))
+            .collect();
+        assert_eq!(got, vec![(code, CONFORMING_ROOT, path)], "{pointer}");
+    }
+}
+
+async fn cartograph(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_cartograph"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(&args)
+            .output()
+            .expect("binary runs")
+    })
+    .await
+    .unwrap()
+}
+
+/// report.json, checked against models/report.schema.json.
+fn read_report(dir: &Path) -> Value {
+    let text = std::fs::read_to_string(dir.join("report.json"))
+        .unwrap_or_else(|e| panic!("cannot read report.json: {e}"));
+    let report: Value = serde_json::from_str(&text).unwrap();
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture("models/report.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    report
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn replay_queries_reports_each_kind() {
+    let (addr, server) = graphql_faults::start().await;
+    let out = tempfile::tempdir().unwrap();
+    let run = cartograph(
+        [
+            "replay-queries",
+            graphql_faults::QUERIES_PATH,
+            "--schema",
+            graphql_faults::SCHEMA_PATH,
+            "--target",
+            &format!("http://{addr}/graphql"),
+            "--out",
+            out.path().to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+    )
+    .await;
+    server.abort();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "faults found: {stderr}");
+    let report = read_report(out.path());
+    let faults = report["faults"].as_array().expect("faults[]");
+    for (name, code, root, path) in EXPECTED {
+        let matching: Vec<&Value> = faults
+            .iter()
+            .filter(|f| f["code"] == *code && f["operation"] == *root)
+            .filter(|f| {
+                f["signature"].as_str().is_some_and(|s| {
+                    s.starts_with(&format!("{code}:{root}:")) && s.ends_with(&format!(":{path}"))
+                })
+            })
+            .collect();
+        assert_eq!(matching.len(), 1, "{name}: {code} at {path}: {faults:#?}");
+    }
+    assert_eq!(
+        faults.len(),
+        EXPECTED.len(),
+        "only the planted faults: {faults:#?}"
+    );
+    assert!(
+        faults.iter().all(|f| f["operation"] != CONFORMING_ROOT),
+        "{CONFORMING}: {faults:#?}"
+    );
+    let coverage = &report["schema_coverage"];
+    assert!(
+        coverage["covered"].as_u64().is_some_and(|c| c > 0),
+        "{coverage:#}"
+    );
+}
