@@ -8,12 +8,12 @@ use std::time::Duration;
 use clap::Args;
 
 use super::run::{execute, RunFlags};
-use crate::demo::{DemoServer, FAULTS_MD, OPENAPI_YAML};
+use crate::demo::{DemoServer, FAULTS_MD, GRAPHQL_SDL, OPENAPI_YAML};
 
 /// Arguments of `cartograph demo`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Without --serve: starts the demo API on a free 127.0.0.1 port, runs `cartograph run` on it (budget 1m unless --budget), prints a summary scored against the planted faults, and writes the output folder.\n\nExamples:\n  cartograph demo\n  cartograph demo --budget 20s --seed 7\n  cartograph demo --serve --port 8080    # then try any tool on http://127.0.0.1:8080"
+    after_help = "Without --serve: starts the demo API on a free 127.0.0.1 port, tests its REST API and then its GraphQL endpoint (four fifths and one fifth of the budget, 1m unless --budget or --max-requests), prints a summary scored against the planted faults, and writes one report for both (the GraphQL part's own files are in OUT/graphql/).\n\nExamples:\n  cartograph demo\n  cartograph demo --budget 20s --seed 7\n  cartograph demo --serve --port 8080    # then try any tool on http://127.0.0.1:8080"
 )]
 pub struct DemoArgs {
     /// Only serve the demo API (until Ctrl-C), so other tools can be tried on it.
@@ -42,25 +42,72 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             server.shutdown().await;
             return Ok(ExitCode::SUCCESS);
         }
-        let loaded = crate::spec::load_text(OPENAPI_YAML, Path::new("models/demo/openapi.yaml"))?;
+        let rest = crate::spec::load_text(OPENAPI_YAML, Path::new("models/demo/openapi.yaml"))?;
+        let graphql = crate::spec::load_text(GRAPHQL_SDL, Path::new("models/demo/schema.graphql"))?;
         let mut flags = args.flags.clone();
         if flags.budget.is_none() && flags.max_requests.is_none() {
             flags.budget = Some(Duration::from_secs(60));
         }
+        // One seed for both parts, so one number repeats the whole demo.
+        flags.seed = Some(flags.seed.unwrap_or_else(rand::random::<u64>));
+        let (rest_flags, graphql_flags) = split(&flags);
         eprintln!("cartograph: demo API started at {base}");
-        let summary = execute(Arc::new(loaded.api), &base, &flags).await?;
+        eprintln!(
+            "cartograph: 1/2 the REST API ({}), then 2/2 the GraphQL endpoint ({}, output in {})",
+            share(&rest_flags),
+            share(&graphql_flags),
+            graphql_flags.out.display()
+        );
+        let rest_run = execute(Arc::new(rest.api), &base, &rest_flags).await?;
+        if rest_run.unreachable {
+            server.shutdown().await;
+            return Ok(rest_run.exit_code());
+        }
+        // The REST part leaves thousands of authors behind, and `authors`
+        // lists every one with their books unpaginated: megabytes per answer.
+        // The GraphQL part starts from the seed data, as a fresh server would.
+        if let Err(e) = reqwest::Client::new()
+            .post(format!("{base}/__reset"))
+            .send()
+            .await
+            .and_then(|r| r.error_for_status())
+        {
+            eprintln!("warning: could not reset the demo API between the parts: {e}");
+        }
+        let graphql_run =
+            execute(Arc::new(graphql.api), &format!("{base}/graphql"), &graphql_flags).await?;
         server.shutdown().await;
+
+        let rest_report = rest_run.report.clone();
+        let mut summary = rest_run;
+        merge(&mut summary.report, graphql_run.report, "graphql");
+        let secrets = crate::execution::secrets::Secrets::new();
+        crate::reports::write_report(&flags.out, &summary.report, &secrets)?;
+        for w in crate::reports::write_extras(&flags.out, &summary.report, &summary.graph_dot, &secrets)
+            .map_err(|e| anyhow::anyhow!("cannot write report.html or junit.xml: {e}"))?
+        {
+            eprintln!("warning: {w}");
+        }
 
         let report = &summary.report;
         println!("\nDemo summary");
         println!(
             "  operations answered 2xx: {} of {}",
-            report.operations_reached,
-            report.operations.len()
+            rest_report.operations_reached,
+            rest_report.operations.len()
         );
+        if let Some(c) = &report.schema_coverage {
+            println!(
+                "  GraphQL root fields answered data: {} of {}; schema coverage {} of {} (type, field) pairs",
+                c.root_fields_reached.len(),
+                c.root_fields,
+                c.covered,
+                c.total
+            );
+        }
         println!("  faults found: {}", report.faults.len());
         for f in &report.faults {
-            println!("    {:<22} {:<14} {}", f.code, f.operation, f.message);
+            println!("    {:<24} {:<20} {}", f.code, f.operation, f.message);
         }
         // Scored only now, after the run: the search never sees the answers.
         let planted = planted_faults(FAULTS_MD);
@@ -70,7 +117,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
                 report
                     .faults
                     .iter()
-                    .any(|f| f.code == p.oracle && p.operations.contains(&f.operation))
+                    .any(|f| p.oracles.contains(&f.code) && p.operations.contains(&f.operation))
             })
             .collect();
         println!(
@@ -91,13 +138,61 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The GraphQL part's share of the budget and of the request cap: a fifth.
+/// Its root fields are few, and the REST part keeps the rest (with a request
+/// cap, exactly the run `cartograph run` makes with four fifths of it).
+const GRAPHQL_SHARE: u32 = 5;
+
+/// The flags of the REST part and of the GraphQL part.
+fn split(flags: &RunFlags) -> (RunFlags, RunFlags) {
+    let (mut rest, mut graphql) = (flags.clone(), flags.clone());
+    if let Some(b) = flags.budget {
+        graphql.budget = Some(b / GRAPHQL_SHARE);
+        rest.budget = Some(b - b / GRAPHQL_SHARE);
+    }
+    if let Some(n) = flags.max_requests {
+        let part = n / u64::from(GRAPHQL_SHARE);
+        graphql.max_requests = Some(part.max(1));
+        rest.max_requests = Some((n - part).max(1));
+    }
+    graphql.out = flags.out.join("graphql");
+    (rest, graphql)
+}
+
+fn share(flags: &RunFlags) -> String {
+    match (flags.budget, flags.max_requests) {
+        (_, Some(n)) => format!("{n} requests"),
+        (Some(b), None) => format!("{:.0}s", b.as_secs_f64()),
+        _ => "no limit".into(),
+    }
+}
+
+/// Adds the GraphQL part's report to the REST part's: operations, faults
+/// (their files are under `folder/`), requests, time and schema coverage.
+fn merge(into: &mut crate::reports::Report, part: crate::reports::Report, folder: &str) {
+    into.requests += part.requests;
+    into.refused_mutations += part.refused_mutations;
+    into.elapsed_s = ((into.elapsed_s + part.elapsed_s) * 1000.0).round() / 1000.0;
+    into.operations_reached += part.operations_reached;
+    into.operations.extend(part.operations);
+    for mut f in part.faults {
+        if let Some(r) = &mut f.reproducer {
+            r.shell = format!("{folder}/{}", r.shell);
+            r.json = format!("{folder}/{}", r.json);
+        }
+        into.faults.push(f);
+    }
+    into.schema_coverage = part.schema_coverage;
+}
+
 /// A fault listed in `models/demo/FAULTS.md`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlantedFault {
     /// Its id (`F1`).
     pub id: String,
-    /// The oracle code that should report it.
-    pub oracle: String,
+    /// The oracle codes that may report it (the REST one first; a fault
+    /// reachable through both APIs has one per API).
+    pub oracles: Vec<String>,
     /// Operations where it may be reported.
     pub operations: Vec<String>,
 }
@@ -126,10 +221,13 @@ pub fn planted_faults(markdown: &str) -> Vec<PlantedFault> {
             {
                 return None;
             }
-            let oracle = ticked(cells.get(1)?).into_iter().next()?;
+            let oracles = ticked(cells.get(1)?);
+            if oracles.is_empty() {
+                return None;
+            }
             Some(PlantedFault {
                 id: id.to_string(),
-                oracle,
+                oracles,
                 operations: ticked(cells.get(2)?),
             })
         })
@@ -145,7 +243,9 @@ mod tests {
         let planted = planted_faults(FAULTS_MD);
         assert!(planted.len() >= 8, "{planted:?}");
         let f1 = planted.iter().find(|p| p.id == "F1").unwrap();
-        assert_eq!(f1.oracle, "server_error");
-        assert_eq!(f1.operations, ["placeOrder"]);
+        assert_eq!(f1.oracles, ["server_error", "graphql_internal_error"]);
+        assert_eq!(f1.operations, ["placeOrder", "Mutation.placeOrder"]);
+        let f7 = planted.iter().find(|p| p.id == "F7").unwrap();
+        assert!(f7.operations.contains(&"Query.book".to_string()), "{f7:?}");
     }
 }
