@@ -3,7 +3,7 @@
 //! GraphQL faults found and confirmed, every root field answering data, no
 //! query of ours rejected by the server, and schema coverage in report.json.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use cartograph::demo::DemoServer;
@@ -160,5 +160,62 @@ async fn the_demo_graphql_endpoint_shows_both_planted_faults() {
         "{}",
         String::from_utf8_lossy(&shown.stderr)
     );
+
+    // The regression suite: the archive's tests as Hurl files, ids carried
+    // by captures, green against a fresh server.
+    let mut suite: Vec<PathBuf> = std::fs::read_dir(out.path().join("tests"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hurl"))
+        .collect();
+    suite.sort();
+    assert!(suite.len() >= 10, "{} Hurl files", suite.len());
+    let texts: Vec<String> = suite
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("[Captures]") && t.contains("{{")),
+        "some test carries an id from one answer to the next"
+    );
+    match hurl() {
+        None => eprintln!("skipped: hurl is not installed (set HURL or put it on PATH)"),
+        Some(hurl) => {
+            let fresh = DemoServer::start(0).await.unwrap();
+            let base = format!("{}/graphql", fresh.base_url());
+            let ran = tokio::task::spawn_blocking(move || {
+                Command::new(hurl)
+                    .args(["--test", "--jobs", "1", "--variable"])
+                    .arg(format!("base={base}"))
+                    .args(&suite)
+                    .output()
+                    .unwrap()
+            })
+            .await
+            .unwrap();
+            fresh.shutdown().await;
+            assert!(
+                ran.status.success(),
+                "hurl --test failed:\n{}\n{}",
+                String::from_utf8_lossy(&ran.stdout),
+                String::from_utf8_lossy(&ran.stderr)
+            );
+        }
+    }
     server.shutdown().await;
+}
+
+/// Hurl, from `$HURL` or PATH, when installed.
+fn hurl() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("HURL") {
+        return Some(PathBuf::from(p));
+    }
+    Command::new("hurl")
+        .arg("--version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|_| PathBuf::from("hurl"))
 }

@@ -247,10 +247,7 @@ async fn execute(
             &ex.body,
         );
         coverage.add(&answer);
-        let errors = ex
-            .json()
-            .and_then(|b| b.get("errors"))
-            .is_some_and(|e| e.as_array().is_none_or(|a| !a.is_empty()));
+        let errors = reproduce::phase::graphql_errors(ex);
         let seen = if q.count > 1 {
             format!(", {} times", q.count)
         } else {

@@ -922,17 +922,39 @@ fn bind_input(
     context: &HashSet<usize>,
 ) -> Vec<Candidate> {
     let allow_bare = slot.location == Location::Path || slot.location == Location::Argument;
+    // What a request sends to be stored (body fields, mutation arguments).
+    let writes = slot.location == Location::Body || op.method == Method::GraphqlMutation;
     let leaf = slot.name.rsplit('.').next().unwrap_or(&slot.name);
-    let mut candidates = name_candidates(api, index, &slot.name, slot.schema, allow_bare);
-    if slot.name.contains('.') {
-        // `book.id`: also try the leaf with the parent as its resource.
-        candidates.extend(name_candidates(
-            api,
-            index,
-            &slot.name.replace('.', "_"),
-            slot.schema,
-            false,
-        ));
+    let mut candidates = Vec::new();
+    if slot.location == Location::Argument && slot.name.contains('.') {
+        // A field of a GraphQL input object (`input.authorId`). What a mutation
+        // writes is fed by an earlier answer only when it identifies an object:
+        // in `addReview(review: {bookId, stars})` the argument's name is the
+        // object being made and `stars` data the request sends, not
+        // `Review.stars` (as a body field that is not an identifier is not fed
+        // by its own resource either). A query's filter fields may be fed by
+        // anything (`filter.authorUsername` ← User.username).
+        let identifier = is_identifier(api, leaf, slot.schema);
+        if !writes || identifier {
+            // `book.id`: the leaf with the parent as its resource.
+            candidates = name_candidates(api, index, &slot.name, slot.schema, false);
+            // The leaf names its source by itself, like a top-level argument:
+            // `input.authorId` → Author.id; a bare resource name
+            // (`input.author`) only when typed as an identifier.
+            candidates.extend(name_candidates(api, index, leaf, slot.schema, identifier));
+        }
+    } else {
+        candidates = name_candidates(api, index, &slot.name, slot.schema, allow_bare);
+        if slot.name.contains('.') {
+            // `book.id`: also try the leaf with the parent as its resource.
+            candidates.extend(name_candidates(
+                api,
+                index,
+                &slot.name.replace('.', "_"),
+                slot.schema,
+                false,
+            ));
+        }
     }
     // Context: the same property name on a schema the operation is about.
     let key = names::key(leaf);
@@ -955,11 +977,9 @@ fn bind_input(
             }
         }
     }
-    // What a request sends to be stored (body fields, mutation arguments) is fed
-    // by the objects the operation returns only when it names one of them (`id`):
-    // a creation's `name` is not, and saying so would make every creation depend
-    // on itself.
-    let writes = slot.location == Location::Body || op.method == Method::GraphqlMutation;
+    // What a request sends to be stored is fed by the objects the operation
+    // returns only when it names one of them (`id`): a creation's `name` is not,
+    // and saying so would make every creation depend on itself.
     let mut ctx: Vec<usize> = if writes && !names::is_id_like(&key) {
         Vec::new()
     } else {
@@ -983,6 +1003,15 @@ fn bind_input(
         candidates.retain(|c| c.schema != owner);
     }
     keep_best(candidates)
+}
+
+/// Whether an input named `name` (a leaf, no dots) and typed `ty` holds an
+/// object's identity: its last word says so (`id`, `authorId`, `book_uuid`), or
+/// it is a GraphQL `ID`.
+fn is_identifier(api: &Api, name: &str, ty: &Schema) -> bool {
+    names::is_id_name(name)
+        || ty.format.as_deref() == Some("ID")
+        || api.resolve(ty).format.as_deref() == Some("ID")
 }
 
 /// Keeps the top-scoring candidate per schema, then the top score overall.
@@ -1084,4 +1113,123 @@ fn equivalent_edges(api: &Api, index: &NameIndex, g: &mut PropertyGraph) {
 /// platforms' floating-point formatting.
 fn round(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use petgraph::visit::EdgeRef;
+
+    const SDL: &str = r#"
+type Query { book(id: ID!): Book }
+type Mutation { createBook(input: BookInput!): Book!  createAuthor(name: String!): Author!  addReview(review: ReviewInput!): Review! }
+type Author { id: ID! name: String! }
+type Book { id: ID! title: String! author: Author! }
+type Review { id: ID! stars: Int! book: Book! }
+input BookInput { title: String!, authorId: ID! }
+input ReviewInput { bookId: ID!, stars: Int! }
+"#;
+
+    fn graph_of(sdl: &str) -> PropertyGraph {
+        let loaded = crate::spec::load_text(sdl, std::path::Path::new("t.graphql")).unwrap();
+        build(&loaded.api)
+    }
+
+    /// Every consumes binding of operation `op`, as (schema, input, property, location).
+    fn bindings(g: &PropertyGraph, op: &str) -> Vec<(String, String, String, Location)> {
+        let node = g.operation(op).expect("operation");
+        let mut out = Vec::new();
+        for e in g.graph.edges_directed(node, petgraph::Direction::Incoming) {
+            let Label::Consumes { bindings } = &e.weight().label else {
+                continue;
+            };
+            for b in bindings {
+                out.push((
+                    g.graph[e.source()].name.clone(),
+                    b.input.clone(),
+                    b.property.clone(),
+                    b.location,
+                ));
+            }
+        }
+        out.sort_by(|a, b| (&a.0, &a.1, &a.2).cmp(&(&b.0, &b.1, &b.2)));
+        out
+    }
+
+    fn binding(schema: &str, input: &str, property: &str) -> (String, String, String, Location) {
+        (
+            schema.into(),
+            input.into(),
+            property.into(),
+            Location::Argument,
+        )
+    }
+
+    #[test]
+    fn identifier_fields_of_graphql_input_objects_are_bound_to_their_resource() {
+        let g = graph_of(SDL);
+        // Named as the GraphQL search reads them: `arg.field`, as an argument.
+        assert_eq!(
+            bindings(&g, "Mutation.createBook"),
+            [binding("Author", "input.authorId", "id")]
+        );
+        assert!(bindings(&g, "Mutation.addReview").contains(&binding(
+            "Book",
+            "review.bookId",
+            "id"
+        )));
+        assert_eq!(
+            bindings(&g, "Query.book"),
+            [binding("Book", "id", "id")],
+            "top-level arguments keep their binding"
+        );
+    }
+
+    #[test]
+    fn data_fields_a_mutation_writes_are_not_fed_from_answers() {
+        let g = graph_of(SDL);
+        // `review` names the object being made; `stars` is data it sends.
+        assert_eq!(
+            bindings(&g, "Mutation.addReview"),
+            [binding("Book", "review.bookId", "id")]
+        );
+        let review = g.schema("Review").unwrap();
+        let add = g.operation("Mutation.addReview").unwrap();
+        assert!(g.find_edge(review, add, EdgeKind::Consumes).is_none());
+        assert!(bindings(&g, "Mutation.createAuthor").is_empty());
+    }
+
+    #[test]
+    fn graphql_input_fields_typed_id_or_named_as_an_id_are_identifiers() {
+        let g = graph_of(
+            r#"
+type Query { reviews(filter: ReviewFilter): [Review!]! }
+type Mutation { addReview(input: ReviewInput!): Review!  updateBook(input: BookPatch!): Book! }
+type Author { id: ID! name: String! }
+type Book { id: ID! title: String! }
+type Review { id: ID! stars: Int! book: Book! }
+input ReviewInput { book: ID!, stars: Int!, author_id: ID }
+input BookPatch { id: ID!, title: String }
+input ReviewFilter { bookTitle: String }
+"#,
+        );
+        // A bare resource name typed `ID`, and a snake_case id.
+        assert_eq!(
+            bindings(&g, "Mutation.addReview"),
+            [
+                binding("Author", "input.author_id", "id"),
+                binding("Book", "input.book", "id"),
+            ]
+        );
+        // The object a mutation changes is named by its `id`; its title is data.
+        assert_eq!(
+            bindings(&g, "Mutation.updateBook"),
+            [binding("Book", "input.id", "id")]
+        );
+        // A query's filter may be fed by any field of an earlier answer.
+        assert_eq!(
+            bindings(&g, "Query.reviews"),
+            [binding("Book", "filter.bookTitle", "title")]
+        );
+    }
 }

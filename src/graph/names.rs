@@ -165,6 +165,12 @@ pub fn is_id_like(word: &str) -> bool {
     matches!(word, "id" | "uuid" | "key" | "slug")
 }
 
+/// Whether a whole name ends in a word that names an identity: `id`, `authorId`,
+/// `book_id`, `PetUUID` (not `name`, `idea` or `paid`).
+pub fn is_id_name(name: &str) -> bool {
+    words(name).last().is_some_and(|w| is_id_like(w))
+}
+
 /// Whether a property or input name is one that identifies an object.
 pub fn is_identifying(word: &str) -> bool {
     IDENTIFYING.contains(&word)
@@ -222,6 +228,16 @@ mod tests {
         let w = |s: &str| words(s);
         assert!(words_similarity(&w("repoOwner"), &w("repositoryOwner")).is_some());
         assert!(words_similarity(&w("channel"), &w("channelFeatures")).is_none());
+    }
+
+    #[test]
+    fn id_names_end_in_an_identity_word() {
+        for name in ["id", "authorId", "book_id", "PetID", "order-uuid", "ID"] {
+            assert!(is_id_name(name), "{name}");
+        }
+        for name in ["name", "stars", "idea", "paid", "identity", "ids", ""] {
+            assert!(!is_id_name(name), "{name}");
+        }
     }
 
     #[test]

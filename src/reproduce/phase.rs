@@ -246,6 +246,9 @@ pub async fn settle(
                     && !step.body.as_deref().is_some_and(|b| b.contains("{{"));
                 // A conflict is an answer about the server's state.
                 literal && (step.status != ex.status || ex.status == Some(409))
+            }) || script.steps.iter().zip(&ran).any(|(step, ex)| {
+                // A GraphQL step asserts "no errors" only if it still holds.
+                step.graphql_clean && graphql_errors(ex)
             });
             if unstable {
                 return None;
@@ -256,6 +259,16 @@ pub async fn settle(
             Some((script, title))
         })
         .collect())
+}
+
+/// Whether a GraphQL answer has an `errors` entry (or is not JSON).
+pub fn graphql_errors(ex: &Exchange) -> bool {
+    match ex.json() {
+        Some(body) => body
+            .get("errors")
+            .is_some_and(|e| e.as_array().is_none_or(|a| !a.is_empty())),
+        None => true,
+    }
 }
 
 /// A file name part: letters, digits, `-` and `_`.
