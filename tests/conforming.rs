@@ -8,9 +8,9 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
 
 use serde_json::Value;
+use support::cli::cartograph;
 use support::conforming::{Conforming, CONFORMING_SPEC_PATH};
 
 /// Seeds of the runs; each gets a fresh server, so each run repeats exactly.
@@ -34,17 +34,6 @@ const OPERATIONS: [&str; 12] = [
     "updateTask",
     "deleteTask",
 ];
-
-async fn cartograph(args: Vec<String>) -> Output {
-    tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_cartograph"))
-            .args(&args)
-            .output()
-            .expect("binary runs")
-    })
-    .await
-    .unwrap()
-}
 
 fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path)

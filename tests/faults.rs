@@ -4,32 +4,20 @@
 //! and through `cartograph replay`), and a regression suite that Hurl runs
 //! green against a fresh server. Also the exit statuses and `--fail-on`.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use cartograph::demo::{DemoServer, FAULTS_MD};
 use serde_json::Value;
+use support::cli::{args, cartograph, hurl};
 
 /// A seed under which the search finds all seven REST faults within the cap.
 const SEED: &str = "4";
 /// The demo gives four fifths to the REST part: 8,000 requests, then 2,000
 /// to the GraphQL endpoint.
 const REQUESTS: &str = "10000";
-
-async fn cartograph(args: Vec<String>) -> Output {
-    tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_cartograph"))
-            .args(&args)
-            .output()
-            .expect("binary runs")
-    })
-    .await
-    .unwrap()
-}
-
-fn args(list: &[&str]) -> Vec<String> {
-    list.iter().map(|s| s.to_string()).collect()
-}
 
 /// (id, oracles, operations) of the planted faults in FAULTS.md's table; the
 /// first oracle is the one of the API the fault was planted in.
@@ -68,19 +56,6 @@ fn run_bash(script: &Path, base: &str) -> Output {
         .arg(base)
         .output()
         .expect("bash runs")
-}
-
-/// Hurl, from PATH or `$HURL`, when installed.
-fn hurl() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("HURL") {
-        return Some(PathBuf::from(p));
-    }
-    Command::new("hurl")
-        .arg("--version")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|_| PathBuf::from("hurl"))
 }
 
 #[tokio::test(flavor = "multi_thread")]

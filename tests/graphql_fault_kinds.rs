@@ -8,12 +8,12 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use apollo_compiler::response::JsonMap;
 use apollo_compiler::{ExecutableDocument, Schema};
 use cartograph::model::graphql::TypeSystem;
 use serde_json::Value;
+use support::cli::{cartograph, read_report};
 use support::graphql_faults::{self, CONFORMING, CONFORMING_ROOT, EXPECTED};
 
 fn fixture(rel: &str) -> PathBuf {
@@ -233,36 +233,6 @@ fn the_conforming_answer_is_checked_throughout() {
             .collect();
         assert_eq!(got, vec![(code, CONFORMING_ROOT, path)], "{pointer}");
     }
-}
-
-async fn cartograph(args: Vec<String>) -> Output {
-    tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_cartograph"))
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(&args)
-            .output()
-            .expect("binary runs")
-    })
-    .await
-    .unwrap()
-}
-
-/// report.json, checked against models/report.schema.json.
-fn read_report(dir: &Path) -> Value {
-    let text = std::fs::read_to_string(dir.join("report.json"))
-        .unwrap_or_else(|e| panic!("cannot read report.json: {e}"));
-    let report: Value = serde_json::from_str(&text).unwrap();
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(fixture("models/report.schema.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&report)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
-    report
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -3,41 +3,13 @@
 //! GraphQL faults found and confirmed, every root field answering data, no
 //! query of ours rejected by the server, and schema coverage in report.json.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use cartograph::demo::DemoServer;
-use serde_json::Value;
-
-async fn cartograph(args: Vec<String>) -> Output {
-    tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_cartograph"))
-            .args(&args)
-            .output()
-            .expect("binary runs")
-    })
-    .await
-    .unwrap()
-}
-
-fn read_report(dir: &Path) -> Value {
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("models/report.schema.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&report)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
-    report
-}
+use support::cli::{cartograph, hurl, read_report};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_demo_graphql_endpoint_shows_both_planted_faults() {
@@ -205,17 +177,4 @@ async fn the_demo_graphql_endpoint_shows_both_planted_faults() {
         }
     }
     server.shutdown().await;
-}
-
-/// Hurl, from `$HURL` or PATH, when installed.
-fn hurl() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("HURL") {
-        return Some(PathBuf::from(p));
-    }
-    Command::new("hurl")
-        .arg("--version")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|_| PathBuf::from("hurl"))
 }

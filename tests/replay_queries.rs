@@ -5,54 +5,17 @@
 //! regression test (run with Hurl when it is installed), and read-only mode
 //! skipping the mutations.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use cartograph::demo::DemoServer;
 use serde_json::Value;
+use support::cli::{cartograph, hurl, read_report};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-async fn cartograph(args: Vec<String>) -> Output {
-    tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_cartograph"))
-            .args(&args)
-            .output()
-            .expect("binary runs")
-    })
-    .await
-    .unwrap()
-}
-
-fn read_report(dir: &Path) -> Value {
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("models/report.schema.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&report)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
-    report
-}
-
-/// Hurl, from `$HURL` or PATH, when installed.
-fn hurl() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("HURL") {
-        return Some(PathBuf::from(p));
-    }
-    Command::new("hurl")
-        .arg("--version")
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|_| PathBuf::from("hurl"))
 }
 
 async fn replay(endpoint: &str, out: &Path, extra: &[&str]) -> Output {

@@ -3,24 +3,16 @@
 //! a chain of calls found, the graph refined as the Morest paper describes,
 //! and `--no-graph` runs without it.
 
+mod support;
+
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
+use support::cli::cartograph;
 
 /// The seed the pinned run uses; any seed does most of this, this one all of it.
 const SEED: &str = "7";
-
-async fn cartograph(args: Vec<String>) -> Output {
-    tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_cartograph"))
-            .args(&args)
-            .output()
-            .expect("binary runs")
-    })
-    .await
-    .unwrap()
-}
 
 fn spec() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

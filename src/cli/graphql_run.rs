@@ -3,8 +3,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::run::{Progress, RunFlags, RunSummary};
-use crate::execution::{self, secrets::Secrets, Credentials, TraceWriter, Transport};
+use super::run::{RunFlags, RunSummary};
+use crate::execution::{self, secrets::Secrets, Credentials};
 use crate::generation::gql_search::GqlDriver;
 use crate::generation::SearchConfig;
 use crate::model::{graphql::TypeSystem, Api};
@@ -70,32 +70,17 @@ pub async fn execute(run: Prepared, flags: &RunFlags) -> anyhow::Result<RunSumma
         .faults()
         .counter();
     let config = flags.run_config(&target, seed);
-    let transport = Transport::new(target.clone(), flags.max_body, config.concurrency)
-        .map_err(|e| anyhow::anyhow!(e))?;
-    let (replay_config, replay_credentials) = (config.clone(), credentials.clone());
-    let mut trace = TraceWriter::create(&flags.out.join("trace.ndjson"), secrets.clone())?;
-    let progress = Progress::new(api.operations.len(), flags.budget);
-    let mut trace_error = None;
-    let outcome = execution::run(config, transport, credentials, driver.clone(), |ex| {
-        if let Err(e) = trace.write(ex) {
-            trace_error.get_or_insert(e);
-        }
-        tally.add(ex);
-        progress.update(
-            ex.seq + 1,
-            tally.reached(),
-            fault_count.load(std::sync::atomic::Ordering::Relaxed),
-        );
-    })
-    .await;
-    progress.finish();
-    trace.finish()?;
-    if let Some(e) = trace_error {
-        eprintln!("warning: trace.ndjson is incomplete: {e}");
-    }
-    if let Some(e) = &outcome.auth_error {
-        eprintln!("error: {e}; the run stopped");
-    }
+    let outcome = super::run::search(
+        driver.clone(),
+        fault_count,
+        config.clone(),
+        credentials.clone(),
+        &secrets,
+        &mut tally,
+        flags,
+    )
+    .await?;
+    let (replay_config, replay_credentials) = (config, credentials);
     let (mut report, checker, fault_scripts, dot, suite_runs) = {
         let mut d = driver.lock().unwrap_or_else(|e| e.into_inner());
         let suite_runs = d.suite_runs();
@@ -117,14 +102,13 @@ pub async fn execute(run: Prepared, flags: &RunFlags) -> anyhow::Result<RunSumma
         && outcome.stop != execution::StopReason::Interrupted;
     if replay {
         let (time, requests) = reproduce::phase::allowance(flags.budget, flags.max_requests);
-        let mut channel = reproduce::phase::Channel {
-            config: replay_config,
-            credentials: replay_credentials,
-            trace: TraceWriter::create(&flags.out.join("replay.ndjson"), secrets.clone())?,
-            time,
-            requests,
-            seen: Vec::new(),
-        };
+        let mut channel = reproduce::phase::Channel::open(
+            replay_config,
+            replay_credentials,
+            &flags.out,
+            &secrets,
+            (time, requests),
+        )?;
         // Half for the faults, so shrinking them cannot leave the suite nothing.
         let (suite_time, suite_requests) = (time / 2, requests / 2);
         channel.time -= suite_time;
@@ -137,14 +121,7 @@ pub async fn execute(run: Prepared, flags: &RunFlags) -> anyhow::Result<RunSumma
             &mut channel,
         )
         .await?;
-        for (signature, confirmation, reproducer) in
-            reproduce::phase::write_reproducers(&flags.out, &outcomes, &secrets)?
-        {
-            if let Some(f) = report.faults.iter_mut().find(|f| f.signature == signature) {
-                f.confirmation = confirmation;
-                f.reproducer = reproducer;
-            }
-        }
+        reproduce::phase::attach_reproducers(&mut report.faults, &flags.out, &outcomes, &secrets)?;
         channel.time += suite_time;
         channel.requests += suite_requests;
         // The regression suite: the archive's tests run again, values

@@ -299,25 +299,17 @@ async fn execute(
         .collect();
     if !flags.no_replay && !kept.is_empty() && outcome.auth_error.is_none() {
         let (time, requests) = reproduce::phase::allowance(None, None);
-        let mut channel = reproduce::phase::Channel {
-            config: replay_config,
-            credentials: replay_credentials,
-            trace: TraceWriter::create(&flags.out.join("replay.ndjson"), secrets.clone())?,
-            time,
-            requests,
-            seen: Vec::new(),
-        };
+        let mut channel = reproduce::phase::Channel::open(
+            replay_config,
+            replay_credentials,
+            &flags.out,
+            &secrets,
+            (time, requests),
+        )?;
         let outcomes =
             reproduce::phase::confirm(api.clone(), checker, kept, flags.read_only, &mut channel)
                 .await?;
-        for (signature, confirmation, reproducer) in
-            reproduce::phase::write_reproducers(&flags.out, &outcomes, &secrets)?
-        {
-            if let Some(f) = report.faults.iter_mut().find(|f| f.signature == signature) {
-                f.confirmation = confirmation;
-                f.reproducer = reproducer;
-            }
-        }
+        reproduce::phase::attach_reproducers(&mut report.faults, &flags.out, &outcomes, &secrets)?;
         channel.trace.finish()?;
     }
     let n = reproduce::phase::write_suite(&flags.out, scripts, &secrets)?;

@@ -423,32 +423,17 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         .faults()
         .counter();
     let config = flags.run_config(&target_url, seed);
-    let transport = Transport::new(target_url.clone(), flags.max_body, config.concurrency)
-        .map_err(|e| anyhow::anyhow!(e))?;
-    let (replay_config, replay_credentials) = (config.clone(), credentials.clone());
-    let mut trace = TraceWriter::create(&flags.out.join("trace.ndjson"), secrets.clone())?;
-    let progress = Progress::new(api.operations.len(), flags.budget);
-    let mut trace_error = None;
-    let outcome = execution::run(config, transport, credentials, driver.clone(), |ex| {
-        if let Err(e) = trace.write(ex) {
-            trace_error.get_or_insert(e);
-        }
-        tally.add(ex);
-        progress.update(
-            ex.seq + 1,
-            tally.reached(),
-            fault_count.load(std::sync::atomic::Ordering::Relaxed),
-        );
-    })
-    .await;
-    progress.finish();
-    trace.finish()?;
-    if let Some(e) = trace_error {
-        eprintln!("warning: trace.ndjson is incomplete: {e}");
-    }
-    if let Some(e) = &outcome.auth_error {
-        eprintln!("error: {e}; the run stopped");
-    }
+    let outcome = search(
+        driver.clone(),
+        fault_count,
+        config.clone(),
+        credentials.clone(),
+        &secrets,
+        &mut tally,
+        flags,
+    )
+    .await?;
+    let (replay_config, replay_credentials) = (config, credentials);
     // The lock is held only here: the phases below await the engine.
     let (mut report, graph_dot, checker, fault_scripts, suite_runs) = {
         let refined = driver.lock().unwrap_or_else(|e| e.into_inner());
@@ -481,14 +466,13 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
     if replay {
         let (phase_time, phase_requests) =
             reproduce::phase::allowance(flags.budget, flags.max_requests);
-        let mut channel = reproduce::phase::Channel {
-            config: replay_config,
-            credentials: replay_credentials,
-            trace: TraceWriter::create(&flags.out.join("replay.ndjson"), secrets.clone())?,
-            time: phase_time,
-            requests: phase_requests,
-            seen: Vec::new(),
-        };
+        let mut channel = reproduce::phase::Channel::open(
+            replay_config,
+            replay_credentials,
+            &flags.out,
+            &secrets,
+            (phase_time, phase_requests),
+        )?;
         if !fault_scripts.is_empty() {
             eprintln!(
                 "cartograph: replaying {} fault(s) to confirm and shrink them, then the final suite (at most {:.0}s and {phase_requests} requests; --no-replay skips this)",
@@ -504,14 +488,7 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
             &mut channel,
         )
         .await?;
-        for (signature, confirmation, reproducer) in
-            reproduce::phase::write_reproducers(&flags.out, &outcomes, &secrets)?
-        {
-            if let Some(f) = report.faults.iter_mut().find(|f| f.signature == signature) {
-                f.confirmation = confirmation;
-                f.reproducer = reproducer;
-            }
-        }
+        reproduce::phase::attach_reproducers(&mut report.faults, &flags.out, &outcomes, &secrets)?;
         {
             // What the replays created and changed, after the search's own history.
             let mut refined = driver.lock().unwrap_or_else(|e| e.into_inner());
@@ -614,6 +591,46 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         fail_on: flags.fail_on.clone(),
         graph_dot,
     })
+}
+
+/// Runs `driver` against the target: every exchange to `trace.ndjson` and
+/// the tally, with the progress line; warns when the trace or the
+/// credentials failed.
+pub(super) async fn search(
+    driver: Arc<Mutex<dyn execution::Driver>>,
+    fault_count: Arc<std::sync::atomic::AtomicUsize>,
+    config: RunConfig,
+    credentials: Credentials,
+    secrets: &Secrets,
+    tally: &mut Tally,
+    flags: &RunFlags,
+) -> anyhow::Result<execution::RunOutcome> {
+    let transport = Transport::new(config.target.clone(), flags.max_body, config.concurrency)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let mut trace = TraceWriter::create(&flags.out.join("trace.ndjson"), secrets.clone())?;
+    let progress = Progress::new(tally.operation_count(), flags.budget);
+    let mut trace_error = None;
+    let outcome = execution::run(config, transport, credentials, driver, |ex| {
+        if let Err(e) = trace.write(ex) {
+            trace_error.get_or_insert(e);
+        }
+        tally.add(ex);
+        progress.update(
+            ex.seq + 1,
+            tally.reached(),
+            fault_count.load(std::sync::atomic::Ordering::Relaxed),
+        );
+    })
+    .await;
+    progress.finish();
+    trace.finish()?;
+    if let Some(e) = trace_error {
+        eprintln!("warning: trace.ndjson is incomplete: {e}");
+    }
+    if let Some(e) = &outcome.auth_error {
+        eprintln!("error: {e}; the run stopped");
+    }
+    Ok(outcome)
 }
 
 /// One line on what feedback changed in the graph, when it changed anything.

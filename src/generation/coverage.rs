@@ -60,20 +60,9 @@ impl CoverageTally {
         }
     }
 
-    /// Adds what one answer exercised; returns the pairs it covered (those of
-    /// the schema only, new or not), for search targets.
-    pub fn add(&mut self, answer: &Answer) -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        for pair in &answer.covered {
-            if self.pairs.contains(pair) {
-                self.covered.insert(pair.clone());
-                out.push(pair.clone());
-            }
-        }
-        for root in &answer.data_roots {
-            self.reached.insert(root.clone());
-        }
-        out
+    /// Adds what one answer exercised (the oracle's walk of it).
+    pub fn add(&mut self, answer: &Answer) {
+        self.add_pairs(&answer.covered, &answer.data_roots);
     }
 
     /// Adds pairs and root fields seen by other means (the search's own

@@ -832,12 +832,7 @@ impl Driver for GqlDriver {
         }
         root_pairs.extend(run.pairs.iter().cloned());
         self.coverage.add_pairs(&root_pairs, &answered);
-        let n = self
-            .config
-            .mio
-            .anneal(self.spent(), self.config.mio.population as f64, 1.0)
-            .round()
-            .max(1.0) as usize;
+        let n = self.config.mio.population_at(self.spent());
         let seq = exchanges.last().map_or(0, |e| e.seq);
         let mut test = run.test.clone();
         test.calls.truncate(exchanges.len());

@@ -50,6 +50,14 @@ impl MioConfig {
             start + (spent / self.focus) * (end - start)
         }
     }
+
+    /// Tests kept per uncovered target after `spent` of the budget: n
+    /// annealed from `population` down to 1.
+    pub fn population_at(&self, spent: f64) -> usize {
+        self.anneal(spent, self.population as f64, 1.0)
+            .round()
+            .max(1.0) as usize
+    }
 }
 
 /// What the archive needs of a test: its length (shorter tests win ties).

@@ -178,6 +178,11 @@ impl Tally {
         self.reached
     }
 
+    /// Operations counted.
+    pub fn operation_count(&self) -> usize {
+        self.operations.len()
+    }
+
     /// The finished report.
     pub fn report(self, settings: Settings, outcome: &RunOutcome, faults: Vec<Fault>) -> Report {
         let reached = self.reached();

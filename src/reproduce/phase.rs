@@ -51,6 +51,25 @@ pub struct Channel {
 }
 
 impl Channel {
+    /// A channel with the run's settings and `allowance` (time, requests),
+    /// recording to `dir/replay.ndjson`.
+    pub fn open(
+        config: RunConfig,
+        credentials: Credentials,
+        dir: &Path,
+        secrets: &Secrets,
+        (time, requests): (Duration, u64),
+    ) -> anyhow::Result<Channel> {
+        Ok(Channel {
+            config,
+            credentials,
+            trace: TraceWriter::create(&dir.join("replay.ndjson"), secrets.clone())?,
+            time,
+            requests,
+            seen: Vec::new(),
+        })
+    }
+
     async fn run(
         &mut self,
         driver: Arc<Mutex<dyn Driver>>,
@@ -361,6 +380,23 @@ pub fn write_reproducers(
         ));
     }
     Ok(out)
+}
+
+/// Writes the reproducers of `outcomes` under `dir` and records on each of
+/// `faults` what replaying it showed and where its reproducer is.
+pub fn attach_reproducers(
+    faults: &mut [crate::oracles::Fault],
+    dir: &Path,
+    outcomes: &[Outcome],
+    secrets: &Secrets,
+) -> anyhow::Result<()> {
+    for (signature, confirmation, reproducer) in write_reproducers(dir, outcomes, secrets)? {
+        if let Some(f) = faults.iter_mut().find(|f| f.signature == signature) {
+            f.confirmation = confirmation;
+            f.reproducer = reproducer;
+        }
+    }
+    Ok(())
 }
 
 /// Writes the regression suite: one Hurl file per distinct recorded test,

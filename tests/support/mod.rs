@@ -4,6 +4,7 @@
 //! so unused items are expected rather than a sign of dead code.
 #![allow(dead_code)]
 
+pub mod cli;
 pub mod conforming;
 pub mod graphql_faults;
 pub mod misbehaving;

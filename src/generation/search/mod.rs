@@ -489,12 +489,7 @@ impl Driver for SearchDriver {
         }
         self.learn(&run, &exchanges);
         let reached = self.targets(&run, &exchanges, &findings);
-        let n = self
-            .config
-            .mio
-            .anneal(self.spent(), self.config.mio.population as f64, 1.0)
-            .round()
-            .max(1.0) as usize;
+        let n = self.config.mio.population_at(self.spent());
         let seq = exchanges.last().map_or(0, |e| e.seq);
         let run = *run;
         let sampler = run.test.sampler;
