@@ -6,15 +6,15 @@
 //!
 //! | code | fires when |
 //! |---|---|
-//! | `server_error` | the status is 5xx |
-//! | `undocumented_status` | the status is below 500, is not 429 (an answer to our rate, not to the request), and is neither listed for the operation nor covered by a `4XX`-style range or `default` |
-//! | `schema_violation` | a JSON body of a status below 500 does not match the schema documented for that status and media type (rules in [`schema`]: nullable and write-only handled, `oneOf` read as `anyOf`, formats and extra properties never a violation) |
-//! | `content_type_mismatch` | a non-empty body of a status below 500 comes with a `Content-Type` none of the documented media types for that status covers (wildcards and JSON flavours such as `problem+json` count as covering); silent when the status documents no content |
+//! | `server_error` | the status is 500–599 (other unknown statuses, such as 800, are `undocumented_status`) |
+//! | `undocumented_status` | the status is not 500–599, is not 429 (an answer to our rate, not to the request), and is neither listed for the operation nor covered by a `4XX`-style range or `default` |
+//! | `schema_violation` | a JSON body of a status outside 500–599 does not match the schema documented for that status and media type (rules in [`schema`]: nullable and write-only handled, `oneOf` read as `anyOf`, formats and extra properties never a violation) |
+//! | `content_type_mismatch` | a non-empty body of a status outside 500–599 comes with a `Content-Type` none of the documented media types for that status covers (wildcards and JSON flavours such as `problem+json` count as covering); silent when the status documents no content |
 //! | `html_instead_of_json` | JSON is documented for the status, and an HTML page came (`text/html`, or no `Content-Type` and a body starting `<!DOCTYPE html` / `<html`) |
 //! | `stack_trace_leak` | a body (any status) holds a stack trace marker of a common runtime (Rust, Python, Java, .NET, Go, PHP, Node.js) |
 //! | `sql_leak` | a body holds the error text of a common SQL database or driver |
 //! | `debug_page_leak` | a body is a framework debug or default error page (Werkzeug, Django, Rails, Spring, ASP.NET, Laravel, Symfony) |
-//! | `use_after_delete` | a GET answers 2xx for a path that a DELETE answered 2xx for earlier in the same test, with no successful PUT/POST to that path in between |
+//! | `use_after_delete` | a GET answers 2xx for a path that a DELETE answered 2xx for earlier in the same test, with no successful PUT/POST to that path in between, and the path names one resource ([`witness::names_one_resource`]): not a collection, not a computation's argument |
 //! | `created_not_readable` | a GET of `collection/{id}` answers 404/410 right after a POST to the collection answered 2xx with that id (`Location` or body `id`) |
 //! | `dangling_location` | a GET of the `Location` a 2xx answer gave (same origin, under the target) answers 404/410 |
 //! | `non_idempotent` | a PUT repeated identically right after a 2xx answers a 4xx; a DELETE repeated identically right after a 2xx answers a 4xx other than 404/410 (5xx are `server_error`) |
@@ -287,7 +287,8 @@ impl Checker {
         let Some(status) = ex.status else { return out };
         let name = &ex.request.operation;
         let op_index = self.positions.get(name).copied();
-        if status >= 500 && self.enabled("server_error") {
+        let server_error = is_server_error(status);
+        if server_error && self.enabled("server_error") {
             out.push(Finding::new(
                 "server_error",
                 name,
@@ -311,7 +312,7 @@ impl Checker {
                 })
             }
         }
-        let (Some(i), true) = (op_index, status < 500) else {
+        let (Some(i), false) = (op_index, server_error) else {
             return out;
         };
         let op = &api.operations[i];
@@ -391,12 +392,17 @@ impl Checker {
     /// answers of the same test.
     pub fn test(&self, api: &Api, exchanges: &[Exchange]) -> Vec<Vec<Finding>> {
         let location = |l: &str| self.location_path(l);
+        let single = |e: &Exchange| {
+            self.positions
+                .get(&e.request.operation)
+                .is_some_and(|&i| witness::names_one_resource(&api.operations[i]))
+        };
         exchanges
             .iter()
             .enumerate()
             .map(|(k, ex)| {
                 let mut found = self.exchange(api, ex);
-                for f in stateful::findings(&exchanges[..k], ex, &location) {
+                for f in stateful::findings(&exchanges[..k], ex, &location, &single) {
                     if self.enabled(f.code) {
                         found.push(f);
                     }
@@ -405,6 +411,13 @@ impl Checker {
             })
             .collect()
     }
+}
+
+/// Whether a status is a server error: 500 to 599 only. Servers do answer
+/// statuses above 599 (an echo endpoint returns whatever it is asked for);
+/// those are merely undocumented.
+pub fn is_server_error(status: u16) -> bool {
+    (500..600).contains(&status)
 }
 
 /// The value at a JSON pointer.
@@ -556,4 +569,55 @@ pub fn steps(exchanges: &[Exchange]) -> Vec<WitnessStep> {
             status: e.status,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execution::RequestSpec;
+
+    fn answer(status: u16) -> Exchange {
+        Exchange {
+            seq: 0,
+            request: RequestSpec {
+                operation: "listAuthors".into(),
+                method: "GET".into(),
+                path: "/authors".into(),
+                headers: Vec::new(),
+                body: None,
+                content_type: None,
+                graphql_query: false,
+            },
+            status: Some(status),
+            headers: Vec::new(),
+            body: String::new(),
+            truncated: false,
+            failure: None,
+            elapsed: std::time::Duration::ZERO,
+            parsed: Default::default(),
+        }
+    }
+
+    #[test]
+    fn server_error_means_500_to_599_only() {
+        let api = crate::spec::load_text(
+            crate::demo::OPENAPI_YAML,
+            std::path::Path::new("openapi.yaml"),
+        )
+        .unwrap()
+        .api;
+        let checker = Checker::new(&api, Vec::new(), None);
+        let codes = |status| -> Vec<&str> {
+            checker
+                .exchange(&api, &answer(status))
+                .iter()
+                .map(|f| f.code)
+                .collect()
+        };
+        assert_eq!(codes(500), ["server_error"]);
+        assert_eq!(codes(599), ["server_error"]);
+        assert_eq!(codes(800), ["undocumented_status"]);
+        assert_eq!(codes(600), ["undocumented_status"]);
+        assert_eq!(codes(499), ["undocumented_status"]);
+    }
 }

@@ -29,11 +29,15 @@ fn creates(ex: &Exchange, path: &str, location: &dyn Fn(&str) -> Option<String>)
 }
 
 /// The stateful findings for `ex`, given the earlier exchanges of its test.
-/// `location` resolves a `Location` header to a request path under the target.
+/// `location` resolves a `Location` header to a request path under the target;
+/// `single` tells whether a request's operation names one resource
+/// ([`super::witness::names_one_resource`]): deleting a collection or calling
+/// an echo is no promise that a later read fails.
 pub fn findings(
     earlier: &[Exchange],
     ex: &Exchange,
     location: &dyn Fn(&str) -> Option<String>,
+    single: &dyn Fn(&Exchange) -> bool,
 ) -> Vec<Finding> {
     let mut out = Vec::new();
     let Some(status) = ex.status else { return out };
@@ -44,7 +48,7 @@ pub fn findings(
         for prev in earlier.iter().rev() {
             let same = path_of(prev) == path;
             if same && prev.request.method == "DELETE" && prev.is_success() {
-                if (200..300).contains(&status) {
+                if (200..300).contains(&status) && single(prev) {
                     out.push(Finding::new(
                         "use_after_delete",
                         &prev.request.operation,
@@ -130,12 +134,8 @@ pub fn findings(
                 && prev.request.body == ex.request.body;
             if identical && prev.is_success() {
                 let changed = match method {
-                    "PUT" => !(200..300).contains(&status) && status < 500,
-                    _ => {
-                        !(200..300).contains(&status)
-                            && !matches!(status, 404 | 410)
-                            && status < 500
-                    }
+                    "PUT" => (400..500).contains(&status),
+                    _ => (400..500).contains(&status) && !matches!(status, 404 | 410),
                 };
                 if changed {
                     out.push(Finding::new(
@@ -185,7 +185,9 @@ mod tests {
 
     fn codes(earlier: &[Exchange], last: &Exchange) -> Vec<&'static str> {
         let loc = |l: &str| Some(l.to_string());
-        findings(earlier, last, &loc)
+        // Test paths are `/collection/id`: two segments name one resource.
+        let single = |e: &Exchange| e.request.path.matches('/').count() == 2;
+        findings(earlier, last, &loc, &single)
             .iter()
             .map(|f| f.code)
             .collect()
@@ -206,6 +208,12 @@ mod tests {
         );
         let made = ex("POST", "/b", 201, Some("/b/7"));
         assert!(codes(&[made], &ex("GET", "/b/7", 200, None)).is_empty());
+    }
+
+    #[test]
+    fn deleting_a_collection_promises_nothing_about_reading_it() {
+        let del = ex("DELETE", "/things", 204, None);
+        assert!(codes(&[del], &ex("GET", "/things", 200, None)).is_empty());
     }
 
     #[test]

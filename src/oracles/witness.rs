@@ -75,6 +75,51 @@ pub(crate) fn is_id_name(name: &str) -> bool {
         .is_some_and(|w| crate::graph::names::is_id_like(w))
 }
 
+/// Whether path parameter `name` of the path template `path` names one
+/// resource (`/books/{bookId}`, `/users/{username}`, `/pets/{pet}`, a uuid)
+/// rather than an argument of a computation (`/calc/{n}/{x}`,
+/// `/delay/{seconds}`, an echo's `/anything/{anything}`).
+pub fn identifies(path: &str, name: &str, schema: &crate::model::Schema) -> bool {
+    use crate::graph::names;
+    if names::words(name)
+        .last()
+        .is_some_and(|w| names::is_identifying(w))
+        || schema.format.as_deref() == Some("uuid")
+    {
+        return true;
+    }
+    // `/pets/{pet}`: the singular of the collection above it.
+    let marker = format!("{{{name}}}");
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let Some(at) = segments.iter().position(|s| *s == marker) else {
+        return false;
+    };
+    let Some(collection) = at.checked_sub(1).map(|i| segments[i].to_ascii_lowercase()) else {
+        return false;
+    };
+    let single = names::singular(&collection);
+    single != collection && names::words(name).first() == Some(&single)
+}
+
+/// Whether `op`'s path ends in a parameter that names one resource
+/// (`/books/{bookId}`): a collection (`/books`) or a computation
+/// (`/calc/{n}`) is no single resource.
+pub fn names_one_resource(op: &crate::model::Operation) -> bool {
+    let Some(last) = op.path.trim_end_matches('/').rsplit('/').next() else {
+        return false;
+    };
+    let Some(name) = last.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
+        return false;
+    };
+    let schema = op
+        .parameters
+        .iter()
+        .find(|p| p.location == crate::model::Location::Path && p.name == name)
+        .map(|p| p.schema.clone())
+        .unwrap_or_default();
+    identifies(&op.path, name, &schema)
+}
+
 /// Id-like values a request sends, each with a hint of what it names (the
 /// collection path above a path segment, or the field name).
 pub fn sent_ids(ex: &Exchange) -> Vec<(String, String)> {
@@ -319,5 +364,30 @@ impl Ledger {
             .map(|a| (*a).clone())
             .chain(exchanges.iter().cloned())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Schema, SchemaType};
+
+    #[test]
+    fn identifiers_are_told_from_arguments() {
+        let int = Schema::of_type(SchemaType::Integer);
+        let text = Schema::of_type(SchemaType::String);
+        assert!(identifies("/books/{bookId}", "bookId", &int));
+        assert!(identifies("/users/{username}", "username", &text));
+        assert!(identifies("/tenants/{tenant_name}", "tenant_name", &text));
+        assert!(identifies("/pets/{pet}", "pet", &text));
+        let uuid = Schema {
+            format: Some("uuid".into()),
+            ..text.clone()
+        };
+        assert!(identifies("/runs/{run}", "run", &uuid));
+        assert!(!identifies("/calc/{n}/{x}", "n", &int));
+        assert!(!identifies("/calc/{n}/{x}", "x", &int));
+        assert!(!identifies("/delay/{delay}", "delay", &int));
+        assert!(!identifies("/anything/{anything}", "anything", &text));
     }
 }

@@ -139,7 +139,7 @@ pub fn shows(check: &FaultCheck, last: &Exchange) -> bool {
     let at = |pointer: &str| last.json().and_then(|b| b.pointer(pointer));
     match check {
         FaultCheck::Status { status: s } => status == *s,
-        FaultCheck::ServerError => status >= 500,
+        FaultCheck::ServerError => crate::oracles::is_server_error(status),
         FaultCheck::Success => (200..300).contains(&status),
         FaultCheck::JsonType {
             status: s,

@@ -114,7 +114,7 @@ fn condition(check: &FaultCheck) -> String {
     let status = |s: u16| format!("[ \"$status\" = {s} ]");
     match check {
         FaultCheck::Status { status: s } => status(*s),
-        FaultCheck::ServerError => "[ \"$status\" -ge 500 ]".into(),
+        FaultCheck::ServerError => "[ \"$status\" -ge 500 ] && [ \"$status\" -le 599 ]".into(),
         FaultCheck::Success => "[ \"$status\" -ge 200 ] && [ \"$status\" -lt 300 ]".into(),
         FaultCheck::JsonType {
             status: s,
