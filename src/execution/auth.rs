@@ -46,8 +46,8 @@ impl Credentials {
         refresh: Option<Duration>,
         secrets: Secrets,
     ) -> Credentials {
-        for (_, v) in &fixed {
-            secrets.add_header_value(v);
+        for (n, v) in &fixed {
+            secrets.add_header(n, v);
         }
         Credentials {
             fixed,
@@ -81,8 +81,8 @@ impl Credentials {
             };
             if stale {
                 let headers = run_command(cmd).await?;
-                for (_, v) in &headers {
-                    self.secrets.add_header_value(v);
+                for (n, v) in &headers {
+                    self.secrets.add_header(n, v);
                 }
                 *current = Some((headers, Instant::now()));
             }

@@ -1,12 +1,13 @@
 //! `trace.ndjson`: every exchange of a run, one JSON object per line, bodies cut
-//! to a few kilobytes, secrets replaced.
+//! to a few kilobytes (and marked so), request headers with the credentials'
+//! values replaced, secrets replaced everywhere.
 
 use std::io::Write;
 use std::path::Path;
 
 use serde::Serialize;
 
-use super::secrets::Secrets;
+use super::secrets::{Secrets, PLACEHOLDER};
 use super::{Exchange, Failure};
 
 /// Body characters kept per exchange in the trace.
@@ -24,8 +25,11 @@ struct Line<'a> {
     operation: &'a str,
     method: &'a str,
     path: &'a str,
+    request_headers: Vec<(String, String)>,
     #[serde(skip_serializing_if = "Option::is_none")]
     request_body: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    request_body_truncated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     status: Option<u16>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -33,13 +37,16 @@ struct Line<'a> {
     elapsed_ms: f64,
     response_headers: &'a [(String, String)],
     response_body: String,
+    /// The response body is not whole: the transport's cap or timeout cut
+    /// it, or the trace kept only its first [`BODY_CHARS`] characters.
     truncated: bool,
 }
 
-fn cut(s: &str) -> String {
+/// The first [`BODY_CHARS`] characters, and whether that is not all.
+fn cut(s: &str) -> (String, bool) {
     match s.char_indices().nth(BODY_CHARS) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
+        Some((i, _)) => (format!("{}…", &s[..i]), true),
+        None => (s.to_string(), false),
     }
 }
 
@@ -54,25 +61,111 @@ impl TraceWriter {
 
     /// Appends one exchange.
     pub fn write(&mut self, ex: &Exchange) -> std::io::Result<()> {
+        let request_body = ex.request.body.as_deref().map(cut);
+        let (response_body, cut_here) = cut(&ex.body);
         let line = Line {
             seq: ex.seq,
             operation: &ex.request.operation,
             method: &ex.request.method,
             path: &ex.request.path,
-            request_body: ex.request.body.as_deref().map(cut),
+            request_headers: self.request_headers(ex),
+            request_body_truncated: request_body.as_ref().is_some_and(|(_, c)| *c),
+            request_body: request_body.map(|(b, _)| b),
             status: ex.status,
             failure: ex.failure.as_ref(),
             elapsed_ms: (ex.elapsed.as_secs_f64() * 1e6).round() / 1e3,
             response_headers: &ex.headers,
-            response_body: cut(&ex.body),
-            truncated: ex.truncated,
+            response_body,
+            truncated: ex.truncated || cut_here,
         };
         let text = serde_json::to_string(&line).map_err(std::io::Error::other)?;
         writeln!(self.out, "{}", self.secrets.redact(&text))
     }
 
+    /// The headers the request carried: its own, its media type, and the
+    /// credentials (`-H`, the auth command), whose values are never written.
+    fn request_headers(&self, ex: &Exchange) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = ex
+            .request
+            .headers
+            .iter()
+            .map(|(n, v)| {
+                if self.secrets.is_secret_header(n) {
+                    (n.clone(), PLACEHOLDER.to_string())
+                } else {
+                    (n.clone(), v.clone())
+                }
+            })
+            .collect();
+        if let (Some(ct), Some(_)) = (&ex.request.content_type, &ex.request.body) {
+            out.push(("content-type".into(), ct.clone()));
+        }
+        for name in self.secrets.secret_headers() {
+            if !out.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name)) {
+                out.push((name, PLACEHOLDER.to_string()));
+            }
+        }
+        out
+    }
+
     /// Flushes to disk.
     pub fn finish(mut self) -> std::io::Result<()> {
         self.out.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execution::RequestSpec;
+
+    #[test]
+    fn cut_bodies_say_so_and_credentials_stay_out() {
+        let secrets = Secrets::new();
+        secrets.add_header("Authorization", "token test");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trace.ndjson");
+        let mut trace = TraceWriter::create(&path, secrets).unwrap();
+        let long = "x".repeat(BODY_CHARS + 10);
+        let ex = |body: &str| Exchange {
+            seq: 0,
+            request: RequestSpec {
+                operation: "op".into(),
+                method: "POST".into(),
+                path: "/a".into(),
+                headers: vec![("If-Match".into(), "\"3\"".into())],
+                body: Some("{}".into()),
+                content_type: Some("application/json".into()),
+                graphql_query: false,
+            },
+            status: Some(200),
+            headers: Vec::new(),
+            body: body.into(),
+            truncated: false,
+            failure: None,
+            elapsed: std::time::Duration::ZERO,
+            parsed: Default::default(),
+        };
+        trace.write(&ex(&long)).unwrap();
+        trace.write(&ex("short")).unwrap();
+        trace.finish().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines[0]["truncated"], true);
+        assert_eq!(lines[1]["truncated"], false);
+        let headers = &lines[1]["request_headers"];
+        assert_eq!(headers[0], serde_json::json!(["If-Match", "\"3\""]));
+        assert_eq!(
+            headers[1],
+            serde_json::json!(["content-type", "application/json"])
+        );
+        assert_eq!(
+            headers[2],
+            serde_json::json!(["Authorization", PLACEHOLDER])
+        );
+        assert!(!text.contains("token test"));
     }
 }
