@@ -73,7 +73,8 @@ async fn planted_faults_are_reported_once_confirmed_and_reproducible() {
     ]))
     .await;
     let stderr = String::from_utf8_lossy(&result.stderr);
-    assert_eq!(result.status.code(), Some(1), "faults exit 1: {stderr}");
+    // Every planted fault found: the demo worked, and says so with 0.
+    assert_eq!(result.status.code(), Some(0), "{stderr}");
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap())
             .unwrap();
