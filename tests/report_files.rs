@@ -212,6 +212,7 @@ fn hand_built() -> Report {
         faults,
         schema_coverage: None,
         query_log: None,
+        warnings: Vec::new(),
         search: Some(SearchSummary {
             tests: 300,
             targets: 40,
@@ -633,6 +634,7 @@ fn report_from_json(r: &Value) -> Report {
             .collect(),
         schema_coverage: None,
         query_log: None,
+        warnings: Vec::new(),
         search: r.get("search").map(|s| SearchSummary {
             tests: s["tests"].as_u64().unwrap(),
             targets: s["targets"].as_u64().unwrap() as usize,

@@ -84,6 +84,9 @@ pub async fn execute(run: Prepared, flags: &RunFlags) -> anyhow::Result<RunSumma
     let (mut report, checker, fault_scripts, dot, suite_runs) = {
         let mut d = driver.lock().unwrap_or_else(|e| e.into_inner());
         let suite_runs = d.suite_runs();
+        for w in tally.diagnose() {
+            eprintln!("warning: {w}");
+        }
         let mut report = tally.report(settings, &outcome, d.faults().faults());
         report.schema_coverage = Some(d.coverage());
         super::run::write_graph(&flags.out.join("graph-final.json"), d.graph())?;

@@ -296,6 +296,7 @@ pub(super) async fn open_session(
     if !matches!(target_url.scheme(), "http" | "https") {
         anyhow::bail!("--target must be an http:// or https:// URL");
     }
+    let target_url = with_base_path(target_url, api);
     for (flag, codes) in [
         ("--skip-check", &flags.skip_checks),
         ("--fail-on", &flags.fail_on),
@@ -437,6 +438,9 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
     // The lock is held only here: the phases below await the engine.
     let (mut report, graph_dot, checker, fault_scripts, suite_runs) = {
         let refined = driver.lock().unwrap_or_else(|e| e.into_inner());
+        for w in tally.diagnose() {
+            eprintln!("warning: {w}");
+        }
         let mut report = tally.report(settings, &outcome, refined.faults().faults());
         report.search = Some(refined.summary());
         write_graph(&flags.out.join("graph-final.json"), refined.graph())?;
@@ -559,22 +563,6 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
     })? {
         eprintln!("warning: {w}");
     }
-    // A run the server turned away wholesale tests nothing: say so, with the fix.
-    let (mut answered, mut refused) = (0u64, 0u64);
-    for op in &report.operations {
-        for (status, n) in &op.status_counts {
-            answered += n;
-            if status == "401" || status == "403" {
-                refused += n;
-            }
-        }
-    }
-    let nothing_passed = report.operations_reached == 0 && refused * 2 >= answered;
-    if answered >= 20 && (refused * 10 >= answered * 9 || nothing_passed) {
-        eprintln!(
-            "warning: {refused} of {answered} responses were 401 or 403: the server wants credentials; pass them with -H 'Authorization: …' or --auth-command"
-        );
-    }
     eprintln!(
         "cartograph: {} requests in {:.1}s ({}), {} of {} operations answered 2xx, {} fault(s); wrote {}",
         report.requests,
@@ -610,11 +598,15 @@ pub(super) async fn search(
     let mut trace = TraceWriter::create(&flags.out.join("trace.ndjson"), secrets.clone())?;
     let progress = Progress::new(tally.operation_count(), flags.budget);
     let mut trace_error = None;
+    let base = config.target.path().to_string();
     let outcome = execution::run(config, transport, credentials, driver, |ex| {
         if let Err(e) = trace.write(ex) {
             trace_error.get_or_insert(e);
         }
         tally.add(ex);
+        if let Some(w) = tally.early_warning(&base) {
+            progress.println(&format!("warning: {w}"));
+        }
         progress.update(
             ex.seq + 1,
             tally.reached(),
@@ -658,6 +650,24 @@ pub(super) fn print_changes(changes: &[crate::graph::feedback::Change]) {
 pub(super) fn write_graph(path: &std::path::Path, g: &graph::PropertyGraph) -> anyhow::Result<()> {
     std::fs::write(path, graph::export::render(g, graph::export::Format::Json))
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+}
+
+/// The target with the description's base path added when the target
+/// names no path of its own (`--target http://h:8080` for a description
+/// whose paths live under `/api`); a target with a path is used as it is.
+pub fn with_base_path(target: url::Url, api: &Api) -> url::Url {
+    let Some(base) = api.base_path() else {
+        return target;
+    };
+    if !target.path().trim_end_matches('/').is_empty() {
+        return target;
+    }
+    let mut joined = target.clone();
+    joined.set_path(&base);
+    eprintln!(
+        "cartograph: requests go to {joined} (the description's base path {base} under --target; give --target a path to override it)"
+    );
+    joined
 }
 
 /// Whether a TCP connection to the target's host and port can be opened.
@@ -715,6 +725,14 @@ impl Progress {
             "{requests} requests ({rate:.0}/s), {reached}/{} operations reached, {faults} faults{left}",
             self.operations
         ));
+    }
+
+    /// A line above the progress line (or plain on stderr).
+    pub(super) fn println(&self, line: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(line),
+            None => eprintln!("{line}"),
+        }
     }
 
     pub(super) fn finish(&self) {

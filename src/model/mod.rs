@@ -90,6 +90,24 @@ impl Api {
             .collect()
     }
 
+    /// The path every operation's path is relative to: Swagger 2's
+    /// `basePath`, or the path of the first server URL (`/api/v3` of
+    /// `https://h/api/v3` or of a relative `/api/v3`); None when it is `/`.
+    pub fn base_path(&self) -> Option<String> {
+        let first = self.servers.first()?;
+        let path = match url::Url::parse(first) {
+            Ok(u) => u.path().to_string(),
+            // A relative server URL is a path (`/api`, or `api` meaning `/api`).
+            Err(_) => format!("/{}", first.trim_start_matches('/')),
+        };
+        let path = path
+            .split(['?', '#'])
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('/');
+        (!path.is_empty() && !self.format.is_graphql()).then(|| path.to_string())
+    }
+
     /// Follows a chain of references to the named schema it ends at, if any.
     pub fn resolve<'a>(&'a self, schema: &'a Schema) -> &'a Schema {
         let mut current = schema;

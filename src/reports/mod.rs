@@ -100,6 +100,10 @@ pub struct Report {
     /// `replay-queries`: what the log held and what was sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub query_log: Option<QueryLogSummary>,
+    /// What a user should know about the run itself (most answers 404,
+    /// operations the server refused without credentials), each said once.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// What a log of production GraphQL requests held.
@@ -119,11 +123,19 @@ pub struct QueryLogSummary {
     pub unreadable: u64,
 }
 
+/// Answers looked at before deciding that most of them are 404.
+const EARLY_ANSWERS: u64 = 40;
+
 /// Accumulates per-operation counts as exchanges arrive.
 pub struct Tally {
     operations: Vec<OperationReport>,
     positions: std::collections::HashMap<String, usize>,
     reached: usize,
+    /// Answers and 404s among the first [`EARLY_ANSWERS`] answers.
+    early: (u64, u64),
+    warned_early: bool,
+    /// Warnings given during the run, for the report.
+    warnings: Vec<String>,
 }
 
 impl Tally {
@@ -132,6 +144,9 @@ impl Tally {
         Tally {
             positions: api.operation_positions(),
             reached: 0,
+            early: (0, 0),
+            warned_early: false,
+            warnings: Vec::new(),
             operations: api
                 .operations
                 .iter()
@@ -152,6 +167,12 @@ impl Tally {
             return;
         };
         let op = &mut self.operations[i];
+        if let Some(s) = ex.status {
+            if self.early.0 < EARLY_ANSWERS {
+                self.early.0 += 1;
+                self.early.1 += u64::from(s == 404);
+            }
+        }
         match (ex.status, &ex.failure) {
             (Some(s), _) => {
                 let first_2xx =
@@ -173,6 +194,54 @@ impl Tally {
         }
     }
 
+    /// Once, as soon as it shows: most of the first answers were 404, which
+    /// usually means the requests go to the wrong place (`base` is the path
+    /// the description's paths are relative to, as the run uses it).
+    pub fn early_warning(&mut self, base: &str) -> Option<String> {
+        let (answers, not_found) = self.early;
+        if self.warned_early || answers < EARLY_ANSWERS || not_found * 5 < answers * 4 {
+            return None;
+        }
+        self.warned_early = true;
+        let w = format!(
+            "{not_found} of the first {answers} answers were 404: the requests may go to the wrong place; the description's paths are sent under {base}: check --target's path (or the description's base path)"
+        );
+        self.warnings.push(w.clone());
+        Some(w)
+    }
+
+    /// What the counts say about the run as a whole, for the user: the early
+    /// 404s, and the operations the server only ever refused (401/403).
+    pub fn diagnose(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let refused: Vec<&str> = self
+            .operations
+            .iter()
+            .filter(|op| {
+                let total: u64 = op.status_counts.values().sum();
+                let denied: u64 = op
+                    .status_counts
+                    .iter()
+                    .filter(|(s, _)| *s == "401" || *s == "403")
+                    .map(|(_, n)| n)
+                    .sum();
+                total >= 3 && denied == total
+            })
+            .map(|op| op.operation.as_str())
+            .collect();
+        if !refused.is_empty() {
+            let shown: Vec<&str> = refused.iter().take(8).copied().collect();
+            out.push(format!(
+                "{} of {} operations answered only 401 or 403 ({}{}): the server wants credentials for them; pass them with -H 'Authorization: …' or --auth-command",
+                refused.len(),
+                self.operations.len(),
+                shown.join(", "),
+                if refused.len() > shown.len() { ", …" } else { "" }
+            ));
+        }
+        out
+    }
+
     /// Operations with at least one 2xx.
     pub fn reached(&self) -> usize {
         self.reached
@@ -186,6 +255,8 @@ impl Tally {
     /// The finished report.
     pub fn report(self, settings: Settings, outcome: &RunOutcome, faults: Vec<Fault>) -> Report {
         let reached = self.reached();
+        let mut warnings = self.warnings.clone();
+        warnings.extend(self.diagnose());
         Report {
             tool: BTreeMap::from([
                 ("name", "cartograph"),
@@ -205,6 +276,7 @@ impl Tally {
             search: None,
             schema_coverage: None,
             query_log: None,
+            warnings,
         }
     }
 }
