@@ -241,10 +241,17 @@ async fn planted_faults_are_reported_once_confirmed_and_reproducible() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn fail_on_narrows_what_fails_the_run() {
+    // `run`, whose exit status is about the faults (the demo's is about
+    // finding every planted one).
+    let server = DemoServer::start(0).await.unwrap();
+    let target = server.base_url();
     let out = tempfile::tempdir().unwrap();
     let dir = out.path().to_str().unwrap();
     let base = [
-        "demo",
+        "run",
+        "models/demo/openapi.yaml",
+        "--target",
+        &target,
         "--max-requests",
         "1500",
         "--seed",
@@ -286,4 +293,5 @@ async fn fail_on_narrows_what_fails_the_run() {
         err.contains("--fail-on \"nonsense\"") && err.contains("server_error"),
         "{err}"
     );
+    server.shutdown().await;
 }
