@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cartograph::execution::{self, Credentials, RunConfig, Transport};
-use cartograph::generation::{MioConfig, SearchConfig, SearchDriver};
+use cartograph::generation::{MioConfig, Search, SearchConfig};
 use cartograph::graph::PropertyGraph;
 use cartograph::model::Api;
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
@@ -238,7 +238,7 @@ impl Bench {
     /// (requests sent, elapsed, responses with a status).
     async fn run(&self, n: u64) -> (u64, Duration, u64) {
         self.reset().await;
-        let driver = Arc::new(Mutex::new(SearchDriver::new(
+        let driver = Arc::new(Mutex::new(Search::rest(
             self.api.clone(),
             self.graph.clone(),
             // The feedback loop runs as in `cartograph run`.

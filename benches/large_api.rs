@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cartograph::execution::{self, Credentials, RunConfig, Transport};
-use cartograph::generation::{MioConfig, SearchConfig, SearchDriver};
+use cartograph::generation::{MioConfig, Search, SearchConfig};
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 
 /// The binary's allocator, so that the figures are the binary's.
@@ -66,7 +66,7 @@ fn run(
     n: u64,
 ) -> (u64, Duration) {
     let url = url::Url::parse(base).expect("url");
-    let driver = Arc::new(Mutex::new(SearchDriver::new(
+    let driver = Arc::new(Mutex::new(Search::rest(
         api.clone(),
         graph.clone(),
         Some(cartograph::graph::feedback::Feedback::default()),

@@ -15,4 +15,5 @@ pub mod model;
 pub mod oracles;
 pub mod reports;
 pub mod reproduce;
+pub mod run;
 pub mod spec;

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::run::{execute, RunFlags};
 use crate::demo::{DemoServer, FAULTS_MD, GRAPHQL_SDL, OPENAPI_YAML};
+use crate::run::{execute, RunOptions, EXIT_FAULTS};
 
 /// Arguments of `cartograph demo`.
 #[derive(Debug, Args)]
@@ -23,7 +23,7 @@ pub struct DemoArgs {
     #[arg(long, requires = "serve", value_name = "N")]
     pub port: Option<u16>,
     #[command(flatten)]
-    pub flags: RunFlags,
+    pub flags: RunOptions,
 }
 
 /// Runs the command.
@@ -148,7 +148,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             "cartograph: the demo missed planted fault(s) {} (see models/demo/FAULTS.md); a longer --budget may find them",
             missed.join(", ")
         );
-        Ok(ExitCode::from(super::run::EXIT_FAULTS))
+        Ok(ExitCode::from(EXIT_FAULTS))
     })
 }
 
@@ -158,7 +158,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
 const GRAPHQL_SHARE: u32 = 5;
 
 /// The flags of the REST part and of the GraphQL part.
-fn split(flags: &RunFlags) -> (RunFlags, RunFlags) {
+fn split(flags: &RunOptions) -> (RunOptions, RunOptions) {
     let (mut rest, mut graphql) = (flags.clone(), flags.clone());
     if let Some(b) = flags.budget {
         graphql.budget = Some(b / GRAPHQL_SHARE);
@@ -173,7 +173,7 @@ fn split(flags: &RunFlags) -> (RunFlags, RunFlags) {
     (rest, graphql)
 }
 
-fn share(flags: &RunFlags) -> String {
+fn share(flags: &RunOptions) -> String {
     match (flags.budget, flags.max_requests) {
         (_, Some(n)) => format!("{n} requests"),
         (Some(b), None) => format!("{:.0}s", b.as_secs_f64()),

@@ -2,7 +2,6 @@
 
 mod demo;
 mod graph;
-mod graphql_run;
 mod inspect;
 mod replay;
 mod replay_queries;

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::run::{EXIT_FAULTS, EXIT_UNREACHABLE};
 use crate::execution::{self, secrets::Secrets, Credentials, RunConfig, Transport};
 use crate::reproduce::phase::Recorder;
 use crate::reproduce::replay::{shows, ScriptRun};
 use crate::reproduce::Script;
+use crate::run::{EXIT_FAULTS, EXIT_UNREACHABLE};
 
 /// Arguments of `cartograph replay`.
 #[derive(Debug, Args)]

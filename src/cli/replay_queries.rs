@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use clap::{Args, Parser};
 
-use super::run::{RunFlags, RunSummary, Session};
 use crate::execution::{self, Exchange, RequestSpec, TestRun, TraceWriter, Transport};
-use crate::generation::coverage::CoverageTally;
-use crate::generation::query_log::{self, LoggedQuery, OpKind};
+use crate::generation::graphql::coverage::CoverageTally;
 use crate::oracles::{witness::Ledger, Checker, Faults};
 use crate::reports;
 use crate::reproduce::{self, phase::Recorder, Script, Step};
+use crate::run::{RunOptions, RunSummary, Session};
+use crate::spec::query_log::{self, LoggedQuery, OpKind};
 
 /// Arguments of `cartograph replay-queries`.
 #[derive(Debug, Args)]
@@ -63,11 +63,11 @@ pub struct ReplayQueriesArgs {
 }
 
 /// The run flags' defaults, with what this command sets.
-fn run_flags(args: &ReplayQueriesArgs) -> RunFlags {
+fn run_flags(args: &ReplayQueriesArgs) -> RunOptions {
     #[derive(Parser)]
     struct Defaults {
         #[command(flatten)]
-        flags: RunFlags,
+        flags: RunOptions,
     }
     let mut flags = Defaults::parse_from(["cartograph"]).flags;
     flags.read_only = args.read_only;
@@ -109,7 +109,7 @@ pub fn run(args: &ReplayQueriesArgs) -> anyhow::Result<ExitCode> {
             }
             loaded.api
         }
-        None => runtime.block_on(super::run::introspect(&args.target, &flags))?,
+        None => runtime.block_on(crate::run::introspect(&args.target, &flags))?,
     };
     let name = args.log.display().to_string();
     let summary = runtime.block_on(execute(Arc::new(api), log, &name, &args.target, &flags))?;
@@ -144,7 +144,7 @@ async fn execute(
     log: query_log::QueryLog,
     log_name: &str,
     target: &str,
-    flags: &RunFlags,
+    flags: &RunOptions,
 ) -> anyhow::Result<RunSummary> {
     let Some(ts) = api.graphql.clone() else {
         anyhow::bail!("the schema is not a GraphQL schema");
@@ -156,7 +156,7 @@ async fn execute(
         settings,
         mut tally,
         ..
-    } = match super::run::open_session(&api, target, flags).await? {
+    } = match crate::run::open_session(&api, target, flags).await? {
         Ok(session) => session,
         Err(unreachable) => return Ok(unreachable),
     };

@@ -12,6 +12,7 @@ mod politeness;
 pub mod secrets;
 mod trace;
 mod transport;
+pub mod wire;
 
 use std::time::Duration;
 
@@ -23,6 +24,7 @@ pub use engine::{run, Driver, RunOutcome, StopReason, TestRun};
 pub use politeness::{parse_rate, Rate};
 pub use trace::TraceWriter;
 pub use transport::Transport;
+pub use wire::target_relative;
 
 /// What to send: everything needed to build one HTTP request.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -163,61 +165,4 @@ pub struct RunConfig {
     pub max_body: usize,
     /// How many times a request answered 429/503 is retried after waiting.
     pub max_retries: u32,
-}
-
-/// The path (and query) of `location` relative to the run's `target`, as a
-/// request path: `Location: /api/v1/books/4` under target `http://h/api/v1`
-/// is `/books/4`. None when it points to another origin or outside the
-/// target's base path, where the run must not send requests.
-pub fn target_relative(target: &url::Url, location: &str) -> Option<String> {
-    let resolved = target.join(location.trim()).ok()?;
-    if resolved.scheme() != target.scheme()
-        || resolved.host_str() != target.host_str()
-        || resolved.port_or_known_default() != target.port_or_known_default()
-    {
-        return None;
-    }
-    let base = target.path().trim_end_matches('/');
-    let rest = resolved.path().strip_prefix(base)?;
-    if !(rest.is_empty() || rest.starts_with('/')) {
-        return None;
-    }
-    let mut path = if rest.is_empty() {
-        "/".to_string()
-    } else {
-        rest.to_string()
-    };
-    if let Some(q) = resolved.query() {
-        path.push('?');
-        path.push_str(q);
-    }
-    Some(path)
-}
-
-#[cfg(test)]
-mod location_tests {
-    use super::target_relative;
-
-    #[test]
-    fn locations_resolve_under_the_target_only() {
-        let t = url::Url::parse("http://127.0.0.1:8080/api/v1").unwrap();
-        assert_eq!(
-            target_relative(&t, "/api/v1/books/4").as_deref(),
-            Some("/books/4")
-        );
-        assert_eq!(
-            target_relative(&t, "http://127.0.0.1:8080/api/v1/books/4?x=1").as_deref(),
-            Some("/books/4?x=1")
-        );
-        assert_eq!(
-            target_relative(&t, "http://example.com/api/v1/books/4"),
-            None
-        );
-        assert_eq!(target_relative(&t, "/other/4"), None);
-        let root = url::Url::parse("http://127.0.0.1:8080").unwrap();
-        assert_eq!(
-            target_relative(&root, "/reviews/2").as_deref(),
-            Some("/reviews/2")
-        );
-    }
 }

@@ -10,6 +10,10 @@ use petgraph::Direction;
 use crate::graph::{EdgeKind, EdgeState, Label, Origin, PropertyGraph};
 use crate::model::{Api, Location};
 
+/// Probability of still drawing on a suspended consumes edge, so that an edge
+/// suspended by bad luck can prove itself again.
+pub const RETRY_SUSPENDED: f64 = 0.1;
+
 /// A schema property that feeds an input, through one consumes edge.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Source {

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::plan::Wanted;
 use super::values::Rng64;
+use crate::execution::wire::location_id;
 use crate::execution::Exchange;
 
 /// Objects of a list response harvested: enough to vary ids, and bounded as
@@ -88,9 +89,9 @@ impl ValuePool {
         };
         let identifies = |key: &str| {
             let last = key.rsplit('.').next().unwrap_or(key);
-            crate::graph::names::words(last)
+            crate::model::names::words(last)
                 .last()
-                .is_some_and(|w| crate::graph::names::is_id_like(w))
+                .is_some_and(|w| crate::model::names::is_id_like(w))
         };
         for (key, list) in self.values.iter_mut() {
             if identifies(key) {
@@ -196,30 +197,6 @@ pub fn location_key(collection_path: &str) -> String {
 /// The prefix of [`location_key`]s.
 const LOCATION: &str = "location:";
 
-/// The last segment of a `Location` header (relative or absolute), as a number
-/// when it is one.
-pub fn location_id(location: &str) -> Option<Value> {
-    let id = location
-        .split(['?', '#'])
-        .next()
-        .unwrap_or("")
-        .trim_end_matches('/')
-        .rsplit('/')
-        .next()
-        .unwrap_or("");
-    if id.is_empty() || id.contains(':') {
-        return None;
-    }
-    let id = percent_encoding::percent_decode_str(id)
-        .decode_utf8_lossy()
-        .into_owned();
-    Some(
-        id.parse::<i64>()
-            .map(Value::from)
-            .unwrap_or(Value::String(id)),
-    )
-}
-
 fn is_scalar(v: &Value) -> bool {
     matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_))
 }
@@ -228,13 +205,6 @@ fn is_scalar(v: &Value) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn location_ids_are_the_last_segment() {
-        assert_eq!(location_id("/authors/3"), Some(json!(3)));
-        assert_eq!(location_id("http://h:1/a/b/x%20y/?q=1"), Some(json!("x y")));
-        assert_eq!(location_id("http://h:1"), None);
-    }
 
     #[test]
     fn the_pool_keeps_the_latest_distinct_values() {

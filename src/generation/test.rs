@@ -1,10 +1,9 @@
-//! A test as the search sees it: a sequence of calls, each an operation with a
-//! gene per input (present or not, and its value), grouped into resource
+//! A test as the search sees it, whatever the protocol: a sequence of calls,
+//! each an operation of the model with its genes (REST parameters and body,
+//! or a GraphQL call's arguments and selection), grouped into resource
 //! handlings that structure mutation adds, removes, swaps and replaces whole.
 
 use std::sync::Arc;
-
-use serde_json::Value;
 
 use super::templates::Template;
 
@@ -14,7 +13,8 @@ use super::templates::Template;
 pub enum Sampler {
     /// One call per operation, at the start of a run.
     Initial,
-    /// A call sequence from the property graph.
+    /// A call sequence from the property graph (for GraphQL, a call and
+    /// the mutations the graph says create what it needs).
     Graph,
     /// Resource templates.
     Template,
@@ -26,6 +26,14 @@ impl Sampler {
     /// The samplers chosen among after the start, in a fixed order.
     pub const CHOSEN: [Sampler; 3] = [Sampler::Graph, Sampler::Template, Sampler::Random];
 
+    /// Every sampler, in the order of [`Sampler::index`].
+    pub const ALL: [Sampler; 4] = [
+        Sampler::Initial,
+        Sampler::Graph,
+        Sampler::Template,
+        Sampler::Random,
+    ];
+
     /// Its name in reports.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -35,26 +43,26 @@ impl Sampler {
             Sampler::Random => "random",
         }
     }
+
+    /// Its position in per-sampler counters.
+    pub fn index(self) -> usize {
+        match self {
+            Sampler::Initial => 0,
+            Sampler::Graph => 1,
+            Sampler::Template => 2,
+            Sampler::Random => 3,
+        }
+    }
 }
 
-/// One input gene: whether the input is sent and with which value.
+/// One call of a test: an operation and its genes.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Slot {
-    /// Sent at all (always true for required inputs).
-    pub present: bool,
-    /// The value, used when no earlier call of the test provides one.
-    pub value: Value,
-}
-
-/// One call of a test.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Call {
+pub struct Call<G> {
     /// Operation position in the API.
     pub op: usize,
-    /// One slot per parameter of the operation, in its order.
-    pub params: Vec<Slot>,
-    /// The body: media type and value.
-    pub body: Option<(String, Value)>,
+    /// The protocol's genes: what the call sends when no earlier call of the
+    /// test gives a value.
+    pub genes: G,
     /// Take inputs from earlier calls of the test when the graph (or a
     /// `Location`) says where they come from; mutation turns it off rarely, to
     /// try the call with its own values.
@@ -64,6 +72,20 @@ pub struct Call {
     pub creates: bool,
     /// The resource handling it belongs to.
     pub group: u32,
+}
+
+impl<G> Call<G> {
+    /// A call of `op` in group 0 that takes earlier values and creates
+    /// nothing the rest relies on.
+    pub fn of(op: usize, genes: G) -> Call<G> {
+        Call {
+            op,
+            genes,
+            bind: true,
+            creates: false,
+            group: 0,
+        }
+    }
 }
 
 /// A resource handling's template, by group.
@@ -79,9 +101,9 @@ pub struct Group {
 
 /// A test: calls in order, and how it came about.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TestCase {
+pub struct TestCase<G> {
     /// The calls.
-    pub calls: Vec<Call>,
+    pub calls: Vec<Call<G>>,
     /// The resource handlings.
     pub groups: Vec<Group>,
     /// The sampler of its first ancestor.
@@ -90,7 +112,17 @@ pub struct TestCase {
     pub seed: u64,
 }
 
-impl TestCase {
+impl<G> TestCase<G> {
+    /// A test of these calls, from `sampler`, not grouped.
+    pub fn of(calls: Vec<Call<G>>, sampler: Sampler, seed: u64) -> TestCase<G> {
+        TestCase {
+            calls,
+            groups: Vec::new(),
+            sampler,
+            seed,
+        }
+    }
+
     /// Number of calls.
     pub fn len(&self) -> usize {
         self.calls.len()
@@ -115,4 +147,4 @@ impl TestCase {
 }
 
 /// A test shared between the archive and tests in flight.
-pub type SharedTest = Arc<TestCase>;
+pub type SharedTest<G> = Arc<TestCase<G>>;

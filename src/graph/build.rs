@@ -5,13 +5,13 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use indexmap::IndexMap;
 use petgraph::graph::NodeIndex;
 
-use super::names;
 use super::{
     operation_id, schema_id, Attributes, Binding, Edge, EdgeKind, EdgeState, InputAttr, Label,
     Node, NodeKind, OperationAttrs, Origin, PropertyAttr, PropertyGraph, PropertyPair, SchemaAttrs,
     Site,
 };
 use crate::model::graphql::TypeKind;
+use crate::model::names;
 use crate::model::{Api, Location, Method, Operation, Schema, SchemaType};
 
 /// How many named schemas deep a response is searched for produced objects: the

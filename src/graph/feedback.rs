@@ -470,31 +470,33 @@ fn name_contradicts(prop: &str, other_schema: &str, other_prop: &str) -> bool {
     if !other_prop.eq_ignore_ascii_case("id") {
         return false;
     }
-    let words: Vec<String> = super::names::words(prop)
+    let words: Vec<String> = crate::model::names::words(prop)
         .iter()
-        .map(|w| super::names::singular(w))
+        .map(|w| crate::model::names::singular(w))
         .collect();
     let Some((last, resource)) = words.split_last() else {
         return false;
     };
-    if resource.is_empty() || !super::names::is_id_like(last) {
+    if resource.is_empty() || !crate::model::names::is_id_like(last) {
         return false;
     }
-    let schema = super::names::strip_decoration(&super::names::schema_words(other_schema));
-    let resource_key = super::names::join(resource);
-    let matches_whole = super::names::join(&schema) == resource_key;
-    let matches_tail = (1..schema.len()).any(|i| super::names::join(&schema[i..]) == resource_key);
-    let abbreviates = super::names::words_similarity(resource, &schema).is_some();
+    let schema =
+        crate::model::names::strip_decoration(&crate::model::names::schema_words(other_schema));
+    let resource_key = crate::model::names::join(resource);
+    let matches_whole = crate::model::names::join(&schema) == resource_key;
+    let matches_tail =
+        (1..schema.len()).any(|i| crate::model::names::join(&schema[i..]) == resource_key);
+    let abbreviates = crate::model::names::words_similarity(resource, &schema).is_some();
     !(matches_whole || matches_tail || abbreviates)
 }
 
 /// Whether a reference-style name (`bookId`) names exactly the schema whose own
 /// `id` it is matched with.
 fn names_agree(prop: &str, other_schema: &str, other_prop: &str) -> bool {
-    let words = super::names::words(prop);
+    let words = crate::model::names::words(prop);
     other_prop.eq_ignore_ascii_case("id")
         && words.len() >= 2
-        && super::names::is_id_like(&words[words.len() - 1])
+        && crate::model::names::is_id_like(&words[words.len() - 1])
         && !name_contradicts(prop, other_schema, other_prop)
 }
 

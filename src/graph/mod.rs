@@ -12,7 +12,6 @@
 mod build;
 pub mod export;
 pub mod feedback;
-pub mod names;
 pub mod query;
 
 use std::collections::HashMap;

@@ -33,11 +33,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use indexmap::IndexMap;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::execution::Exchange;
 use crate::model::Api;
-use crate::reproduce::FaultCheck;
 
 /// The REST oracles' codes; GraphQL APIs get [`graphql::CODES`] instead.
 pub const CODES: [&str; 12] = [
@@ -58,6 +57,62 @@ pub const CODES: [&str; 12] = [
 /// Every oracle's code, REST and GraphQL, for `--skip-check` and `--fail-on`.
 pub fn all_codes() -> impl Iterator<Item = &'static str> {
     CODES.iter().chain(graphql::CODES).copied()
+}
+
+/// A condition on the last step's response that a shell script or a Hurl file
+/// can evaluate (the `replay` command runs the oracles themselves instead).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FaultCheck {
+    /// The status is exactly this.
+    Status {
+        /// The status.
+        status: u16,
+    },
+    /// The status is 5xx.
+    ServerError,
+    /// The status is 2xx.
+    Success,
+    /// The status is this, and the JSON value at `pointer` has this type
+    /// (jq's names: `number`, `string`, `boolean`, `array`, `object`, `null`).
+    JsonType {
+        /// The status.
+        status: u16,
+        /// JSON pointer into the body (`/price`, `/0/price`).
+        pointer: String,
+        /// The type the run saw there, which the schema does not allow.
+        json_type: String,
+    },
+    /// The status is this, and the JSON value at `pointer` is this value.
+    JsonValue {
+        /// The status.
+        status: u16,
+        /// JSON pointer into the body.
+        pointer: String,
+        /// The value the run saw there, which the schema does not allow.
+        value: serde_json::Value,
+    },
+    /// The status is this, and the body has nothing at `pointer`.
+    JsonMissing {
+        /// The status.
+        status: u16,
+        /// JSON pointer into the body.
+        pointer: String,
+    },
+    /// The status is this, and the `Content-Type` is this media type.
+    ContentType {
+        /// The status.
+        status: u16,
+        /// The media type (without parameters).
+        media: String,
+    },
+    /// The status is this, and the body contains `text`.
+    BodyContains {
+        /// The status.
+        status: u16,
+        /// The text.
+        text: String,
+    },
 }
 
 /// A fault, with how often it was seen and its first witness.

@@ -53,7 +53,7 @@ pub(crate) fn text(v: &Value) -> Option<String> {
 pub fn given_ids(ex: &Exchange) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(loc) = ex.header("location") {
-        if let Some(id) = crate::generation::pool::location_id(loc)
+        if let Some(id) = crate::execution::wire::location_id(loc)
             .as_ref()
             .and_then(text)
         {
@@ -70,9 +70,9 @@ pub fn given_ids(ex: &Exchange) -> Vec<String> {
 
 /// Whether a field or parameter name names an identifier (`id`, `bookId`).
 pub(crate) fn is_id_name(name: &str) -> bool {
-    crate::graph::names::words(name)
+    crate::model::names::words(name)
         .last()
-        .is_some_and(|w| crate::graph::names::is_id_like(w))
+        .is_some_and(|w| crate::model::names::is_id_like(w))
 }
 
 /// Whether path parameter `name` of the path template `path` names one
@@ -80,7 +80,7 @@ pub(crate) fn is_id_name(name: &str) -> bool {
 /// rather than an argument of a computation (`/calc/{n}/{x}`,
 /// `/delay/{seconds}`, an echo's `/anything/{anything}`).
 pub fn identifies(path: &str, name: &str, schema: &crate::model::Schema) -> bool {
-    use crate::graph::names;
+    use crate::model::names;
     if names::words(name)
         .last()
         .is_some_and(|w| names::is_identifying(w))
@@ -332,7 +332,7 @@ impl Ledger {
                 let resource = if hint.starts_with('/') {
                     let at = format!(
                         "{hint}/{}",
-                        crate::generation::request::encode_segment(&Value::String(value.clone()))
+                        crate::execution::wire::encode_segment(&Value::String(value.clone()))
                     );
                     resources.get(&at)
                 } else {

@@ -96,7 +96,7 @@ pub struct Report {
     /// GraphQL APIs: (type, field) pairs returned over all pairs, and the
     /// root fields that answered data (AutoGraphQL's schema coverage).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub schema_coverage: Option<crate::generation::coverage::SchemaCoverage>,
+    pub schema_coverage: Option<crate::generation::graphql::SchemaCoverage>,
     /// `replay-queries`: what the log held and what was sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub query_log: Option<QueryLogSummary>,

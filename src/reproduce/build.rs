@@ -19,7 +19,7 @@ use crate::oracles::witness::{is_id_name, text};
 
 /// `bookId` → `book_id`; anything else becomes letters, digits and `_`.
 fn snake(name: &str) -> String {
-    let words = crate::graph::names::words(name);
+    let words = crate::model::names::words(name);
     let joined = if words.is_empty() {
         "value".to_string()
     } else {
@@ -67,7 +67,7 @@ fn names(path: &str, name: &str) -> u8 {
 /// collection `path` holds (`/authors/3/books`): then an equal id there is a
 /// coincidence (book 4 is not author 4).
 fn names_other(path: &str, name: &str) -> bool {
-    let words = crate::graph::names::words(name);
+    let words = crate::model::names::words(name);
     words.len() >= 2 && names(path, name) == 0
 }
 
@@ -121,7 +121,7 @@ fn sources(
             continue;
         }
         if let Some(loc) = ex.header("location") {
-            let id = crate::generation::pool::location_id(loc).and_then(|v| text(&v));
+            let id = crate::execution::wire::location_id(loc).and_then(|v| text(&v));
             if id.as_deref() == Some(value) {
                 let at = location(loc).unwrap_or_default();
                 let collection = at.rsplit_once('/').map(|(c, _)| c).unwrap_or("");

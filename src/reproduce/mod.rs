@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::oracles::FaultCheck;
+
 /// A replayable sequence of requests. Values that one step takes from an
 /// earlier response appear as `{{var}}` in its path, headers or body, and the
 /// earlier step names where it captures them.
@@ -39,62 +41,6 @@ pub struct ScriptFault {
     pub message: String,
     /// What the last step's response must show for the fault to be there.
     pub check: FaultCheck,
-}
-
-/// A condition on the last step's response that a shell script or a Hurl file
-/// can evaluate (the `replay` command runs the oracles themselves instead).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum FaultCheck {
-    /// The status is exactly this.
-    Status {
-        /// The status.
-        status: u16,
-    },
-    /// The status is 5xx.
-    ServerError,
-    /// The status is 2xx.
-    Success,
-    /// The status is this, and the JSON value at `pointer` has this type
-    /// (jq's names: `number`, `string`, `boolean`, `array`, `object`, `null`).
-    JsonType {
-        /// The status.
-        status: u16,
-        /// JSON pointer into the body (`/price`, `/0/price`).
-        pointer: String,
-        /// The type the run saw there, which the schema does not allow.
-        json_type: String,
-    },
-    /// The status is this, and the JSON value at `pointer` is this value.
-    JsonValue {
-        /// The status.
-        status: u16,
-        /// JSON pointer into the body.
-        pointer: String,
-        /// The value the run saw there, which the schema does not allow.
-        value: serde_json::Value,
-    },
-    /// The status is this, and the body has nothing at `pointer`.
-    JsonMissing {
-        /// The status.
-        status: u16,
-        /// JSON pointer into the body.
-        pointer: String,
-    },
-    /// The status is this, and the `Content-Type` is this media type.
-    ContentType {
-        /// The status.
-        status: u16,
-        /// The media type (without parameters).
-        media: String,
-    },
-    /// The status is this, and the body contains `text`.
-    BodyContains {
-        /// The status.
-        status: u16,
-        /// The text.
-        text: String,
-    },
 }
 
 /// One request of a script.
@@ -161,3 +107,4 @@ pub mod phase;
 pub mod replay;
 pub mod shell;
 pub mod shrink;
+pub mod suite;

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::{FaultCheck, Script, Source};
+use crate::execution::wire::encode_segment;
 use crate::execution::{Exchange, RequestSpec, TestRun};
-use crate::generation::request::encode_segment;
 
 /// Resolves a `Location` header to a request path under the target.
 pub type Resolve = Box<dyn Fn(&str) -> Option<String> + Send>;
@@ -42,7 +42,7 @@ impl ScriptRun {
                 Source::LocationId => ex
                     .header("location")
                     .and_then(|l| (self.location)(l).or_else(|| Some(l.to_string())))
-                    .and_then(|l| crate::generation::pool::location_id(&l)),
+                    .and_then(|l| crate::execution::wire::location_id(&l)),
                 Source::Json { pointer } => ex.json().and_then(|b| b.pointer(pointer)).cloned(),
             };
             match value {
@@ -120,7 +120,7 @@ impl TestRun for ScriptRun {
                 .map(|(n, v)| {
                     (
                         n.clone(),
-                        fill(v, vars, &|v, _| crate::generation::request::as_text(v)),
+                        fill(v, vars, &|v, _| crate::execution::wire::as_text(v)),
                     )
                 })
                 .collect(),

@@ -10,6 +10,7 @@ mod document;
 pub mod graphql;
 pub mod introspection;
 mod openapi;
+pub mod query_log;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -1,16 +1,17 @@
-//! What a finished test teaches: the testing targets it reached, and what
-//! its exchanges add to the value pool and the graph.
+//! What a finished REST test teaches: the testing targets it reached, and
+//! what its exchanges add to the value pool and the graph.
 
 use std::sync::Arc;
 
-use super::SearchDriver;
+use super::run::FlowRun;
+use super::Rest;
+use crate::execution::wire::location_id;
 use crate::execution::Exchange;
-use crate::generation::flow::FlowRun;
 use crate::generation::plan::Plan;
-use crate::generation::pool::location_id;
+use crate::generation::search::Cx;
 use crate::oracles::Finding;
 
-impl SearchDriver {
+impl Rest {
     /// The testing targets a finished test reached, with heuristic values:
     /// each (operation, status), each operation answered 2xx (0.5 for another
     /// answer), each fault signature, and each consumes edge whose values
@@ -18,6 +19,7 @@ impl SearchDriver {
     /// the consumer ran without them).
     pub(super) fn targets(
         &self,
+        cx: &Cx,
         run: &FlowRun,
         exchanges: &[Exchange],
         findings: &[Vec<Finding>],
@@ -32,7 +34,7 @@ impl SearchDriver {
                 continue;
             }
             let op = run.test.calls[run.sent[k]].op;
-            let name = &self.api.operations[op].name;
+            let name = &cx.api.operations[op].name;
             let ok = ex.is_success();
             match ex.status {
                 Some(s) => out.push((format!("status:{name}:{s}"), 1.0)),
@@ -53,7 +55,7 @@ impl SearchDriver {
                 // Finer than the edge: which operation's answer fed this one.
                 // It keeps tests where a value passed through an update (say)
                 // before reaching its consumer, a state worth mutating.
-                let producer = &self.api.operations[run.test.calls[*from].op].name;
+                let producer = &cx.api.operations[run.test.calls[*from].op].name;
                 out.push((format!("flow:{producer}>{name}"), h));
             }
             let mut others: Vec<&str> = self.plan.sources[op]
@@ -73,7 +75,7 @@ impl SearchDriver {
 
     /// Learns from a finished test: the pool, each operation's last success,
     /// and the graph (observed produces, equivalences, edge suspension).
-    pub(super) fn learn(&mut self, run: &FlowRun, exchanges: &[Exchange]) {
+    pub(super) fn learn_from(&mut self, cx: &mut Cx, run: &FlowRun, exchanges: &[Exchange]) {
         let mut changed = false;
         for (k, ex) in exchanges.iter().enumerate() {
             if run.probes[k] {
@@ -93,14 +95,14 @@ impl SearchDriver {
             if ex.is_success() {
                 self.last_success[op] = Some(call.clone());
             }
-            let Some(feedback) = &mut self.feedback else {
+            let Some(feedback) = &mut cx.feedback else {
                 continue;
             };
-            let name = &self.api.operations[op].name;
+            let name = &cx.api.operations[op].name;
             if let (Some(status), Some(body)) = (ex.status, ex.json()) {
-                let c = feedback.observe(&mut self.graph, name, status, body, ex.seq);
+                let c = feedback.observe(&mut cx.graph, name, status, body, ex.seq);
                 changed |= !c.is_empty();
-                self.changes.extend(c);
+                cx.changes.extend(c);
             }
             // Morest: only a value taken from another call of the same test
             // counts against the edge it came through, and only an answer
@@ -117,17 +119,17 @@ impl SearchDriver {
                 schemas.sort();
                 for schema in schemas {
                     if let Some(c) =
-                        feedback.binding_result(&mut self.graph, &schema, name, success, ex.seq)
+                        feedback.binding_result(&mut cx.graph, &schema, name, success, ex.seq)
                     {
                         changed = true;
-                        self.changes.push(c);
+                        cx.changes.push(c);
                     }
                 }
             }
         }
         if changed {
-            self.plan = Arc::new(Plan::from_graph(&self.api, &self.graph));
-            self.stale_since.get_or_insert(self.tests);
+            self.plan = Arc::new(Plan::from_graph(&cx.api, &cx.graph));
+            cx.graph_changed();
         }
     }
 }

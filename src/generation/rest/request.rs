@@ -1,17 +1,11 @@
 //! Turning chosen input values into a concrete HTTP request.
 
-use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use percent_encoding::utf8_percent_encode;
 use serde_json::Value;
 
+use crate::execution::wire::{as_text, encode_segment, SEGMENT};
 use crate::execution::RequestSpec;
 use crate::model::{is_json_mime, Location, Operation};
-
-/// Characters left as they are in a path segment (RFC 3986 unreserved).
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
 
 /// Values chosen for one call.
 #[derive(Debug, Clone, Default)]
@@ -20,19 +14,6 @@ pub struct Inputs {
     pub params: Vec<(Location, String, Value)>,
     /// The body: media type and value.
     pub body: Option<(String, Value)>,
-}
-
-/// A value as it travels in a path, query or header: strings bare, the rest as JSON.
-pub fn as_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// A value as it travels in one path segment, percent-encoded.
-pub fn encode_segment(v: &Value) -> String {
-    utf8_percent_encode(&as_text(v), SEGMENT).to_string()
 }
 
 /// Builds the request for `op` with these inputs.

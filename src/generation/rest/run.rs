@@ -1,4 +1,4 @@
-//! Running one test: each call's request is built when its turn comes, from
+//! Running one REST test: each call's request is built when its turn comes, from
 //! its genes and from what the earlier calls of the same test returned (values
 //! flow along the graph's consumes edges, through `Location` headers into the
 //! paths below the collection they point into, and by field name).
@@ -8,17 +8,14 @@ use std::sync::Arc;
 use rand::{Rng, SeedableRng};
 use serde_json::Value;
 
-use super::plan::Plan;
-use super::pool::{location_key, ValuePool};
-use super::request::{build_request, encode_segment, Inputs};
-use super::testcase::TestCase;
-use super::values::Rng64;
+use super::request::{build_request, Inputs};
+use super::RestTest;
+use crate::execution::wire::encode_segment;
 use crate::execution::{Exchange, RequestSpec, TestRun};
+use crate::generation::plan::{Plan, Source, RETRY_SUSPENDED};
+use crate::generation::pool::{location_key, ValuePool};
+use crate::generation::values::Rng64;
 use crate::model::{Api, Location};
-
-/// Probability of still drawing on a suspended consumes edge, so that an edge
-/// suspended by bad luck can prove itself again.
-pub const RETRY_SUSPENDED: f64 = 0.1;
 
 /// Probability of taking an input with no graph source from an earlier
 /// response field of the same name.
@@ -35,7 +32,7 @@ pub struct FlowRun {
     api: Arc<Api>,
     plan: Arc<Plan>,
     /// The test.
-    pub test: TestCase,
+    pub test: RestTest,
     /// Per call run so far: (call index, values its response gave).
     flows: Vec<(usize, ValuePool)>,
     rng: Rng64,
@@ -56,7 +53,7 @@ pub struct FlowRun {
 
 impl FlowRun {
     /// A run of `test` with the graph's advice `plan`.
-    pub fn new(api: Arc<Api>, plan: Arc<Plan>, test: TestCase) -> FlowRun {
+    pub fn new(api: Arc<Api>, plan: Arc<Plan>, test: RestTest) -> FlowRun {
         FlowRun {
             rng: Rng64::seed_from_u64(test.seed),
             api,
@@ -173,7 +170,7 @@ impl FlowRun {
             // The value from the latest call that gave one wins (the book just
             // patched, not an order's book from earlier); among sources fed by
             // the same call, the plan's order (spec, inferred, observed).
-            let mut best: Option<(Value, usize, &super::plan::Source)> = None;
+            let mut best: Option<(Value, usize, &Source)> = None;
             for s in sources {
                 if !s.active && !self.rng.random_bool(RETRY_SUSPENDED) {
                     continue;
@@ -201,8 +198,8 @@ impl FlowRun {
         let call = &self.test.calls[index];
         let (op_i, bind) = (call.op, call.bind);
         let op = &api.operations[op_i];
-        let slots = call.params.clone();
-        let mut body = call.body.clone();
+        let slots = call.genes.params.clone();
+        let mut body = call.genes.body.clone();
         let mut used = Vec::new();
         let mut inputs = Inputs::default();
         let mut chosen: Vec<Option<Value>> = vec![None; op.parameters.len()];
@@ -309,7 +306,7 @@ pub fn fits_a_segment(v: &Value) -> bool {
     if matches!(v, Value::Null) {
         return false;
     }
-    let text = crate::generation::request::as_text(v);
+    let text = crate::execution::wire::as_text(v);
     !matches!(text.as_str(), "" | "." | "..")
 }
 
@@ -330,7 +327,7 @@ impl TestRun for FlowRun {
             if ex.request.method == "DELETE" && ex.is_success() {
                 // What was deleted no longer feeds later calls of the test.
                 let path = ex.request.path.split('?').next().unwrap_or("");
-                if let Some(id) = super::pool::location_id(path) {
+                if let Some(id) = crate::execution::wire::location_id(path) {
                     for (_, pool) in &mut self.flows {
                         pool.forget(&id);
                     }
@@ -373,7 +370,8 @@ pub fn template_matches(template: &str, path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generation::testcase::{Call, Sampler, Slot};
+    use crate::generation::rest::{Genes, RestCall, Slot};
+    use crate::generation::test::{Call, Sampler, TestCase};
     use serde_json::json;
 
     fn demo() -> (Arc<Api>, crate::graph::PropertyGraph) {
@@ -384,18 +382,20 @@ mod tests {
         (Arc::new(api), graph)
     }
 
-    fn call(api: &Api, name: &str, values: &[Value], body: Option<Value>) -> Call {
+    fn call(api: &Api, name: &str, values: &[Value], body: Option<Value>) -> RestCall {
         let op = api.operation_positions()[name];
         Call {
             op,
-            params: values
-                .iter()
-                .map(|v| Slot {
-                    present: true,
-                    value: v.clone(),
-                })
-                .collect(),
-            body: body.map(|b| ("application/json".to_string(), b)),
+            genes: Genes {
+                params: values
+                    .iter()
+                    .map(|v| Slot {
+                        present: true,
+                        value: v.clone(),
+                    })
+                    .collect(),
+                body: body.map(|b| ("application/json".to_string(), b)),
+            },
             bind: true,
             creates: false,
             group: 0,
@@ -513,6 +513,7 @@ mod tests {
 #[cfg(test)]
 mod segment_tests {
     use super::*;
+    use crate::generation::test::TestCase;
 
     #[test]
     fn empty_and_dot_path_values_are_replaced() {
@@ -525,19 +526,21 @@ mod segment_tests {
         for bad in ["", ".", ".."] {
             let op = api.operation_positions()["getAuthor"];
             let test = TestCase {
-                calls: vec![crate::generation::testcase::Call {
+                calls: vec![crate::generation::test::Call {
                     op,
-                    params: vec![crate::generation::testcase::Slot {
-                        present: true,
-                        value: Value::String(bad.into()),
-                    }],
-                    body: None,
+                    genes: crate::generation::rest::Genes {
+                        params: vec![crate::generation::rest::Slot {
+                            present: true,
+                            value: Value::String(bad.into()),
+                        }],
+                        body: None,
+                    },
                     bind: true,
                     creates: false,
                     group: 0,
                 }],
                 groups: vec![],
-                sampler: crate::generation::testcase::Sampler::Random,
+                sampler: crate::generation::test::Sampler::Random,
                 seed: 3,
             };
             let mut run = FlowRun::new(api.clone(), plan.clone(), test);

@@ -1,17 +1,17 @@
-//! Sampling new tests: a call with Morest's parameter rules, a resource
+//! Sampling new REST tests: a call with Morest's parameter rules, a resource
 //! handling from a template, and whole tests from the graph's sequences,
 //! templates or at random.
 
 use std::collections::HashSet;
 
-use rand::seq::SliceRandom;
 use rand::Rng;
 use serde_json::Value;
 
-use super::{sampler_index, SearchDriver};
+use super::{Genes, Rest, RestCall, RestTest, Slot};
 use crate::generation::pool::location_key;
+use crate::generation::search::Cx;
 use crate::generation::templates::Template;
-use crate::generation::testcase::{Call, Group, Sampler, Slot, TestCase};
+use crate::generation::test::{Call, Group, Sampler, TestCase};
 use crate::generation::values::value_for;
 use crate::model::Location;
 
@@ -26,9 +26,15 @@ const REUSE_LAST_SUCCESS: f64 = 0.2;
 /// Probability that a sampled test chains a second resource handling onto the first.
 const SECOND_HANDLING: f64 = 0.3;
 
-impl SearchDriver {
+impl Rest {
     /// A value from the run's pool for input `(location, name)` of `op`.
-    pub(super) fn pooled(&mut self, op: usize, location: Location, name: &str) -> Option<Value> {
+    pub(super) fn pooled(
+        &mut self,
+        cx: &mut Cx,
+        op: usize,
+        location: Location,
+        name: &str,
+    ) -> Option<Value> {
         if let Some(sources) = self.plan.sources[op].get(&(location, name.to_string())) {
             let keys: Vec<String> = sources
                 .iter()
@@ -36,7 +42,7 @@ impl SearchDriver {
                 .map(|s| s.key.clone())
                 .collect();
             for key in keys {
-                if let Some(v) = self.pool.pick(&key, REUSE, &mut self.rng) {
+                if let Some(v) = self.pool.pick(&key, REUSE, &mut cx.rng) {
                     return Some(v);
                 }
             }
@@ -44,11 +50,11 @@ impl SearchDriver {
         // By bare name, only identifiers (`bookId`, `slug`) are worth reusing:
         // free text and numbers drawn from responses would crowd out the
         // fresh values (quotes, bounds) that find faults.
-        let identifies = crate::graph::names::words(name)
+        let identifies = crate::model::names::words(name)
             .last()
-            .is_some_and(|w| crate::graph::names::is_id_like(w));
-        if identifies && self.rng.random_bool(REUSE) {
-            self.pool.pick(name, REUSE, &mut self.rng)
+            .is_some_and(|w| crate::model::names::is_id_like(w));
+        if identifies && cx.rng.random_bool(REUSE) {
+            self.pool.pick(name, REUSE, &mut cx.rng)
         } else {
             None
         }
@@ -57,9 +63,15 @@ impl SearchDriver {
     /// A new call of `op`: with some probability the values of its last
     /// success, else pooled values where the graph or the name says where they
     /// come from, else values inside the spec's constraints.
-    pub(super) fn fresh_call(&mut self, op: usize, group: u32, creates: bool) -> Call {
+    pub(super) fn fresh_call(
+        &mut self,
+        cx: &mut Cx,
+        op: usize,
+        group: u32,
+        creates: bool,
+    ) -> RestCall {
         if let Some(last) = &self.last_success[op] {
-            if self.rng.random_bool(REUSE_LAST_SUCCESS) {
+            if cx.rng.random_bool(REUSE_LAST_SUCCESS) {
                 let mut c = last.clone();
                 c.group = group;
                 c.creates = creates;
@@ -67,7 +79,7 @@ impl SearchDriver {
                 return c;
             }
         }
-        let api = self.api.clone();
+        let api = cx.api.clone();
         let operation = &api.operations[op];
         // Path parameters below a collection prefer an id created into that
         // very collection (the author's own books), so that nested paths hold
@@ -82,8 +94,8 @@ impl SearchDriver {
             };
             let v = self
                 .pool
-                .pick(&location_key(&prefix), REUSE, &mut self.rng)
-                .or_else(|| self.pooled(op, Location::Path, name))
+                .pick(&location_key(&prefix), REUSE, &mut cx.rng)
+                .or_else(|| self.pooled(cx, op, Location::Path, name))
                 .unwrap_or_else(|| {
                     let schema = operation
                         .parameters
@@ -91,10 +103,10 @@ impl SearchDriver {
                         .find(|p| p.location == Location::Path && p.name == name)
                         .map(|p| p.schema.clone())
                         .unwrap_or_default();
-                    value_for(&api, &schema, &mut self.rng)
+                    value_for(&api, &schema, &mut cx.rng)
                 });
             prefix.push('/');
-            prefix.push_str(&crate::generation::request::encode_segment(&v));
+            prefix.push_str(&crate::execution::wire::encode_segment(&v));
             nested.insert(name, v);
         }
         let mut params = Vec::with_capacity(operation.parameters.len());
@@ -108,14 +120,14 @@ impl SearchDriver {
                     continue;
                 }
             }
-            let pooled = self.pooled(op, p.location, &p.name);
-            let present = p.required || pooled.is_some() || self.rng.random_bool(0.5);
+            let pooled = self.pooled(cx, op, p.location, &p.name);
+            let present = p.required || pooled.is_some() || cx.rng.random_bool(0.5);
             let value = match pooled {
                 Some(v) => v,
-                None if !p.examples.is_empty() && self.rng.random_bool(0.3) => {
-                    p.examples[self.rng.random_range(0..p.examples.len())].clone()
+                None if !p.examples.is_empty() && cx.rng.random_bool(0.3) => {
+                    p.examples[cx.rng.random_range(0..p.examples.len())].clone()
                 }
-                None => value_for(&api, &p.schema, &mut self.rng),
+                None => value_for(&api, &p.schema, &mut cx.rng),
             };
             params.push(Slot { present, value });
         }
@@ -124,13 +136,13 @@ impl SearchDriver {
             .as_ref()
             .and_then(|b| b.primary_schema())
             .map(|(mime, schema)| {
-                let mut value = value_for(&api, schema, &mut self.rng);
+                let mut value = value_for(&api, schema, &mut cx.rng);
                 if let Value::Object(fields) = &mut value {
                     for name in api.resolve(schema).properties.keys() {
                         if !self.plan.sources[op].contains_key(&(Location::Body, name.clone())) {
                             continue;
                         }
-                        if let Some(v) = self.pooled(op, Location::Body, name) {
+                        if let Some(v) = self.pooled(cx, op, Location::Body, name) {
                             fields.insert(name.clone(), v);
                         }
                     }
@@ -139,8 +151,7 @@ impl SearchDriver {
             });
         Call {
             op,
-            params,
-            body,
+            genes: Genes { params, body },
             bind: true,
             creates,
             group,
@@ -150,35 +161,37 @@ impl SearchDriver {
     /// A resource handling for `op`: a template of Table 1 made concrete.
     pub(super) fn handling(
         &mut self,
+        cx: &mut Cx,
         op: usize,
         group: u32,
         template: Option<Template>,
-    ) -> Option<(Vec<Call>, Group)> {
-        let max = self.config.mio.max_length;
+    ) -> Option<(Vec<RestCall>, Group)> {
+        let max = cx.config.mio.max_length;
         let template = match template {
             Some(t) => t,
             None => {
-                let applicable = self.resources.applicable(&self.api, op);
+                let applicable = cx.resources.applicable(&cx.api, op);
                 let creating: Vec<Template> = applicable
                     .iter()
                     .copied()
                     .filter(|t| *t != Template::Alone)
                     .collect();
-                if !creating.is_empty() && self.rng.random_bool(0.7) {
-                    creating[self.rng.random_range(0..creating.len())]
+                if !creating.is_empty() && cx.rng.random_bool(0.7) {
+                    creating[cx.rng.random_range(0..creating.len())]
                 } else {
                     Template::Alone
                 }
             }
         };
-        let h = self
+        let api = cx.api.clone();
+        let h = cx
             .resources
-            .instantiate(&self.api, op, template, max, &mut self.rng)?;
+            .instantiate(&api, op, template, max, &mut cx.rng)?;
         let calls = h
             .calls
             .iter()
             .zip(&h.creates)
-            .map(|(&o, &c)| self.fresh_call(o, group, c))
+            .map(|(&o, &c)| self.fresh_call(cx, o, group, c))
             .collect();
         Some((
             calls,
@@ -190,20 +203,16 @@ impl SearchDriver {
         ))
     }
 
-    pub(super) fn random_op(&mut self) -> usize {
-        self.ops[self.rng.random_range(0..self.ops.len())]
-    }
-
     /// An operation the graph says consumes what one of `t`'s calls produces
     /// (the resource paper's dependency-aware structure mutation, with the
     /// graph's edges as the dependencies).
-    pub(super) fn consumer_of(&mut self, t: &TestCase) -> Option<usize> {
+    pub(super) fn consumer_of(&mut self, cx: &mut Cx, t: &RestTest) -> Option<usize> {
         let produced: HashSet<&str> = t
             .calls
             .iter()
             .flat_map(|c| self.plan.produced[c.op].iter().map(|(s, _)| s.as_str()))
             .collect();
-        let candidates: Vec<usize> = self
+        let candidates: Vec<usize> = cx
             .ops
             .iter()
             .copied()
@@ -214,30 +223,32 @@ impl SearchDriver {
                     .any(|s| s.active && produced.contains(s.schema.as_str()))
             })
             .collect();
-        (!candidates.is_empty()).then(|| candidates[self.rng.random_range(0..candidates.len())])
+        (!candidates.is_empty()).then(|| candidates[cx.rng.random_range(0..candidates.len())])
+    }
+
+    /// The first test of an operation: one call.
+    pub(super) fn initial_test(&mut self, cx: &mut Cx, op: usize) -> RestTest {
+        let call = self.fresh_call(cx, op, 0, false);
+        TestCase {
+            calls: vec![call],
+            groups: vec![Group {
+                id: 0,
+                template: None,
+                target: op,
+            }],
+            sampler: Sampler::Initial,
+            seed: cx.rng.random(),
+        }
     }
 
     /// Samples a new test with the sampler the archive favours.
-    pub(super) fn sample(&mut self) -> TestCase {
-        let mut choices: Vec<(Sampler, f64)> = Vec::new();
-        for s in Sampler::CHOSEN {
-            if s == Sampler::Graph && self.sequences.is_empty() {
-                continue;
-            }
-            choices.push((s, 1.0 + self.improvements[sampler_index(s)] as f64));
-        }
-        let total: f64 = choices.iter().map(|(_, w)| w).sum();
-        let mut x = self.rng.random_range(0.0..total);
-        let mut sampler = choices[choices.len() - 1].0;
-        for (s, w) in &choices {
-            if x < *w {
-                sampler = *s;
-                break;
-            }
-            x -= w;
-        }
-        self.sampled[sampler_index(sampler)] += 1;
-        let seed = self.rng.random();
+    pub(super) fn sample_test(&mut self, cx: &mut Cx) -> RestTest {
+        let choices: Vec<Sampler> = Sampler::CHOSEN
+            .into_iter()
+            .filter(|s| *s != Sampler::Graph || !cx.sequences.is_empty())
+            .collect();
+        let sampler = cx.choose_sampler(&choices);
+        let seed = cx.rng.random();
         let mut test = TestCase {
             calls: Vec::new(),
             groups: Vec::new(),
@@ -246,13 +257,11 @@ impl SearchDriver {
         };
         match sampler {
             Sampler::Graph => {
-                // Every sequence once, in a seeded order, before any repeats.
-                if self.cursor.is_multiple_of(self.sequences.len()) {
-                    self.sequences.shuffle(&mut self.rng);
-                }
-                let seq = self.sequences[self.cursor % self.sequences.len()].clone();
-                self.cursor += 1;
-                test.calls = seq.iter().map(|&o| self.fresh_call(o, 0, false)).collect();
+                let seq = cx.next_sequence().unwrap_or_default();
+                test.calls = seq
+                    .iter()
+                    .map(|&o| self.fresh_call(cx, o, 0, false))
+                    .collect();
                 test.groups.push(Group {
                     id: 0,
                     template: None,
@@ -260,15 +269,15 @@ impl SearchDriver {
                 });
             }
             Sampler::Template => {
-                let op = self.random_op();
-                if let Some((calls, group)) = self.handling(op, 0, None) {
+                let op = cx.random_op();
+                if let Some((calls, group)) = self.handling(cx, op, 0, None) {
                     test.calls = calls;
                     test.groups.push(group);
                 }
-                if self.rng.random_bool(SECOND_HANDLING) {
-                    let op = self.random_op();
-                    if let Some((calls, group)) = self.handling(op, 1, None) {
-                        if test.len() + calls.len() <= self.config.mio.max_length {
+                if cx.rng.random_bool(SECOND_HANDLING) {
+                    let op = cx.random_op();
+                    if let Some((calls, group)) = self.handling(cx, op, 1, None) {
+                        if test.len() + calls.len() <= cx.config.mio.max_length {
                             test.calls.extend(calls);
                             test.groups.push(group);
                         }
@@ -276,10 +285,10 @@ impl SearchDriver {
                 }
             }
             Sampler::Random | Sampler::Initial => {
-                let n = self.rng.random_range(1..=4.min(self.config.mio.max_length));
+                let n = cx.rng.random_range(1..=4.min(cx.config.mio.max_length));
                 for g in 0..n as u32 {
-                    let op = self.random_op();
-                    let call = self.fresh_call(op, g, false);
+                    let op = cx.random_op();
+                    let call = self.fresh_call(cx, op, g, false);
                     test.calls.push(call);
                     test.groups.push(Group {
                         id: g,
@@ -290,8 +299,8 @@ impl SearchDriver {
             }
         }
         if test.calls.is_empty() {
-            let op = self.random_op();
-            test.calls.push(self.fresh_call(op, 0, false));
+            let op = cx.random_op();
+            test.calls.push(self.fresh_call(cx, op, 0, false));
             test.groups = vec![Group {
                 id: 0,
                 template: None,

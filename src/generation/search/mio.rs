@@ -6,7 +6,7 @@
 use indexmap::IndexMap;
 use rand::Rng;
 
-use super::values::Rng64;
+use crate::generation::values::Rng64;
 use std::sync::Arc;
 
 /// MIO's parameters; defaults are EvoMaster's.
@@ -66,12 +66,6 @@ pub trait Length {
     fn calls(&self) -> usize;
 }
 
-impl Length for super::testcase::TestCase {
-    fn calls(&self) -> usize {
-        self.len()
-    }
-}
-
 /// A test in a population with its heuristic value for that target.
 #[derive(Debug, Clone)]
 struct Member<T> {
@@ -90,9 +84,9 @@ struct Population<T> {
 }
 
 /// Every target seen, with its population. Generic over the test type: REST
-/// tests ([`super::testcase::TestCase`]) and GraphQL tests share it.
+/// tests and GraphQL tests share it ([`crate::generation::test::TestCase`]).
 #[derive(Debug)]
-pub struct Archive<T = super::testcase::TestCase> {
+pub struct Archive<T> {
     targets: IndexMap<String, Population<T>>,
 }
 
@@ -248,17 +242,10 @@ mod tests {
     use rand::SeedableRng;
 
     use super::*;
-    use crate::generation::testcase::{Call, Sampler, SharedTest, TestCase};
+    use crate::generation::test::{Call, Sampler, SharedTest, TestCase};
 
-    fn test(len: usize) -> SharedTest {
-        let call = Call {
-            op: 0,
-            params: vec![],
-            body: None,
-            bind: true,
-            creates: false,
-            group: 0,
-        };
+    fn test(len: usize) -> SharedTest<()> {
+        let call = Call::of(0, ());
         Arc::new(TestCase {
             calls: vec![call; len],
             groups: vec![],

@@ -1,0 +1,163 @@
+//! What a finished GraphQL test teaches: the testing targets its answers
+//! reached (each root field answering data, answering errors, each distinct
+//! error wording, each fault, each (type, field) pair returned, each consumes
+//! edge whose values fed an answer), what the answers tell the graph, and the
+//! schema coverage they add.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::links::Links;
+use super::run::{root_name, GqlRun};
+use super::Graphql;
+use crate::execution::Exchange;
+use crate::generation::search::Cx;
+use crate::oracles::Finding;
+
+impl Graphql {
+    /// Learns from a finished test and returns the targets it reached.
+    pub(super) fn learn_from(
+        &mut self,
+        cx: &mut Cx,
+        run: &GqlRun,
+        exchanges: &[Exchange],
+        findings: &[Vec<Finding>],
+    ) -> Vec<(String, f64)> {
+        let ts = self.gen.type_system().clone();
+        let mut reached: Vec<(String, f64)> = Vec::new();
+        let (mut answered, mut root_pairs) = (Vec::new(), Vec::new());
+        let mut changed = false;
+        for (k, ex) in exchanges.iter().enumerate() {
+            let call = &run.test.calls[k].genes;
+            let name = root_name(&ts, call);
+            let body = ex.json();
+            let errors = body
+                .and_then(|b| b.get("errors"))
+                .and_then(Value::as_array)
+                .is_some_and(|e| !e.is_empty());
+            let value = body
+                .and_then(|b| b.get("data"))
+                .and_then(|d| d.get(&call.field));
+            let data = value.is_some_and(|v| !v.is_null());
+            let used = run.used.get(k).map_or(&[][..], Vec::as_slice);
+            for (schema, _) in used {
+                reached.push((
+                    format!("edge:{schema}>{name}"),
+                    if data && !errors { 1.0 } else { 0.5 },
+                ));
+            }
+            if let Some(feedback) = &mut cx.feedback {
+                // The root field's value is what its produces sites describe.
+                if let (Some(status), Some(value)) = (ex.status, value) {
+                    let c = feedback.observe(&mut cx.graph, &name, status, value, ex.seq);
+                    changed |= !c.is_empty();
+                    cx.changes.extend(c);
+                }
+                // GraphQL answers 200 either way: the body says whether the
+                // values given worked (data, no error) or not (an error, or
+                // null data). No JSON body says nothing about them.
+                if body.is_some() {
+                    for (schema, _) in used {
+                        if let Some(c) = feedback.binding_result(
+                            &mut cx.graph,
+                            schema,
+                            &name,
+                            data && !errors,
+                            ex.seq,
+                        ) {
+                            changed = true;
+                            cx.changes.push(c);
+                        }
+                    }
+                }
+            }
+            if data && !errors {
+                reached.push((format!("data:{name}"), 1.0));
+                answered.push(name.clone());
+                if Some(&call.root) == ts.query_type.as_ref() {
+                    root_pairs.push((call.root.clone(), call.field.clone()));
+                }
+            } else {
+                reached.push((
+                    format!("data:{name}"),
+                    if ex.status.is_some() { 0.5 } else { 0.3 },
+                ));
+            }
+            if errors {
+                reached.push((format!("errors:{name}"), 1.0));
+                if let Some(msg) = body
+                    .and_then(|b| b.pointer("/errors/0/message"))
+                    .and_then(Value::as_str)
+                {
+                    reached.push((format!("error:{name}:{}", error_wording(msg)), 1.0));
+                }
+            }
+            for f in &findings[k] {
+                reached.push((format!("fault:{}", f.signature(ex.status)), 1.0));
+            }
+        }
+        if changed {
+            self.links = Arc::new(Links::from_graph(&cx.graph));
+            cx.graph_changed();
+        }
+        for pair in &run.pairs {
+            reached.push((format!("field:{}.{}", pair.0, pair.1), 1.0));
+        }
+        root_pairs.extend(run.pairs.iter().cloned());
+        self.coverage.add_pairs(&root_pairs, &answered);
+        reached
+    }
+}
+
+/// What an error message says without the values in it, so each random
+/// argument does not make a target of its own: digits become `#`, quoted
+/// text `"…"` (escapes inside it included), and only the first 60
+/// characters count.
+fn error_wording(msg: &str) -> String {
+    let mut out = String::new();
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in msg.chars() {
+        match quote {
+            // `\"` inside a quoted value (Debug formatting) does not end it.
+            Some(_) if escaped => escaped = false,
+            Some(_) if c == '\\' => escaped = true,
+            Some(q) if c == q => {
+                out.push('…');
+                out.push(c);
+                quote = None;
+            }
+            Some(_) => {}
+            None if c == '"' || c == '\'' || c == '`' => {
+                out.push(c);
+                quote = Some(c);
+            }
+            None if c.is_ascii_digit() => out.push('#'),
+            None => out.push(c),
+        }
+        if out.chars().count() >= 60 {
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_wording_hides_the_values() {
+        assert_eq!(
+            error_wording("invalid id \"9yzWPJ1y\""),
+            error_wording("invalid id \"abc\"")
+        );
+        assert_eq!(error_wording("no book 42"), "no book ##");
+        assert_eq!(
+            error_wording(r#"invalid id "\"1e""#),
+            error_wording(r#"invalid id "\\J""#)
+        );
+        assert_ne!(error_wording("no book 42"), error_wording("no author 42"));
+    }
+}

@@ -1,0 +1,229 @@
+//! A run, from a loaded description to the output folder, the same for REST
+//! and GraphQL: the session is opened ([`session`]), the graph built, the
+//! search driven against the target through the API's protocol
+//! ([`search`]), the faults replayed and the suite recorded ([`replay`]),
+//! and everything written ([`outputs`], `reports`). The `run`, `demo` and
+//! `replay-queries` commands prepare a run and hand it here.
+
+pub mod options;
+pub mod outputs;
+pub mod replay;
+pub mod search;
+pub mod session;
+
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+pub use options::{parse_duration, RunOptions};
+pub use session::{introspect, open_session, with_base_path, Session};
+
+use crate::execution::StopReason;
+use crate::generation::graphql::Graphql;
+use crate::generation::rest::Rest;
+use crate::generation::search::Protocol;
+use crate::generation::Search;
+use crate::graph::{self, feedback::Feedback};
+use crate::model::Api;
+use crate::reports::{self, Report};
+use crate::reproduce;
+
+/// Exit status when faults were found.
+pub const EXIT_FAULTS: u8 = 1;
+/// Exit status when the target cannot be reached.
+pub const EXIT_UNREACHABLE: u8 = 3;
+
+/// What a run produced, for the commands' summaries.
+pub struct RunSummary {
+    /// The report as written.
+    pub report: Report,
+    /// Whether the target could not be reached.
+    pub unreachable: bool,
+    /// Oracle codes whose faults fail the run (all when empty).
+    pub fail_on: Vec<String>,
+    /// The final graph in DOT, as report.html draws it.
+    pub graph_dot: String,
+}
+
+impl RunSummary {
+    /// 0 no faults, 1 faults, 3 unreachable.
+    pub fn exit_code(&self) -> ExitCode {
+        if self.unreachable {
+            ExitCode::from(EXIT_UNREACHABLE)
+        } else if !self
+            .report
+            .faults
+            .iter()
+            .any(|f| self.fail_on.is_empty() || self.fail_on.contains(&f.code))
+        {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(EXIT_FAULTS)
+        }
+    }
+}
+
+/// Tests `api` against `target` under `options` and writes the output
+/// folder: the search through the API's protocol, then the replays.
+pub async fn execute(
+    api: Arc<Api>,
+    target: &str,
+    options: &RunOptions,
+) -> anyhow::Result<RunSummary> {
+    let session = match open_session(&api, target, options).await? {
+        Ok(session) => session,
+        Err(unreachable) => return Ok(unreachable),
+    };
+    eprintln!(
+        "cartograph: seed {} (repeat this run with --seed {})",
+        session.seed, session.seed
+    );
+    let graph = graph::build(&api);
+    outputs::write_graph(&options.out.join("graph-initial.json"), &graph)?;
+    let feedback = options
+        .feedback()
+        .then(|| Feedback::new(options.suspend_after));
+    let config = options.search_config(session.seed, &session.target);
+    match api.graphql.clone() {
+        Some(ts) => {
+            let search = Search::graphql(api.clone(), &ts, graph, feedback, config);
+            drive(api, search, session, options, |p: &Graphql, report| {
+                report.schema_coverage = Some(p.coverage());
+            })
+            .await
+        }
+        None => {
+            let search = Search::rest(api.clone(), graph, feedback, config);
+            drive(api, search, session, options, |_: &Rest, _| {}).await
+        }
+    }
+}
+
+/// Drives `search` against the session's target, then replays its faults
+/// and records its suite; `extras` adds what only the protocol knows to the
+/// report.
+async fn drive<P: Protocol>(
+    api: Arc<Api>,
+    search: Search<P>,
+    session: Session,
+    options: &RunOptions,
+    extras: impl Fn(&P, &mut Report),
+) -> anyhow::Result<RunSummary> {
+    let Session {
+        target,
+        secrets,
+        credentials,
+        seed,
+        settings,
+        mut tally,
+    } = session;
+    let driver = Arc::new(Mutex::new(search));
+    let fault_count = driver
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .faults()
+        .counter();
+    let config = options.run_config(&target, seed);
+    let outcome = search::search(
+        driver.clone(),
+        fault_count,
+        config.clone(),
+        credentials.clone(),
+        &secrets,
+        &mut tally,
+        options,
+    )
+    .await?;
+    // The lock is held only here: the replays below await the engine.
+    let (mut report, graph_dot, checker, mut ledger, replays) = {
+        let mut search = driver.lock().unwrap_or_else(|e| e.into_inner());
+        for w in tally.diagnose() {
+            eprintln!("warning: {w}");
+        }
+        let mut report = tally.report(settings, &outcome, search.faults().faults());
+        report.search = Some(search.summary());
+        extras(search.protocol(), &mut report);
+        outputs::write_graph(&options.out.join("graph-final.json"), search.graph())?;
+        let graph_dot = graph::export::render(search.graph(), graph::export::Format::Dot);
+        let suite = serde_json::to_string_pretty(&search.suite_document())?;
+        let suite_path = options.out.join("suite.json");
+        std::fs::write(&suite_path, format!("{}\n", secrets.redact(&suite)))
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", suite_path.display()))?;
+        outputs::print_changes(search.changes());
+        let checker = search.checker().clone();
+        for w in checker.warnings() {
+            eprintln!("warning: {w}");
+        }
+        let faults: Vec<_> = search
+            .faults()
+            .kept()
+            .map(|k| reproduce::phase::fault_script(&api, &checker, target.as_str(), k))
+            .collect();
+        let suite = search.suite_runs();
+        let ledger = search.take_ledger();
+        (
+            report,
+            graph_dot,
+            checker,
+            ledger,
+            replay::Replays { faults, suite },
+        )
+    };
+    let replays_allowed = !options.no_replay
+        && outcome.auth_error.is_none()
+        && outcome.stop != StopReason::Interrupted;
+    if replays_allowed {
+        replay::replay(
+            api.clone(),
+            checker,
+            &mut ledger,
+            replays,
+            &mut report,
+            (config, credentials),
+            options,
+            &secrets,
+        )
+        .await?;
+    }
+    reports::write_report(&options.out, &report, &secrets)?;
+    for w in reports::write_extras(&options.out, &report, &graph_dot, &secrets).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot write report.html or junit.xml in {}: {e}",
+            options.out.display()
+        )
+    })? {
+        eprintln!("warning: {w}");
+    }
+    eprintln!("{}", summary_line(&report, options));
+    Ok(RunSummary {
+        report,
+        unreachable: false,
+        fail_on: options.fail_on.clone(),
+        graph_dot,
+    })
+}
+
+/// The run's last line: what it sent, reached and found.
+fn summary_line(report: &Report, options: &RunOptions) -> String {
+    let reached = match &report.schema_coverage {
+        Some(c) => format!(
+            "{} of {} root fields answered data, schema coverage {} of {} (type, field) pairs",
+            c.root_fields_reached.len(),
+            c.root_fields,
+            c.covered,
+            c.total
+        ),
+        None => format!(
+            "{} of {} operations answered 2xx",
+            report.operations_reached,
+            report.operations.len()
+        ),
+    };
+    format!(
+        "cartograph: {} requests in {:.1}s ({}), {reached}, {} fault(s); wrote {}",
+        report.requests,
+        report.elapsed_s,
+        report.stop.replace('_', " "),
+        report.faults.len(),
+        options.out.display()
+    )
+}

@@ -1,0 +1,169 @@
+//! Everything a run is told: its limits (budget, requests, rate), how it
+//! talks to the server (credentials, timeouts), which checks apply, the
+//! search's parameters, and where it writes. The `run` and `demo` commands
+//! take these as flags.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::execution::{self, RunConfig};
+use crate::generation::MioConfig;
+
+/// What a run is told (the flags of `run` and `demo`).
+#[derive(Debug, Args, Clone)]
+pub struct RunOptions {
+    /// Time budget (`90s`, `5m`, `1h`); the run stops cleanly when it is spent.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub budget: Option<Duration>,
+    /// Stop after sending this many requests.
+    #[arg(long, value_name = "N")]
+    pub max_requests: Option<u64>,
+    /// Seed of every random choice; the seed used is printed and recorded, so
+    /// the same seed against the same server state sends the same requests
+    /// (exactly so with --concurrency 1 and --max-requests: the search paces
+    /// itself by the share of the budget spent, and a time budget is spent
+    /// differently from run to run).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Global rate limit across all operations: `10/s`, `120/m`, `1000/h`.
+    #[arg(long, value_parser = execution::parse_rate, value_name = "RATE")]
+    pub rate: Option<execution::Rate>,
+    /// Requests that may go at once above the rate (with --rate).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub burst: u32,
+    /// Requests in flight at once.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub concurrency: usize,
+    /// Send only GET, HEAD and OPTIONS requests (and GraphQL queries): nothing
+    /// that could change the server's state, ever.
+    #[arg(long)]
+    pub read_only: bool,
+    /// A header sent with every request, `Name: value` (repeatable). Values are
+    /// treated as secrets: never written to any output file.
+    #[arg(long = "header", short = 'H', value_name = "'NAME: VALUE'")]
+    pub headers: Vec<String>,
+    /// A shell command whose output lines are headers (`Authorization: Bearer …`);
+    /// re-run after a 401 and every --auth-refresh. Its output is secret.
+    #[arg(long, value_name = "CMD")]
+    pub auth_command: Option<String>,
+    /// Re-run --auth-command this often (`15m`).
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
+    pub auth_refresh: Option<Duration>,
+    /// Give up on a request after this long.
+    #[arg(long, value_parser = parse_duration, default_value = "10s", value_name = "DURATION")]
+    pub timeout: Duration,
+    /// Read at most this many bytes of a response body.
+    #[arg(long, default_value_t = 4 * 1024 * 1024, value_name = "BYTES")]
+    pub max_body: usize,
+    /// Retries of a request answered 429 or 503, after the wait the server asks for.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub retries: u32,
+    /// Turn an oracle off by its code (repeatable); the codes and exactly when
+    /// each fires are listed in the README ("Oracles").
+    #[arg(long = "skip-check", value_name = "CODE")]
+    pub skip_checks: Vec<String>,
+    /// Only faults of these oracle codes make the exit status 1 (comma-separated);
+    /// the others are still reported.
+    #[arg(long, value_delimiter = ',', value_name = "CODE,...")]
+    pub fail_on: Vec<String>,
+    /// Do not replay faults after the search (no confirmation, no minimised
+    /// reproducers, no regression suite): for a strict request budget.
+    #[arg(long)]
+    pub no_replay: bool,
+    /// Never refine the graph from responses (to measure what refinement is worth).
+    #[arg(long)]
+    pub no_feedback: bool,
+    /// Generate without the property graph: no graph call sequences and no
+    /// values passed along its edges, only resource templates, random tests
+    /// and Location headers (to measure what the graph is worth).
+    #[arg(long)]
+    pub no_graph: bool,
+    /// Consecutive failures of values passed along a consumes edge before the
+    /// edge is suspended (λ); a suspended edge is still tried now and then.
+    #[arg(long, default_value_t = crate::graph::feedback::DEFAULT_LAMBDA, value_name = "N")]
+    pub suspend_after: u32,
+    /// MIO: tests kept per uncovered target at the start (n; 1 from the focus point on).
+    #[arg(long, default_value_t = MioConfig::default().population, value_name = "N", help_heading = "Search (MIO)")]
+    pub population: usize,
+    /// MIO: probability of sampling a new test instead of mutating an archived
+    /// one, at the start (P_r; 0 from the focus point on).
+    #[arg(long, default_value_t = MioConfig::default().random_sampling, value_name = "P", help_heading = "Search (MIO)")]
+    pub random_sampling: f64,
+    /// MIO: share of the budget after which the search only refines what it
+    /// has (F).
+    #[arg(long, default_value_t = MioConfig::default().focus, value_name = "F", help_heading = "Search (MIO)")]
+    pub focus: f64,
+    /// MIO: mutations per sampled test at the start.
+    #[arg(long, default_value_t = MioConfig::default().start_mutations, value_name = "N", help_heading = "Search (MIO)")]
+    pub start_mutations: usize,
+    /// MIO: mutations per sampled test from the focus point on.
+    #[arg(long, default_value_t = MioConfig::default().end_mutations, value_name = "N", help_heading = "Search (MIO)")]
+    pub end_mutations: usize,
+    /// Most calls in one test.
+    #[arg(long, default_value_t = MioConfig::default().max_length, value_name = "N", help_heading = "Search (MIO)")]
+    pub max_length: usize,
+    /// Output folder: report.json, report.html, junit.xml, reproducers/ (a
+    /// shell script per confirmed fault), tests/ (the regression suite as Hurl
+    /// files), trace.ndjson and replay.ndjson (every exchange), suite.json (the
+    /// final test suite), graph-initial.json and graph-final.json.
+    #[arg(long, default_value = "cartograph-out", value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+impl RunOptions {
+    /// How the engine talks to `target` under these options.
+    pub fn run_config(&self, target: &url::Url, seed: u64) -> RunConfig {
+        RunConfig {
+            target: target.clone(),
+            budget: self.budget,
+            max_requests: self.max_requests,
+            seed,
+            rate: self.rate,
+            burst: self.burst,
+            concurrency: self.concurrency.max(1),
+            read_only: self.read_only,
+            timeout: self.timeout,
+            max_body: self.max_body,
+            max_retries: self.retries,
+        }
+    }
+
+    /// What the search is told: these options, the seed and the target.
+    pub fn search_config(&self, seed: u64, target: &url::Url) -> crate::generation::SearchConfig {
+        crate::generation::SearchConfig {
+            mio: self.mio(),
+            seed,
+            read_only: self.read_only,
+            use_graph: !self.no_graph,
+            max_requests: self.max_requests,
+            budget: self.budget,
+            skip_checks: self.skip_checks.clone(),
+            target: Some(target.clone()),
+        }
+    }
+
+    /// Whether answers refine the graph (`--no-feedback` and `--no-graph`
+    /// turn it off).
+    pub fn feedback(&self) -> bool {
+        !self.no_feedback && !self.no_graph
+    }
+
+    /// The MIO parameters these options set.
+    pub fn mio(&self) -> MioConfig {
+        MioConfig {
+            population: self.population.max(1),
+            random_sampling: self.random_sampling.clamp(0.0, 1.0),
+            focus: self.focus.clamp(0.0, 1.0),
+            start_mutations: self.start_mutations.max(1),
+            end_mutations: self.end_mutations.max(1),
+            max_length: self.max_length.max(1),
+        }
+    }
+}
+
+/// Parses `90s`, `5m`, `1h`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text).map_err(|e| format!("{text:?}: {e} (write e.g. 90s, 5m, 1h)"))
+}
