@@ -9,6 +9,7 @@
 mod document;
 pub mod graphql;
 pub mod introspection;
+pub mod lines;
 mod openapi;
 
 use std::fmt;
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 use crate::model::Api;
 
 pub use document::parse_text;
+pub use lines::operation_lines;
 
 /// A loaded description and what had to be skipped to load it.
 #[derive(Debug)]
