@@ -87,6 +87,8 @@ fn op(
         operation: name.into(),
         method: method.into(),
         path: path.into(),
+        line: None,
+        spec: None,
         status_counts: statuses.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
         failures: failures.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
     }
@@ -98,6 +100,7 @@ fn op(
 fn hand_built() -> Report {
     let settings = Settings {
         target: "http://127.0.0.1:8080/api".into(),
+        spec: Some("specs/shop api.yaml".into()),
         seed: 4242,
         budget_s: Some(120.0),
         max_requests: Some(1234),
@@ -573,6 +576,7 @@ fn report_from_json(r: &Value) -> Report {
         ]),
         settings: Settings {
             target: text(&s["target"]),
+            spec: s["spec"].as_str().map(str::to_string),
             seed: s["seed"].as_u64().unwrap(),
             budget_s: s["budget_s"].as_f64(),
             max_requests: s["max_requests"].as_u64(),
@@ -599,6 +603,8 @@ fn report_from_json(r: &Value) -> Report {
                 operation: text(&o["operation"]),
                 method: text(&o["method"]),
                 path: text(&o["path"]),
+                line: o["line"].as_u64().map(|l| l as u32),
+                spec: o["spec"].as_str().map(str::to_string),
                 status_counts: string_map(&o["status_counts"], |v| v.as_u64().unwrap()),
                 failures: string_map(&o["failures"], |v| v.as_u64().unwrap()),
             })

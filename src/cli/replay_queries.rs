@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser};
 
-use super::run::{RunFlags, RunSummary, Session};
+use super::run::{RunFlags, RunSummary, Session, SpecSource};
 use crate::execution::{self, Exchange, RequestSpec, TestRun, TraceWriter, Transport};
 use crate::generation::coverage::CoverageTally;
 use crate::generation::query_log::{self, LoggedQuery, OpKind};
@@ -98,7 +98,7 @@ pub fn run(args: &ReplayQueriesArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let runtime = tokio::runtime::Runtime::new()?;
-    let api = match &args.schema {
+    let (api, source) = match &args.schema {
         Some(path) => {
             let loaded = super::load_spec(path)?;
             if !loaded.api.format.is_graphql() {
@@ -107,12 +107,23 @@ pub fn run(args: &ReplayQueriesArgs) -> anyhow::Result<ExitCode> {
                     path.display()
                 );
             }
-            loaded.api
+            let source = SpecSource::file(path, &loaded.api);
+            (loaded.api, source)
         }
-        None => runtime.block_on(super::run::introspect(&args.target, &flags))?,
+        None => (
+            runtime.block_on(super::run::introspect(&args.target, &flags))?,
+            SpecSource::url(&args.target),
+        ),
     };
     let name = args.log.display().to_string();
-    let summary = runtime.block_on(execute(Arc::new(api), log, &name, &args.target, &flags))?;
+    let summary = runtime.block_on(execute(
+        Arc::new(api),
+        &source,
+        log,
+        &name,
+        &args.target,
+        &flags,
+    ))?;
     Ok(summary.exit_code())
 }
 
@@ -141,6 +152,7 @@ fn request(q: &LoggedQuery) -> RequestSpec {
 /// Sends the log's requests and writes the output folder.
 async fn execute(
     api: Arc<crate::model::Api>,
+    source: &SpecSource,
     log: query_log::QueryLog,
     log_name: &str,
     target: &str,
@@ -156,7 +168,7 @@ async fn execute(
         settings,
         mut tally,
         ..
-    } = match super::run::open_session(&api, target, flags).await? {
+    } = match super::run::open_session(&api, source, target, flags).await? {
         Ok(session) => session,
         Err(unreachable) => return Ok(unreachable),
     };

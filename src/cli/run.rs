@@ -1,7 +1,8 @@
 //! `cartograph run`: test an API described by a spec against a target server.
 
+use std::collections::HashMap;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -182,7 +183,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 /// Runs the command.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
-    let api = match &args.spec {
+    let (api, source) = match &args.spec {
         Some(spec) => {
             let loaded = super::load_spec(spec)?;
             if args.graphql && !loaded.api.format.is_graphql() {
@@ -191,13 +192,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                     spec.display()
                 );
             }
-            loaded.api
+            let source = SpecSource::file(spec, &loaded.api);
+            (loaded.api, source)
         }
         None => {
             let Some(target) = &args.target else {
                 anyhow::bail!("--graphql without a schema file needs --target URL (the endpoint to introspect)");
             };
-            runtime.block_on(introspect(target, &args.flags))?
+            let api = runtime.block_on(introspect(target, &args.flags))?;
+            (api, SpecSource::url(target))
         }
     };
     let named = || {
@@ -216,8 +219,64 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             named()
         ),
     };
-    let summary = runtime.block_on(execute(Arc::new(api), &target, &args.flags))?;
+    let summary = runtime.block_on(execute(Arc::new(api), &source, &target, &args.flags))?;
     Ok(summary.exit_code())
+}
+
+/// The API description a run read, as the reports name it.
+#[derive(Debug, Clone, Default)]
+pub struct SpecSource {
+    /// Where it is (`Settings::spec`): a path, relative to the working
+    /// directory when under it, or a URL.
+    pub location: Option<String>,
+    /// Operation name → the line where the description writes it.
+    pub lines: HashMap<String, u32>,
+}
+
+impl SpecSource {
+    /// A description read from `path` (read again here for the lines: a file
+    /// that cannot be read now only loses them).
+    pub fn file(path: &Path, api: &Api) -> SpecSource {
+        let lines = std::fs::read(path)
+            .map(|b| crate::spec::operation_lines(&String::from_utf8_lossy(&b), api))
+            .unwrap_or_default();
+        SpecSource {
+            location: Some(relative_to_cwd(path)),
+            lines,
+        }
+    }
+
+    /// A description held in memory (the demo's), named by `location`.
+    pub fn text(location: &str, text: &str, api: &Api) -> SpecSource {
+        SpecSource {
+            location: Some(location.to_string()),
+            lines: crate::spec::operation_lines(text, api),
+        }
+    }
+
+    /// A schema asked of an endpoint by introspection.
+    pub fn url(url: &str) -> SpecSource {
+        SpecSource {
+            location: Some(url.to_string()),
+            lines: HashMap::new(),
+        }
+    }
+}
+
+/// `path` as given, or relative to the working directory when it is an
+/// absolute path under it (CI platforms resolve paths from the checkout).
+fn relative_to_cwd(path: &Path) -> String {
+    let shown = std::env::current_dir()
+        .ok()
+        .filter(|_| path.is_absolute())
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| path.to_path_buf());
+    // `./api.yaml` and `api.yaml` are one file.
+    let shown: PathBuf = shown
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
+    shown.display().to_string()
 }
 
 /// What a run produced, for the commands' summaries.
@@ -288,6 +347,7 @@ pub(super) struct Session {
 /// end with (exit status 3).
 pub(super) async fn open_session(
     api: &Api,
+    source: &SpecSource,
     target: &str,
     flags: &RunFlags,
 ) -> anyhow::Result<Result<Session, RunSummary>> {
@@ -326,6 +386,7 @@ pub(super) async fn open_session(
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", flags.out.display()))?;
     let settings = Settings {
         target: target_url.to_string(),
+        spec: source.location.clone(),
         seed,
         budget_s: flags.budget.map(|b| b.as_secs_f64()),
         max_requests: flags.max_requests,
@@ -341,7 +402,7 @@ pub(super) async fn open_session(
         feedback: !flags.no_feedback && !flags.no_graph,
     };
 
-    let tally = Tally::new(api);
+    let tally = Tally::new(api).with_lines(&source.lines);
     if !reachable(&target_url).await {
         eprintln!("error: the target {target_url} cannot be reached (no TCP connection)");
         let outcome = execution::RunOutcome {
@@ -370,9 +431,14 @@ pub(super) async fn open_session(
     }))
 }
 
-/// Runs the search over `api` against `target` with these flags, writing the
-/// output folder; shared by `run` and `demo`.
-pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::Result<RunSummary> {
+/// Runs the search over `api` (read from `source`) against `target` with
+/// these flags, writing the output folder; shared by `run` and `demo`.
+pub async fn execute(
+    api: Arc<Api>,
+    source: &SpecSource,
+    target: &str,
+    flags: &RunFlags,
+) -> anyhow::Result<RunSummary> {
     let Session {
         target: target_url,
         secrets,
@@ -380,7 +446,7 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         seed,
         settings,
         mut tally,
-    } = match open_session(&api, target, flags).await? {
+    } = match open_session(&api, source, target, flags).await? {
         Ok(session) => session,
         Err(unreachable) => return Ok(unreachable),
     };
@@ -721,5 +787,40 @@ impl Progress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptions_are_named_relative_to_the_working_directory() {
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            relative_to_cwd(&cwd.join("specs").join("api.yaml")),
+            "specs/api.yaml"
+        );
+        assert_eq!(relative_to_cwd(Path::new("./api.yaml")), "api.yaml");
+        assert_eq!(
+            relative_to_cwd(Path::new("../shared/api.yaml")),
+            "../shared/api.yaml"
+        );
+        let outside = Path::new("/nonexistent-root-dir/api.yaml");
+        assert_eq!(relative_to_cwd(outside), "/nonexistent-root-dir/api.yaml");
+    }
+
+    #[test]
+    fn a_file_source_knows_its_operations_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("openapi.yaml");
+        std::fs::write(&path, crate::demo::OPENAPI_YAML).unwrap();
+        let api = crate::spec::load(&path).unwrap().api;
+        let source = SpecSource::file(&path, &api);
+        assert_eq!(source.lines.len(), api.operations.len());
+        assert_eq!(source.lines["listAuthors"], 19);
+        // Gone by the time it is read again: the run goes on without lines.
+        std::fs::remove_file(&path).unwrap();
+        assert!(SpecSource::file(&path, &api).lines.is_empty());
     }
 }

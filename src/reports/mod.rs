@@ -25,6 +25,10 @@ use crate::oracles::Fault;
 pub struct Settings {
     /// The target base URL.
     pub target: String,
+    /// The API description the run read: its path (relative to the working
+    /// directory when under it), the endpoint's URL when the schema came from
+    /// introspection, or the demo's embedded description's path in the repository.
+    pub spec: Option<String>,
     /// The seed.
     pub seed: u64,
     /// Budget in seconds.
@@ -62,6 +66,13 @@ pub struct OperationReport {
     pub method: String,
     /// Path template.
     pub path: String,
+    /// The line of its description where the operation is written, when found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// Its description, when not [`Settings::spec`] (the demo's combined
+    /// report holds the REST and the GraphQL operations).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spec: Option<String>,
     /// Status code (as a string) → count.
     pub status_counts: BTreeMap<String, u64>,
     /// Requests that got no response: failure kind → count.
@@ -139,11 +150,22 @@ impl Tally {
                     operation: o.name.clone(),
                     method: o.method.as_str().to_string(),
                     path: o.path.clone(),
+                    line: None,
+                    spec: None,
                     status_counts: BTreeMap::new(),
                     failures: BTreeMap::new(),
                 })
                 .collect(),
         }
+    }
+
+    /// Records where the description writes each operation (operation name →
+    /// line, as [`crate::spec::operation_lines`] finds them).
+    pub fn with_lines(mut self, lines: &std::collections::HashMap<String, u32>) -> Tally {
+        for op in &mut self.operations {
+            op.line = lines.get(&op.operation).copied();
+        }
+        self
     }
 
     /// Counts one exchange.
