@@ -96,7 +96,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         let secrets = crate::execution::secrets::Secrets::new();
         crate::reports::write_report(&flags.out, &summary.report, &secrets)?;
         for w in crate::reports::write_extras(&flags.out, &summary.report, &summary.graph_dot, &secrets)
-            .map_err(|e| anyhow::anyhow!("cannot write report.html or junit.xml: {e}"))?
+            .map_err(|e| anyhow::anyhow!("cannot write report.html, junit.xml or report.sarif: {e}"))?
         {
             eprintln!("warning: {w}");
         }

@@ -163,7 +163,7 @@ pub async fn execute(run: Prepared, flags: &RunFlags) -> anyhow::Result<RunSumma
     }
     reports::write_report(&flags.out, &report, &secrets)?;
     for w in reports::write_extras(&flags.out, &report, &dot, &secrets)
-        .map_err(|e| anyhow::anyhow!("cannot write report.html or junit.xml: {e}"))?
+        .map_err(|e| anyhow::anyhow!("cannot write report.html, junit.xml or report.sarif: {e}"))?
     {
         eprintln!("warning: {w}");
     }

@@ -20,7 +20,7 @@ use crate::reproduce::{self, phase::Recorder, Script, Step};
 /// Arguments of `cartograph replay-queries`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "The log holds one GraphQL request per line as JSON, {\"query\": \"…\", \"variables\": {…}, \"operationName\": \"…\"} (a batch array on a line is read too), or is a HAR file saved from a browser's network panel or a proxy. Requests that repeat the same query text (layout aside), variables and operation name are sent once.\n\nOutput folder: report.json (faults, schema coverage and a `query_log` summary), report.html, junit.xml, trace.ndjson, reproducers/ for confirmed faults, and tests/ (one Hurl file per request: hurl --test --variable base=URL tests/*.hurl).\n\nExit status: 0 no faults, 1 faults found, 2 usage error (unreadable log or schema), 3 target unreachable.\n\nExamples:\n  cartograph replay-queries queries.ndjson --target http://127.0.0.1:4000/graphql\n  cartograph replay-queries session.har --target https://staging.example.com/graphql --schema schema.graphql --read-only --rate 2/s"
+    after_help = "The log holds one GraphQL request per line as JSON, {\"query\": \"…\", \"variables\": {…}, \"operationName\": \"…\"} (a batch array on a line is read too), or is a HAR file saved from a browser's network panel or a proxy. Requests that repeat the same query text (layout aside), variables and operation name are sent once.\n\nOutput folder: report.json (faults, schema coverage and a `query_log` summary), report.html, junit.xml, report.sarif, trace.ndjson, reproducers/ for confirmed faults, and tests/ (one Hurl file per request: hurl --test --variable base=URL tests/*.hurl).\n\nExit status: 0 no faults, 1 faults found, 2 usage error (unreadable log or schema), 3 target unreachable.\n\nExamples:\n  cartograph replay-queries queries.ndjson --target http://127.0.0.1:4000/graphql\n  cartograph replay-queries session.har --target https://staging.example.com/graphql --schema schema.graphql --read-only --rate 2/s"
 )]
 pub struct ReplayQueriesArgs {
     /// The log of GraphQL requests: NDJSON or HAR.
@@ -331,7 +331,7 @@ async fn execute(
         crate::graph::export::Format::Dot,
     );
     for w in reports::write_extras(&flags.out, &report, &dot, &secrets)
-        .map_err(|e| anyhow::anyhow!("cannot write report.html or junit.xml: {e}"))?
+        .map_err(|e| anyhow::anyhow!("cannot write report.html, junit.xml or report.sarif: {e}"))?
     {
         eprintln!("warning: {w}");
     }

@@ -114,7 +114,8 @@ pub struct RunFlags {
     /// Most calls in one test.
     #[arg(long, default_value_t = MioConfig::default().max_length, value_name = "N", help_heading = "Search (MIO)")]
     pub max_length: usize,
-    /// Output folder: report.json, report.html, junit.xml, reproducers/ (a
+    /// Output folder: report.json, report.html, junit.xml, report.sarif (for
+    /// code-scanning uploads), reproducers/ (a
     /// shell script per confirmed fault), tests/ (the regression suite as Hurl
     /// files), trace.ndjson and replay.ndjson (every exchange), suite.json (the
     /// final test suite), graph-initial.json and graph-final.json.
@@ -619,7 +620,7 @@ pub async fn execute(
     reports::write_report(&flags.out, &report, &secrets)?;
     for w in reports::write_extras(&flags.out, &report, &graph_dot, &secrets).map_err(|e| {
         anyhow::anyhow!(
-            "cannot write report.html or junit.xml in {}: {e}",
+            "cannot write report.html, junit.xml or report.sarif in {}: {e}",
             flags.out.display()
         )
     })? {

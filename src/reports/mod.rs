@@ -1,13 +1,16 @@
 //! The run's records: `report.json` (shape in `models/report.schema.json`),
 //! built from the exchanges as they come, written with secrets redacted; and
-//! for people and CI, `junit.xml` ([`render_junit`]) and the self-contained
+//! for people and CI, `junit.xml` ([`render_junit`]), `report.sarif`
+//! ([`render_sarif`], for code-scanning uploads) and the self-contained
 //! `report.html` ([`render_html`]), written by [`write_extras`].
 
 mod html;
 mod junit;
+mod sarif;
 
 pub use html::{dot_to_svg, render_html, DotError, GraphPicture, GRAPHVIZ_MISSING};
 pub use junit::render_junit;
+pub use sarif::render_sarif;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -243,7 +246,7 @@ pub fn write_report(dir: &Path, report: &Report, secrets: &Secrets) -> std::io::
 /// How long Graphviz may take to lay out the graph before the page goes without it.
 const DOT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Writes `junit.xml` and `report.html` into `dir`, secrets redacted, and
+/// Writes `junit.xml`, `report.sarif` and `report.html` into `dir`, secrets redacted, and
 /// returns warnings for the user (Graphviz missing or failing: the page then
 /// shows no graph). `graph_dot` is the final graph as DOT
 /// (`graph::export::render(g, Format::Dot)`); empty when there is none.
@@ -255,11 +258,14 @@ pub fn write_extras(
 ) -> std::io::Result<Vec<String>> {
     let mut warnings = Vec::new();
     // The run is just over: now minus its length is when it began.
-    let started = SystemTime::now()
+    let ended = SystemTime::now();
+    let started = ended
         .checked_sub(Duration::from_secs_f64(report.elapsed_s.max(0.0)))
-        .unwrap_or_else(SystemTime::now);
+        .unwrap_or(ended);
     let junit = render_junit(report, started, secrets);
     std::fs::write(dir.join("junit.xml"), secrets.redact(&junit).as_bytes())?;
+    let sarif = render_sarif(report, ended, secrets);
+    std::fs::write(dir.join("report.sarif"), secrets.redact(&sarif).as_bytes())?;
 
     let picture = if graph_dot.trim().is_empty() {
         GraphPicture::Missing("No graph was recorded for this run.".to_string())
