@@ -1,8 +1,10 @@
-//! `junit.xml` and `report.html`: the JUnit file validates against the Ant
-//! JUnit schema CI systems read and its counts match the run; the page holds
-//! the summary numbers, the graph as SVG, the progress plot, and escapes what
-//! the server and the run put in it. Checked on a report built by hand (every
-//! kind of operation and fault) and on a real run against the demo API.
+//! `junit.xml`, `report.sarif` and `report.html`: the JUnit file validates
+//! against the Ant JUnit schema CI systems read and its counts match the run;
+//! the SARIF file validates against the OASIS SARIF 2.1.0 schema and holds one
+//! result per fault, located at the operation; the page holds the summary
+//! numbers, the graph as SVG, the progress plot, and escapes what the server
+//! and the run put in it. Checked on a report built by hand (every kind of
+//! operation and fault) and on a real run against the demo API.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,8 +15,8 @@ use cartograph::execution::secrets::Secrets;
 use cartograph::generation::SearchSummary;
 use cartograph::oracles::{Confirmation, Fault, Reproducer, WitnessStep};
 use cartograph::reports::{
-    dot_to_svg, render_html, render_junit, write_extras, DotError, GraphPicture, OperationReport,
-    Report, Settings, GRAPHVIZ_MISSING,
+    dot_to_svg, render_html, render_junit, render_sarif, write_extras, DotError, GraphPicture,
+    OperationReport, Report, Settings, GRAPHVIZ_MISSING,
 };
 use quick_xml::events::Event;
 use serde_json::Value;
@@ -87,6 +89,8 @@ fn op(
         operation: name.into(),
         method: method.into(),
         path: path.into(),
+        line: None,
+        spec: None,
         status_counts: statuses.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
         failures: failures.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
     }
@@ -98,6 +102,7 @@ fn op(
 fn hand_built() -> Report {
     let settings = Settings {
         target: "http://127.0.0.1:8080/api".into(),
+        spec: Some("specs/shop api.yaml".into()),
         seed: 4242,
         budget_s: Some(120.0),
         max_requests: Some(1234),
@@ -507,7 +512,7 @@ fn secrets_are_redacted_from_both_files_even_with_markup_in_them() {
         );
     }
     let escaped = "tok&amp;&lt;en&gt;-1234";
-    for name in ["junit.xml", "report.html"] {
+    for name in ["junit.xml", "report.html", "report.sarif"] {
         let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
         assert!(
             !text.contains(secret) && !text.contains(escaped),
@@ -516,6 +521,483 @@ fn secrets_are_redacted_from_both_files_even_with_markup_in_them() {
         assert!(text.contains("[REDACTED]"), "{name}");
     }
     validate(&dir.path().join("junit.xml"));
+}
+
+/// The OASIS SARIF 2.1.0 schema (draft-04), with its formats (`uri`,
+/// `uri-reference`, `date-time`) asserted.
+fn sarif_validator() -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sarif/sarif-schema-2.1.0.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft4)
+        .should_validate_formats(true)
+        // Draft-04 does not define `uri-reference` (artifact locations), so
+        // it would go unchecked; the crate's own check from draft 6 on.
+        .with_format("uri-reference", is_uri_reference)
+        .build(&schema)
+        .expect("the SARIF schema compiles")
+}
+
+/// Whether `text` is an RFC 3986 URI reference, as `jsonschema` decides it.
+fn is_uri_reference(text: &str) -> bool {
+    static CHECK: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    CHECK
+        .get_or_init(|| {
+            jsonschema::options()
+                .with_draft(jsonschema::Draft::Draft7)
+                .should_validate_formats(true)
+                .build(&serde_json::json!({"format": "uri-reference"}))
+                .unwrap()
+        })
+        .is_valid(&Value::from(text))
+}
+
+/// `text` as JSON, asserted valid against the SARIF schema.
+fn valid_sarif(text: &str) -> Value {
+    let sarif: Value = serde_json::from_str(text).expect("report.sarif is JSON");
+    let errors: Vec<String> = sarif_validator()
+        .iter_errors(&sarif)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "report.sarif breaks the SARIF 2.1.0 schema: {errors:#?}\n{text}"
+    );
+    assert_eq!(sarif["version"], "2.1.0");
+    assert_eq!(sarif["runs"].as_array().unwrap().len(), 1, "one run");
+    sarif
+}
+
+/// What every report.sarif says of its report's faults: one result per
+/// fault, in order; rule ids are oracle codes, each rule referenced exists
+/// (by id and by index) and is listed once; the logical location names the
+/// operation; the fingerprint is the signature; the level is the rule's.
+/// Returns the results.
+fn check_results(sarif: &Value, report: &Report) -> Vec<Value> {
+    let run = &sarif["runs"][0];
+    let driver = &run["tool"]["driver"];
+    assert_eq!(driver["name"], "cartograph");
+    assert_eq!(driver["version"], env!("CARGO_PKG_VERSION"));
+    let rules = driver["rules"].as_array().unwrap();
+    let rule_ids: Vec<&str> = rules.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let codes: Vec<&str> = cartograph::oracles::all_codes().collect();
+    let mut fired: Vec<&str> = report.faults.iter().map(|f| f.code.as_str()).collect();
+    fired.sort_unstable();
+    fired.dedup();
+    let mut listed = rule_ids.clone();
+    listed.sort_unstable();
+    assert_eq!(listed, fired, "one rule per code that fired, each once");
+    for r in rules {
+        assert!(codes.contains(&r["id"].as_str().unwrap()), "{r}");
+        assert!(!r["shortDescription"]["text"].as_str().unwrap().is_empty());
+        assert!(r["fullDescription"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Fires when"));
+    }
+
+    let results = run["results"].as_array().unwrap().clone();
+    assert_eq!(results.len(), report.faults.len(), "one result per fault");
+    for (r, f) in results.iter().zip(&report.faults) {
+        assert_eq!(r["ruleId"], f.code.as_str());
+        assert!(codes.contains(&f.code.as_str()));
+        let index = r["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rule_ids[index], f.code, "ruleIndex points at its rule");
+        assert_eq!(r["level"], rules[index]["defaultConfiguration"]["level"]);
+        assert_eq!(
+            r["partialFingerprints"],
+            serde_json::json!({"cartographSignature/v1": f.signature}),
+            "the fingerprint is the signature"
+        );
+        let location = &r["locations"][0];
+        assert_eq!(
+            location["logicalLocations"][0]["fullyQualifiedName"],
+            f.operation.as_str()
+        );
+        assert_eq!(location["logicalLocations"][0]["kind"], "function");
+        let physical = &location["physicalLocation"];
+        assert!(!physical["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap()
+            .is_empty());
+        assert!(physical["region"]["startLine"].as_u64().unwrap() >= 1);
+        let text = r["message"]["text"].as_str().unwrap();
+        assert!(
+            text.contains(&format!("Seen {} time(s)", f.count)),
+            "{text}"
+        );
+        match &f.reproducer {
+            Some(p) => {
+                assert_eq!(
+                    r["attachments"][0]["artifactLocation"]["uri"],
+                    p.shell.as_str()
+                );
+                assert!(
+                    text.contains(&format!("bash {} [BASE_URL]", p.shell)),
+                    "{text}"
+                );
+                let steps = r["properties"]["reproducer"]["steps"].as_array().unwrap();
+                assert_eq!(steps.len(), p.steps.len());
+                for (got, want) in steps.iter().zip(&p.steps) {
+                    assert_eq!(got["method"], want.method.as_str());
+                    assert_eq!(got["path"], want.path.as_str());
+                    assert_eq!(got["status"].as_u64(), want.status.map(u64::from));
+                }
+            }
+            None => {
+                assert!(r.get("attachments").is_none());
+                let steps = r["properties"]["witness"].as_array().map_or(0, Vec::len);
+                assert_eq!(steps, f.witness.len());
+                if let Some(first) = f.witness.first() {
+                    assert!(text.contains("Witness (as sent): 1. "), "{text}");
+                    assert!(text.contains(&format!("{} {}", first.method, first.path)));
+                }
+            }
+        }
+    }
+    results
+}
+
+/// A message with everything a careless server can put in one: markup,
+/// quotes, a backslash, line breaks, a terminal escape, NUL, non-ASCII.
+const NASTIER: &str =
+    "body: {\"a\\\\b\": \"</script>\"}\r\n\ttab \u{0}nul \u{1b}[31mred\u{1b}[0m ünïcødé ✓ 💥";
+
+/// [`hand_built`] plus one fault of every oracle code it lacks, in every
+/// shape: with and without a reproducer, witness or status, under a GraphQL
+/// operation written in another description, and under no operation at all.
+fn every_fault_kind() -> Report {
+    let mut report = hand_built();
+    report.operations[0].line = Some(21);
+    report.operations[1].line = Some(140);
+    let mut gql = op("Query.book", "QUERY", "book", &[("200", 3)], &[]);
+    gql.line = Some(11);
+    gql.spec = Some("models/demo/schema.graphql".into());
+    report.operations.push(gql);
+    let present: Vec<String> = report.faults.iter().map(|f| f.code.clone()).collect();
+    let missing: Vec<&str> = cartograph::oracles::all_codes()
+        .filter(|c| !present.iter().any(|p| p == c))
+        .collect();
+    for (i, code) in missing.into_iter().enumerate() {
+        let graphql = code.starts_with("graphql_");
+        let operation = match (graphql, i % 3) {
+            (true, 0) => "-",
+            (true, _) => "Query.book",
+            (false, 0) => "listBooks",
+            (false, 1) => "placeOrder",
+            (false, _) => "nowhereInTheDescription",
+        };
+        let status = (i % 4 != 3).then_some(200 + i as u16);
+        let path = if graphql { "" } else { "/books?q=%22x%22" };
+        let method = if graphql { "POST" } else { "GET" };
+        let witness = if i % 5 == 4 {
+            vec![]
+        } else {
+            vec![
+                step(10 + i as u64, "createBook", "POST", "/books", Some(201)),
+                step(11 + i as u64, operation, method, path, status),
+            ]
+        };
+        let confirmation = match i % 3 {
+            0 => Confirmation::Confirmed,
+            1 => Confirmation::Flaky,
+            _ => Confirmation::NotReplayed,
+        };
+        let reproducer = (confirmation == Confirmation::Confirmed).then(|| Reproducer {
+            steps: vec![
+                step(0, "createBook", "POST", "/books", Some(201)),
+                step(1, operation, method, "/books/{{id}}", status),
+            ],
+            shell: format!("reproducers/{:02}-{code}-x.sh", i + 3),
+            json: format!("reproducers/{:02}-{code}-x.json", i + 3),
+            requests: 4,
+            standalone: i % 2 == 0,
+        });
+        let status_text = status.map_or("-".to_string(), |s| s.to_string());
+        report.faults.push(Fault {
+            code: code.into(),
+            operation: operation.into(),
+            status,
+            signature: format!("{code}:{operation}:{status_text}:/items/0 \"type\""),
+            message: format!("{code}: {NASTIER}"),
+            count: 1 + i as u64,
+            first_seq: 10 + i as u64,
+            witness,
+            confirmation,
+            reproducer,
+        });
+    }
+    report
+}
+
+#[test]
+fn sarif_validates_against_the_oasis_schema_and_holds_every_fault() {
+    let report = every_fault_kind();
+    let codes: Vec<&str> = cartograph::oracles::all_codes().collect();
+    for code in &codes {
+        assert!(report.faults.iter().any(|f| f.code == *code), "{code}");
+    }
+    let ended = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    let text = render_sarif(&report, ended, &Secrets::new());
+    let sarif = valid_sarif(&text);
+    let results = check_results(&sarif, &report);
+    let run = &sarif["runs"][0];
+    assert_eq!(
+        run["tool"]["driver"]["rules"].as_array().unwrap().len(),
+        codes.len()
+    );
+
+    // The invocation: when, and that the run completed.
+    let invocation = &run["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], true);
+    assert_eq!(invocation["endTimeUtc"], "2023-11-14T22:13:20Z");
+    assert_eq!(invocation["startTimeUtc"], "2023-11-14T22:13:07Z");
+    let props = &run["properties"];
+    assert_eq!(props["requests"], 1234);
+    assert_eq!(props["operations_reached"], 2);
+    assert_eq!(props["seed"], 4242);
+    assert_eq!(props["target"], "http://127.0.0.1:8080/api");
+
+    // Locations: the description at the operation's line, or its first line;
+    // a GraphQL operation in its own description.
+    let at = |i: usize| {
+        let p = &results[i]["locations"][0]["physicalLocation"];
+        (
+            p["artifactLocation"]["uri"].as_str().unwrap().to_string(),
+            p["region"]["startLine"].as_u64().unwrap(),
+        )
+    };
+    for (i, f) in report.faults.iter().enumerate() {
+        let expected = match f.operation.as_str() {
+            "listBooks" => ("specs/shop%20api.yaml", 21),
+            "placeOrder" => ("specs/shop%20api.yaml", 140),
+            "Query.book" => ("models/demo/schema.graphql", 11),
+            _ => ("specs/shop%20api.yaml", 1),
+        };
+        assert_eq!(
+            at(i),
+            (expected.0.to_string(), expected.1),
+            "{}",
+            f.signature
+        );
+    }
+
+    // Levels: errors for server failures, leaks and stateful faults;
+    // warnings for conformance; a note for our own rejected query.
+    let level = |code: &str| {
+        let r = results.iter().find(|r| r["ruleId"] == code).unwrap();
+        r["level"].as_str().unwrap().to_string()
+    };
+    for code in [
+        "server_error",
+        "graphql_server_error",
+        "graphql_internal_error",
+        "stack_trace_leak",
+        "sql_leak",
+        "debug_page_leak",
+        "graphql_stack_leak",
+        "use_after_delete",
+        "created_not_readable",
+        "dangling_location",
+        "non_idempotent",
+    ] {
+        assert_eq!(level(code), "error", "{code}");
+    }
+    for code in [
+        "undocumented_status",
+        "schema_violation",
+        "content_type_mismatch",
+        "html_instead_of_json",
+        "graphql_missing_field",
+        "graphql_null_violation",
+        "graphql_wrong_type",
+        "graphql_enum_violation",
+        "graphql_list_mismatch",
+        "graphql_typename_violation",
+    ] {
+        assert_eq!(level(code), "warning", "{code}");
+    }
+    assert_eq!(level("graphql_validation_error"), "note");
+
+    // The request that showed a fault, and the message's facts.
+    let first = &results[0];
+    assert_eq!(first["webRequest"]["method"], "POST");
+    assert_eq!(first["webRequest"]["target"], "/orders");
+    assert_eq!(first["webResponse"]["statusCode"], 500);
+    let message = first["message"]["text"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "the server answered 500\nSeen 7 time(s), first at request #311; confirmed"
+        ),
+        "{message}"
+    );
+    assert!(
+        message.contains("1. POST /books -> 201; 2. POST /orders -> 500"),
+        "{message}"
+    );
+    assert!(results[1]["message"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("the server answered 503 (flaky)"));
+    // Nasty characters: JSON keeps the text, minus the control characters
+    // that are noise in a CI page (tab and line breaks stay).
+    let nasty = results
+        .iter()
+        .map(|r| r["message"]["text"].as_str().unwrap())
+        .find(|t| t.contains("ünïcødé"))
+        .unwrap();
+    assert!(
+        nasty.contains("body: {\"a\\\\b\": \"</script>\"}\r\n\ttab nul [31mred[0m ünïcødé ✓ 💥"),
+        "{nasty}"
+    );
+    assert!(!text.contains("\\u0000") && !text.contains("\\u001b"));
+
+    // Kept for people who want to look at one.
+    let sample = sample_dir().join("hand-built");
+    std::fs::create_dir_all(&sample).unwrap();
+    std::fs::write(sample.join("report.sarif"), &text).unwrap();
+}
+
+#[test]
+fn sarif_never_holds_a_secret_even_escaped_or_in_a_uri() {
+    let secret = "tok\"&<en>\\-1234";
+    let secrets = Secrets::new();
+    secrets.add(secret);
+    let mut report = every_fault_kind();
+    report.settings.target = format!("http://127.0.0.1:8080/?key={secret}");
+    report.settings.spec = Some(format!("http://127.0.0.1:8080/graphql?key={secret}"));
+    report.operations[4].spec = Some(format!("specs/{secret}.yaml"));
+    report.faults[0].witness[0].path = format!("/books?token={secret}");
+    report.faults[0].message = format!("echoed {secret}");
+    report.faults[2].signature = format!("undocumented_status:listAuthors:418:{secret}");
+    let text = render_sarif(&report, SystemTime::now(), &secrets);
+    let json_escaped = serde_json::to_string(secret).unwrap();
+    let json_escaped = json_escaped.trim_matches('"');
+    let percent = "tok%22&%3Cen%3E%5C-1234";
+    for form in [secret, json_escaped, percent, "tok%22", "en%3E"] {
+        assert!(!text.contains(form), "{form:?} in report.sarif");
+    }
+    assert!(text.contains("[REDACTED]"));
+    let sarif = valid_sarif(&text);
+    let run = &sarif["runs"][0];
+    assert_eq!(
+        run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "http://127.0.0.1:8080/graphql?key=%5BREDACTED%5D"
+    );
+    assert_eq!(
+        run["properties"]["target"],
+        "http://127.0.0.1:8080/?key=[REDACTED]"
+    );
+    assert_eq!(
+        run["results"][2]["partialFingerprints"]["cartographSignature/v1"],
+        "undocumented_status:listAuthors:418:[REDACTED]"
+    );
+
+    // write_extras writes it too, redacted.
+    let dir = tempfile::tempdir().unwrap();
+    write_extras(dir.path(), &report, "", &secrets).unwrap();
+    let written = std::fs::read_to_string(dir.path().join("report.sarif")).unwrap();
+    assert!(!written.contains(secret) && !written.contains(json_escaped));
+    valid_sarif(&written);
+}
+
+#[test]
+fn an_interrupted_run_is_not_a_successful_execution() {
+    let mut report = hand_built();
+    for (stop, ok) in [
+        ("budget", true),
+        ("max_requests", true),
+        ("exhausted", true),
+        ("interrupted", false),
+        ("auth_failed", false),
+    ] {
+        report.stop = stop.into();
+        let sarif = valid_sarif(&render_sarif(&report, SystemTime::now(), &Secrets::new()));
+        let invocation = &sarif["runs"][0]["invocations"][0];
+        assert_eq!(invocation["executionSuccessful"], ok, "{stop}");
+        assert_eq!(
+            invocation.get("toolExecutionNotifications").is_some(),
+            !ok,
+            "{stop}"
+        );
+    }
+    // No fault, no rule, still a valid file.
+    report.faults.clear();
+    let sarif = valid_sarif(&render_sarif(&report, SystemTime::now(), &Secrets::new()));
+    assert_eq!(sarif["runs"][0]["results"], serde_json::json!([]));
+    assert_eq!(
+        sarif["runs"][0]["tool"]["driver"]["rules"],
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn the_sarif_validator_rejects_what_the_schema_forbids() {
+    let mut sarif = valid_sarif(&render_sarif(
+        &every_fault_kind(),
+        SystemTime::now(),
+        &Secrets::new(),
+    ));
+    let validator = sarif_validator();
+    for (pointer, bad) in [
+        ("/runs/0/results/0/level", serde_json::json!("fatal")),
+        (
+            "/runs/0/results/0/locations/0/physicalLocation/artifactLocation/uri",
+            serde_json::json!("spaces are not a URI"),
+        ),
+        (
+            "/runs/0/invocations/0/endTimeUtc",
+            serde_json::json!("yesterday"),
+        ),
+        ("/runs/0/results/0/region", serde_json::json!({})),
+    ] {
+        let mut broken = sarif.clone();
+        match broken.pointer_mut(pointer) {
+            Some(v) => *v = bad,
+            None => {
+                let (parent, key) = pointer.rsplit_once('/').unwrap();
+                broken.pointer_mut(parent).unwrap()[key] = bad;
+            }
+        }
+        assert!(!validator.is_valid(&broken), "{pointer} accepted");
+    }
+    sarif["version"] = serde_json::json!("2.0.0");
+    assert!(!validator.is_valid(&sarif));
+}
+
+/// The 1-based line of the `method:` key under the `path:` key of the demo's
+/// OpenAPI description, found by reading the text, not by the tool.
+fn demo_rest_line(method: &str, path: &str) -> u64 {
+    let lines: Vec<&str> = cartograph::demo::OPENAPI_YAML.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| *l == format!("  {path}:"))
+        .unwrap_or_else(|| panic!("no {path} in the demo description"));
+    let key = format!("    {}:", method.to_ascii_lowercase());
+    (start + lines[start..].iter().position(|l| *l == key).unwrap() + 1) as u64
+}
+
+/// The same for a root field of the demo's GraphQL schema (`Query.book`).
+fn demo_graphql_line(operation: &str) -> u64 {
+    let (root, field) = operation.split_once('.').unwrap();
+    let lines: Vec<&str> = cartograph::demo::GRAPHQL_SDL.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.starts_with(&format!("type {root} ")))
+        .unwrap();
+    let at = lines[start..]
+        .iter()
+        .position(|l| {
+            let t = l.trim_start();
+            t.starts_with(&format!("{field}(")) || t.starts_with(&format!("{field}:"))
+        })
+        .unwrap();
+    (start + at + 1) as u64
 }
 
 /// Where the sample page goes for `scripts/screenshot.sh`.
@@ -574,6 +1056,7 @@ fn report_from_json(r: &Value) -> Report {
         ]),
         settings: Settings {
             target: text(&s["target"]),
+            spec: s["spec"].as_str().map(str::to_string),
             seed: s["seed"].as_u64().unwrap(),
             budget_s: s["budget_s"].as_f64(),
             max_requests: s["max_requests"].as_u64(),
@@ -600,6 +1083,8 @@ fn report_from_json(r: &Value) -> Report {
                 operation: text(&o["operation"]),
                 method: text(&o["method"]),
                 path: text(&o["path"]),
+                line: o["line"].as_u64().map(|l| l as u32),
+                spec: o["spec"].as_str().map(str::to_string),
                 status_counts: string_map(&o["status_counts"], |v| v.as_u64().unwrap()),
                 failures: string_map(&o["failures"], |v| v.as_u64().unwrap()),
             })
@@ -681,6 +1166,8 @@ fn a_real_demo_run_renders_valid_files() {
     assert_eq!(suites["faults"].attr("tests"), report.faults.len());
     assert_eq!(suites["faults"].attr("failures"), report.faults.len());
     validate(&dir.path().join("junit.xml"));
+    let sarif = valid_sarif(&std::fs::read_to_string(dir.path().join("report.sarif")).unwrap());
+    check_results(&sarif, &report);
 
     assert!(html.contains(&format!("<div class=\"n\">{}</div>", report.requests)));
     assert!(html.contains(&format!(
@@ -711,9 +1198,11 @@ fn a_real_demo_run_renders_valid_files() {
     std::fs::write(sample.join("junit.xml"), &xml).unwrap();
 }
 
-/// The binary writes both files itself at the end of a run.
+/// The binary writes the three files itself at the end of a run; its
+/// report.sarif locates every fault at the line of the embedded description
+/// that writes its operation.
 #[test]
-fn the_demo_command_writes_junit_and_html() {
+fn the_demo_command_writes_junit_html_and_sarif() {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_cartograph"))
         .args(["demo", "--max-requests", "1500", "--seed", "7", "--out"])
@@ -725,10 +1214,69 @@ fn the_demo_command_writes_junit_and_html() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    for name in ["junit.xml", "report.html"] {
+    for name in ["junit.xml", "report.html", "report.sarif"] {
         assert!(dir.path().join(name).is_file(), "no {name}");
     }
     validate(&dir.path().join("junit.xml"));
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(html.contains("<div class=\"n\">1500</div>"));
+
+    let report_json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    let report = report_from_json(&report_json);
+    assert_eq!(
+        report.settings.spec.as_deref(),
+        Some("models/demo/openapi.yaml")
+    );
+    assert!(!report.faults.is_empty(), "the demo has faults to find");
+    let sarif = valid_sarif(&std::fs::read_to_string(dir.path().join("report.sarif")).unwrap());
+    let results = check_results(&sarif, &report);
+    let run = &sarif["runs"][0];
+    assert_eq!(run["invocations"][0]["executionSuccessful"], true);
+    assert_eq!(run["properties"]["requests"], 1500);
+    assert_eq!(run["properties"]["seed"], 7);
+    for (r, f) in results.iter().zip(&report.faults) {
+        let physical = &r["locations"][0]["physicalLocation"];
+        let graphql = f.operation.starts_with("Query.") || f.operation.starts_with("Mutation.");
+        let op = report
+            .operations
+            .iter()
+            .find(|o| o.operation == f.operation);
+        let (uri, line) = match op {
+            Some(op) if graphql => (
+                "models/demo/schema.graphql",
+                demo_graphql_line(&op.operation),
+            ),
+            Some(op) => (
+                "models/demo/openapi.yaml",
+                demo_rest_line(&op.method, &op.path),
+            ),
+            // A GraphQL query the oracle could not name: the description's top.
+            None => ("models/demo/openapi.yaml", 1),
+        };
+        assert_eq!(physical["artifactLocation"]["uri"], uri, "{}", f.signature);
+        assert_eq!(physical["region"]["startLine"], line, "{}", f.signature);
+        if let Some(p) = &f.reproducer {
+            assert!(dir.path().join(&p.shell).is_file(), "no {}", p.shell);
+        }
+    }
+    // Every operation's line is in report.json, found where the text has it.
+    for op in &report.operations {
+        let expected = if op.spec.is_some() {
+            demo_graphql_line(&op.operation)
+        } else {
+            demo_rest_line(&op.method, &op.path)
+        };
+        assert_eq!(op.line.map(u64::from), Some(expected), "{}", op.operation);
+    }
+    // The GraphQL part's own file points at its schema.
+    let part =
+        valid_sarif(&std::fs::read_to_string(dir.path().join("graphql/report.sarif")).unwrap());
+    for r in part["runs"][0]["results"].as_array().unwrap() {
+        assert_eq!(
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            "models/demo/schema.graphql"
+        );
+    }
 }

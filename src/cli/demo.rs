@@ -9,6 +9,12 @@ use clap::Args;
 
 use crate::demo::{DemoServer, FAULTS_MD, GRAPHQL_SDL, OPENAPI_YAML};
 use crate::run::{execute, RunOptions, EXIT_FAULTS};
+use crate::spec::SpecSource;
+
+/// The embedded descriptions, named by their place in the repository (the
+/// reports' `settings.spec`, and the file a code-scanning upload points at).
+const REST_SPEC: &str = "models/demo/openapi.yaml";
+const GRAPHQL_SPEC: &str = "models/demo/schema.graphql";
 
 /// Arguments of `cartograph demo`.
 #[derive(Debug, Args)]
@@ -42,8 +48,10 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             server.shutdown().await;
             return Ok(ExitCode::SUCCESS);
         }
-        let rest = crate::spec::load_text(OPENAPI_YAML, Path::new("models/demo/openapi.yaml"))?;
-        let graphql = crate::spec::load_text(GRAPHQL_SDL, Path::new("models/demo/schema.graphql"))?;
+        let rest = crate::spec::load_text(OPENAPI_YAML, Path::new(REST_SPEC))?;
+        let graphql = crate::spec::load_text(GRAPHQL_SDL, Path::new(GRAPHQL_SPEC))?;
+        let rest_source = SpecSource::text(REST_SPEC, OPENAPI_YAML, &rest.api);
+        let graphql_source = SpecSource::text(GRAPHQL_SPEC, GRAPHQL_SDL, &graphql.api);
         let mut flags = args.flags.clone();
         if flags.budget.is_none() && flags.max_requests.is_none() {
             flags.budget = Some(Duration::from_secs(60));
@@ -58,7 +66,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             share(&graphql_flags),
             graphql_flags.out.display()
         );
-        let rest_run = execute(Arc::new(rest.api), &base, &rest_flags).await?;
+        let rest_run = execute(Arc::new(rest.api), &rest_source, &base, &rest_flags).await?;
         if rest_run.unreachable {
             server.shutdown().await;
             return Ok(rest_run.exit_code());
@@ -74,8 +82,13 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         {
             eprintln!("warning: could not reset the demo API between the parts: {e}");
         }
-        let graphql_run =
-            execute(Arc::new(graphql.api), &format!("{base}/graphql"), &graphql_flags).await?;
+        let graphql_run = execute(
+            Arc::new(graphql.api),
+            &graphql_source,
+            &format!("{base}/graphql"),
+            &graphql_flags,
+        )
+        .await?;
         server.shutdown().await;
 
         let rest_report = rest_run.report.clone();
@@ -84,7 +97,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         let secrets = crate::execution::secrets::Secrets::new();
         crate::reports::write_report(&flags.out, &summary.report, &secrets)?;
         for w in crate::reports::write_extras(&flags.out, &summary.report, &summary.graph_dot, &secrets)
-            .map_err(|e| anyhow::anyhow!("cannot write report.html or junit.xml: {e}"))?
+            .map_err(|e| anyhow::anyhow!("cannot write report.html, junit.xml or report.sarif: {e}"))?
         {
             eprintln!("warning: {w}");
         }
@@ -188,7 +201,13 @@ fn merge(into: &mut crate::reports::Report, part: crate::reports::Report, folder
     into.refused_mutations += part.refused_mutations;
     into.elapsed_s = ((into.elapsed_s + part.elapsed_s) * 1000.0).round() / 1000.0;
     into.operations_reached += part.operations_reached;
-    into.operations.extend(part.operations);
+    for mut op in part.operations {
+        // The part's operations are written in its own description.
+        if op.spec.is_none() && part.settings.spec != into.settings.spec {
+            op.spec.clone_from(&part.settings.spec);
+        }
+        into.operations.push(op);
+    }
     for mut f in part.faults {
         if let Some(r) = &mut f.reproducer {
             r.shell = format!("{folder}/{}", r.shell);

@@ -16,11 +16,12 @@ use crate::reports;
 use crate::reproduce::{self, phase::Recorder, Script, Step};
 use crate::run::{RunOptions, RunSummary, Session};
 use crate::spec::query_log::{self, LoggedQuery, OpKind};
+use crate::spec::SpecSource;
 
 /// Arguments of `cartograph replay-queries`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "The log holds one GraphQL request per line as JSON, {\"query\": \"…\", \"variables\": {…}, \"operationName\": \"…\"} (a batch array on a line is read too), or is a HAR file saved from a browser's network panel or a proxy. Requests that repeat the same query text (layout aside), variables and operation name are sent once.\n\nOutput folder: report.json (faults, schema coverage and a `query_log` summary), report.html, junit.xml, trace.ndjson, reproducers/ for confirmed faults, and tests/ (one Hurl file per request: hurl --test --variable base=URL tests/*.hurl).\n\nExit status: 0 no faults, 1 faults found, 2 usage error (unreadable log or schema), 3 target unreachable.\n\nExamples:\n  cartograph replay-queries queries.ndjson --target http://127.0.0.1:4000/graphql\n  cartograph replay-queries session.har --target https://staging.example.com/graphql --schema schema.graphql --read-only --rate 2/s"
+    after_help = "The log holds one GraphQL request per line as JSON, {\"query\": \"…\", \"variables\": {…}, \"operationName\": \"…\"} (a batch array on a line is read too), or is a HAR file saved from a browser's network panel or a proxy. Requests that repeat the same query text (layout aside), variables and operation name are sent once.\n\nOutput folder: report.json (faults, schema coverage and a `query_log` summary), report.html, junit.xml, report.sarif, trace.ndjson, reproducers/ for confirmed faults, and tests/ (one Hurl file per request: hurl --test --variable base=URL tests/*.hurl).\n\nExit status: 0 no faults, 1 faults found, 2 usage error (unreadable log or schema), 3 target unreachable.\n\nExamples:\n  cartograph replay-queries queries.ndjson --target http://127.0.0.1:4000/graphql\n  cartograph replay-queries session.har --target https://staging.example.com/graphql --schema schema.graphql --read-only --rate 2/s"
 )]
 pub struct ReplayQueriesArgs {
     /// The log of GraphQL requests: NDJSON or HAR.
@@ -98,7 +99,7 @@ pub fn run(args: &ReplayQueriesArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let runtime = tokio::runtime::Runtime::new()?;
-    let api = match &args.schema {
+    let (api, source) = match &args.schema {
         Some(path) => {
             let loaded = super::load_spec(path)?;
             if !loaded.api.format.is_graphql() {
@@ -107,12 +108,23 @@ pub fn run(args: &ReplayQueriesArgs) -> anyhow::Result<ExitCode> {
                     path.display()
                 );
             }
-            loaded.api
+            let source = SpecSource::file(path, &loaded.api);
+            (loaded.api, source)
         }
-        None => runtime.block_on(crate::run::introspect(&args.target, &flags))?,
+        None => (
+            runtime.block_on(crate::run::introspect(&args.target, &flags))?,
+            SpecSource::url(&args.target),
+        ),
     };
     let name = args.log.display().to_string();
-    let summary = runtime.block_on(execute(Arc::new(api), log, &name, &args.target, &flags))?;
+    let summary = runtime.block_on(execute(
+        Arc::new(api),
+        &source,
+        log,
+        &name,
+        &args.target,
+        &flags,
+    ))?;
     Ok(summary.exit_code())
 }
 
@@ -141,6 +153,7 @@ fn request(q: &LoggedQuery) -> RequestSpec {
 /// Sends the log's requests and writes the output folder.
 async fn execute(
     api: Arc<crate::model::Api>,
+    source: &SpecSource,
     log: query_log::QueryLog,
     log_name: &str,
     target: &str,
@@ -156,7 +169,7 @@ async fn execute(
         settings,
         mut tally,
         ..
-    } = match crate::run::open_session(&api, target, flags).await? {
+    } = match crate::run::open_session(&api, source, target, flags).await? {
         Ok(session) => session,
         Err(unreachable) => return Ok(unreachable),
     };
@@ -319,7 +332,7 @@ async fn execute(
         crate::graph::export::Format::Dot,
     );
     for w in reports::write_extras(&flags.out, &report, &dot, &secrets)
-        .map_err(|e| anyhow::anyhow!("cannot write report.html or junit.xml: {e}"))?
+        .map_err(|e| anyhow::anyhow!("cannot write report.html, junit.xml or report.sarif: {e}"))?
     {
         eprintln!("warning: {w}");
     }

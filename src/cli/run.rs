@@ -7,6 +7,7 @@ use std::sync::Arc;
 use clap::Args;
 
 use crate::run::{execute, introspect, RunOptions};
+use crate::spec::SpecSource;
 
 /// Arguments of `cartograph run`.
 #[derive(Debug, Args)]
@@ -34,7 +35,7 @@ pub struct RunArgs {
 /// Runs the command.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
-    let api = match &args.spec {
+    let (api, source) = match &args.spec {
         Some(spec) => {
             let loaded = super::load_spec(spec)?;
             if args.graphql && !loaded.api.format.is_graphql() {
@@ -43,13 +44,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                     spec.display()
                 );
             }
-            loaded.api
+            let source = SpecSource::file(spec, &loaded.api);
+            (loaded.api, source)
         }
         None => {
             let Some(target) = &args.target else {
                 anyhow::bail!("--graphql without a schema file needs --target URL (the endpoint to introspect)");
             };
-            runtime.block_on(introspect(target, &args.flags))?
+            let api = runtime.block_on(introspect(target, &args.flags))?;
+            (api, SpecSource::url(target))
         }
     };
     let named = || {
@@ -68,6 +71,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             named()
         ),
     };
-    let summary = runtime.block_on(execute(Arc::new(api), &target, &args.flags))?;
+    let summary = runtime.block_on(execute(Arc::new(api), &source, &target, &args.flags))?;
     Ok(summary.exit_code())
 }

@@ -1,13 +1,16 @@
 //! The run's records: `report.json` (shape in `models/report.schema.json`),
 //! built from the exchanges as they come, written with secrets redacted; and
-//! for people and CI, `junit.xml` ([`render_junit`]) and the self-contained
+//! for people and CI, `junit.xml` ([`render_junit`]), `report.sarif`
+//! ([`render_sarif`], for code-scanning uploads) and the self-contained
 //! `report.html` ([`render_html`]), written by [`write_extras`].
 
 mod html;
 mod junit;
+mod sarif;
 
 pub use html::{dot_to_svg, render_html, DotError, GraphPicture, GRAPHVIZ_MISSING};
 pub use junit::render_junit;
+pub use sarif::render_sarif;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -25,6 +28,10 @@ use crate::oracles::Fault;
 pub struct Settings {
     /// The target base URL.
     pub target: String,
+    /// The API description the run read: its path (relative to the working
+    /// directory when under it), the endpoint's URL when the schema came from
+    /// introspection, or the demo's embedded description's path in the repository.
+    pub spec: Option<String>,
     /// The seed.
     pub seed: u64,
     /// Budget in seconds.
@@ -62,6 +69,13 @@ pub struct OperationReport {
     pub method: String,
     /// Path template.
     pub path: String,
+    /// The line of its description where the operation is written, when found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// Its description, when not [`Settings::spec`] (the demo's combined
+    /// report holds the REST and the GraphQL operations).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spec: Option<String>,
     /// Status code (as a string) → count.
     pub status_counts: BTreeMap<String, u64>,
     /// Requests that got no response: failure kind → count.
@@ -154,11 +168,22 @@ impl Tally {
                     operation: o.name.clone(),
                     method: o.method.as_str().to_string(),
                     path: o.path.clone(),
+                    line: None,
+                    spec: None,
                     status_counts: BTreeMap::new(),
                     failures: BTreeMap::new(),
                 })
                 .collect(),
         }
+    }
+
+    /// Records where the description writes each operation (operation name →
+    /// line, as [`crate::spec::operation_lines`] finds them).
+    pub fn with_lines(mut self, lines: &std::collections::HashMap<String, u32>) -> Tally {
+        for op in &mut self.operations {
+            op.line = lines.get(&op.operation).copied();
+        }
+        self
     }
 
     /// Counts one exchange.
@@ -293,7 +318,7 @@ pub fn write_report(dir: &Path, report: &Report, secrets: &Secrets) -> std::io::
 /// How long Graphviz may take to lay out the graph before the page goes without it.
 const DOT_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Writes `junit.xml` and `report.html` into `dir`, secrets redacted, and
+/// Writes `junit.xml`, `report.sarif` and `report.html` into `dir`, secrets redacted, and
 /// returns warnings for the user (Graphviz missing or failing: the page then
 /// shows no graph). `graph_dot` is the final graph as DOT
 /// (`graph::export::render(g, Format::Dot)`); empty when there is none.
@@ -305,11 +330,14 @@ pub fn write_extras(
 ) -> std::io::Result<Vec<String>> {
     let mut warnings = Vec::new();
     // The run is just over: now minus its length is when it began.
-    let started = SystemTime::now()
+    let ended = SystemTime::now();
+    let started = ended
         .checked_sub(Duration::from_secs_f64(report.elapsed_s.max(0.0)))
-        .unwrap_or_else(SystemTime::now);
+        .unwrap_or(ended);
     let junit = render_junit(report, started, secrets);
     std::fs::write(dir.join("junit.xml"), secrets.redact(&junit).as_bytes())?;
+    let sarif = render_sarif(report, ended, secrets);
+    std::fs::write(dir.join("report.sarif"), secrets.redact(&sarif).as_bytes())?;
 
     let picture = if graph_dot.trim().is_empty() {
         GraphPicture::Missing("No graph was recorded for this run.".to_string())

@@ -26,6 +26,7 @@ use crate::graph::{self, feedback::Feedback};
 use crate::model::Api;
 use crate::reports::{self, Report};
 use crate::reproduce;
+use crate::spec::SpecSource;
 
 /// Exit status when faults were found.
 pub const EXIT_FAULTS: u8 = 1;
@@ -62,14 +63,16 @@ impl RunSummary {
     }
 }
 
-/// Tests `api` against `target` under `options` and writes the output
-/// folder: the search through the API's protocol, then the replays.
+/// Tests `api` (read from `source`) against `target` under `options` and
+/// writes the output folder: the search through the API's protocol, then
+/// the replays.
 pub async fn execute(
     api: Arc<Api>,
+    source: &SpecSource,
     target: &str,
     options: &RunOptions,
 ) -> anyhow::Result<RunSummary> {
-    let session = match open_session(&api, target, options).await? {
+    let session = match open_session(&api, source, target, options).await? {
         Ok(session) => session,
         Err(unreachable) => return Ok(unreachable),
     };
@@ -187,7 +190,7 @@ async fn drive<P: Protocol>(
     reports::write_report(&options.out, &report, &secrets)?;
     for w in reports::write_extras(&options.out, &report, &graph_dot, &secrets).map_err(|e| {
         anyhow::anyhow!(
-            "cannot write report.html or junit.xml in {}: {e}",
+            "cannot write report.html, junit.xml or report.sarif in {}: {e}",
             options.out.display()
         )
     })? {

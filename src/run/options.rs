@@ -104,7 +104,8 @@ pub struct RunOptions {
     /// Most calls in one test.
     #[arg(long, default_value_t = MioConfig::default().max_length, value_name = "N", help_heading = "Search (MIO)")]
     pub max_length: usize,
-    /// Output folder: report.json, report.html, junit.xml, reproducers/ (a
+    /// Output folder: report.json, report.html, junit.xml, report.sarif (for
+    /// code-scanning uploads), reproducers/ (a
     /// shell script per confirmed fault), tests/ (the regression suite as Hurl
     /// files), trace.ndjson and replay.ndjson (every exchange), suite.json (the
     /// final test suite), graph-initial.json and graph-final.json.

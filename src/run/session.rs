@@ -10,6 +10,7 @@ use super::RunSummary;
 use crate::execution::{self, secrets::Secrets, Credentials};
 use crate::model::Api;
 use crate::reports::{self, Settings, Tally};
+use crate::spec::SpecSource;
 
 /// The schema of the GraphQL endpoint `target`, from the standard
 /// introspection query (sent with the flags' headers).
@@ -49,6 +50,7 @@ pub struct Session {
 /// end with (exit status 3).
 pub async fn open_session(
     api: &Api,
+    source: &SpecSource,
     target: &str,
     flags: &RunOptions,
 ) -> anyhow::Result<Result<Session, RunSummary>> {
@@ -88,6 +90,7 @@ pub async fn open_session(
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", flags.out.display()))?;
     let settings = Settings {
         target: target_url.to_string(),
+        spec: source.location.clone(),
         seed,
         budget_s: flags.budget.map(|b| b.as_secs_f64()),
         max_requests: flags.max_requests,
@@ -103,7 +106,7 @@ pub async fn open_session(
         feedback: !flags.no_feedback && !flags.no_graph,
     };
 
-    let tally = Tally::new(api);
+    let tally = Tally::new(api).with_lines(&source.lines);
     if !reachable(&target_url).await {
         eprintln!("error: the target {target_url} cannot be reached (no TCP connection)");
         let outcome = execution::RunOutcome {

@@ -46,6 +46,29 @@ pub fn load_sdl(text: &str, path: &Path) -> Result<Loaded, SpecError> {
     })
 }
 
+/// `Type.field` → the 1-based line where an SDL document defines the field
+/// (the first definition, in a type or a type extension); empty when the
+/// document does not parse.
+pub fn sdl_field_lines(text: &str) -> std::collections::HashMap<String, u32> {
+    let prepared = prepare(text.trim_start_matches('\u{feff}'));
+    let Ok(doc) = gql::parse_schema::<String>(&prepared.text) else {
+        return Default::default();
+    };
+    let mut lines = std::collections::HashMap::new();
+    for def in doc.definitions {
+        let (name, fields) = match def {
+            gql::Definition::TypeDefinition(gql::TypeDefinition::Object(t)) => (t.name, t.fields),
+            gql::Definition::TypeExtension(gql::TypeExtension::Object(t)) => (t.name, t.fields),
+            _ => continue,
+        };
+        for f in fields {
+            let line = u32::try_from(f.position.line).unwrap_or(u32::MAX);
+            lines.entry(format!("{name}.{}", f.name)).or_insert(line);
+        }
+    }
+    lines
+}
+
 /// Returns the `__schema` object of an introspection result: accepts `{"data":{"__schema":..}}` and `{"__schema":..}`.
 pub fn introspection_root(value: &Value) -> Option<&Value> {
     value

@@ -9,8 +9,10 @@
 mod document;
 pub mod graphql;
 pub mod introspection;
+pub mod lines;
 mod openapi;
 pub mod query_log;
+mod source;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -18,6 +20,8 @@ use std::path::{Path, PathBuf};
 use crate::model::Api;
 
 pub use document::parse_text;
+pub use lines::operation_lines;
+pub use source::SpecSource;
 
 /// A loaded description and what had to be skipped to load it.
 #[derive(Debug)]

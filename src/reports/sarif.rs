@@ -1,0 +1,794 @@
+//! `report.sarif`: the run's faults as SARIF 2.1.0, the format code-scanning
+//! platforms read (GitHub code scanning, GitLab, Azure DevOps). It validates
+//! against the OASIS schema (`fixtures/sarif/sarif-schema-2.1.0.json`).
+//!
+//! One `run`, whose `tool.driver.rules` are the oracles that fired (id = the
+//! oracle's code, descriptions from [`RULES`]), and one `result` per fault:
+//!
+//! - `message.text`: the fault's message, how often it was seen, its
+//!   confirmation, and how to reproduce it (the reproducer script, or the
+//!   witness as sent when there is none);
+//! - `locations`: the operation as a logical location (`kind` `function`,
+//!   fully qualified name = the operation's name) and, because GitHub drops
+//!   results without one, a physical location: the API description the run
+//!   read (`settings.spec`; the target when none is recorded) at the line
+//!   where it writes the operation (line 1 when that is unknown);
+//! - `partialFingerprints.cartographSignature/v1`: the fault's signature, so
+//!   that platforms match a fault across runs;
+//! - `attachments`: the reproducer script, relative to the output folder
+//!   (`uriBaseId` `OUTPUT_DIR`, the folder holding the SARIF file);
+//!   `webRequest`/`webResponse`: the request that showed the fault;
+//!   `properties`: code, operation, status, count, confirmation, and the
+//!   reproducer's or the witness's steps (method, path, status).
+//!
+//! **Levels.** A fault's level follows what it says about the server, and
+//! nothing else (not the count, not the confirmation):
+//!
+//! - `error`: the server failed (`server_error`, `graphql_server_error`,
+//!   `graphql_internal_error`), leaked internals (`stack_trace_leak`,
+//!   `sql_leak`, `debug_page_leak`, `graphql_stack_leak`), or broke a
+//!   stateful promise (`use_after_delete`, `created_not_readable`,
+//!   `dangling_location`, `non_idempotent`);
+//! - `warning`: an answer does not conform to the description
+//!   (`undocumented_status`, `schema_violation`, `content_type_mismatch`,
+//!   `html_instead_of_json`, and the GraphQL schema faults);
+//! - `note`: `graphql_validation_error`, the server rejecting a query built
+//!   from its own schema, most likely a Cartograph bug.
+//!
+//! Every string taken from the run is redacted before it is written (and
+//! before a location becomes a URI, so a secret cannot hide behind percent
+//! encoding).
+
+use std::fmt::Write;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
+use serde_json::{json, Map, Value};
+
+use super::junit::confirmation_text;
+use super::{legal, utc_timestamp, Report};
+use crate::execution::secrets::Secrets;
+use crate::oracles::{Confirmation, Fault, WitnessStep};
+
+/// The schema the file names in `$schema`: the OASIS Standard with its errata.
+const SCHEMA_URI: &str =
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
+
+/// The key of the fingerprint holding a fault's signature.
+const FINGERPRINT: &str = "cartographSignature/v1";
+
+/// The `uriBaseId` of paths relative to the output folder (reproducers).
+const OUTPUT_DIR: &str = "OUTPUT_DIR";
+
+/// What a fault says about the server; decides its SARIF level (see the
+/// module's documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The server failed to answer properly.
+    ServerFailure,
+    /// The server leaked internals (stack traces, SQL, debug pages).
+    Leak,
+    /// A promise across requests broke (deleted, created, located, repeated).
+    Stateful,
+    /// An answer does not conform to the API description.
+    Conformance,
+    /// The server rejected a request built from its own schema.
+    RejectedQuery,
+}
+
+impl Kind {
+    /// The SARIF level of faults of this kind.
+    fn level(self) -> &'static str {
+        match self {
+            Kind::ServerFailure | Kind::Leak | Kind::Stateful => "error",
+            Kind::Conformance => "warning",
+            Kind::RejectedQuery => "note",
+        }
+    }
+
+    /// Why faults of this kind have their level, for the rule's help.
+    fn why(self) -> &'static str {
+        match self {
+            Kind::ServerFailure => "the server failed to answer",
+            Kind::Leak => "the server leaked its internals to a client",
+            Kind::Stateful => "the server broke a promise it made in an earlier answer",
+            Kind::Conformance => "an answer does not conform to the API description",
+            Kind::RejectedQuery => {
+                "the server rejected a query built from its own schema, most likely a Cartograph bug"
+            }
+        }
+    }
+
+    /// The rule's tag for what is at stake.
+    fn tag(self) -> &'static str {
+        match self {
+            Kind::ServerFailure | Kind::Stateful => "reliability",
+            Kind::Leak => "security",
+            Kind::Conformance => "correctness",
+            Kind::RejectedQuery => "tool",
+        }
+    }
+}
+
+/// One oracle as a SARIF rule.
+#[derive(Debug)]
+struct Rule {
+    /// The oracle's code (the rule id).
+    code: &'static str,
+    /// What a fault of it says about the server.
+    kind: Kind,
+    /// One line, for titles.
+    short: &'static str,
+    /// When it fires, in Markdown: for the REST oracles, exactly the README's
+    /// "fires when" column (a test compares them).
+    fires: &'static str,
+}
+
+/// Every oracle, in the order of [`crate::oracles::all_codes`] (a test checks
+/// that the two lists hold the same codes).
+const RULES: &[Rule] = &[
+    Rule {
+        code: "server_error",
+        kind: Kind::ServerFailure,
+        short: "The server answered 500-599",
+        fires: "the status is 500–599 (an unknown status such as 800 is `undocumented_status`)",
+    },
+    Rule {
+        code: "undocumented_status",
+        kind: Kind::Conformance,
+        short: "The status is not documented for the operation",
+        fires: "the status is not 500–599, is not 429 (an answer to our rate, not to the request), and is not documented for the operation (exactly, by a `4XX` range, or by `default`)",
+    },
+    Rule {
+        code: "schema_violation",
+        kind: Kind::Conformance,
+        short: "The body breaks the documented schema",
+        fires: "a JSON body of a status outside 500–599 does not match the schema documented for that status and media type. The schema is converted to JSON Schema 2020-12 and checked with the `jsonschema` crate: `nullable` (and `x-nullable`) allow null, write-only properties are never required in answers, `oneOf` is read as `anyOf` (members overlap in real descriptions), `format` is never asserted, extra properties are never a violation, and `minItems` above 16 is dropped (bodies are read with arrays cut at 16 items)",
+    },
+    Rule {
+        code: "content_type_mismatch",
+        kind: Kind::Conformance,
+        short: "The Content-Type is not a documented media type",
+        fires: "a non-empty body of a status outside 500–599 has a `Content-Type` that none of the documented media types for that status covers (wildcards, and JSON flavours such as `problem+json` for `application/json`, cover); silent when the status documents no content, or when there is no `Content-Type`",
+    },
+    Rule {
+        code: "html_instead_of_json",
+        kind: Kind::Conformance,
+        short: "An HTML page came where JSON is documented",
+        fires: "JSON is documented for the status and an HTML page came (`text/html`, or no `Content-Type` and a body starting `<!DOCTYPE html` or `<html`)",
+    },
+    Rule {
+        code: "stack_trace_leak",
+        kind: Kind::Leak,
+        short: "The body leaks a stack trace",
+        fires: "a body (any status) holds a stack trace marker of a common runtime: Rust (`stack backtrace:`, `panicked at`), Python, Java, .NET, Go, PHP, Node.js",
+    },
+    Rule {
+        code: "sql_leak",
+        kind: Kind::Leak,
+        short: "The body leaks an SQL error",
+        fires: "a body holds the error text of a common SQL database or driver (MySQL, PostgreSQL, SQLite, SQL Server, Oracle, JDBC, Hibernate)",
+    },
+    Rule {
+        code: "debug_page_leak",
+        kind: Kind::Leak,
+        short: "The body is a framework's debug or default error page",
+        fires: "a body is a framework debug or default error page (Werkzeug, Django, Rails, Spring's Whitelabel, ASP.NET, Laravel, Symfony)",
+    },
+    Rule {
+        code: "use_after_delete",
+        kind: Kind::Stateful,
+        short: "A deleted resource is still readable",
+        fires: "a GET answers 2xx for a path that a DELETE answered 2xx for earlier in the same test, with no successful PUT or POST to it in between, when that path names one resource: its template ends in a parameter that identifies something (`/books/{bookId}`, `/users/{username}`, `/pets/{pet}`, a uuid), not a collection (`DELETE /things` then `GET /things` may rightly answer `[]`) nor an argument (`/anything/{anything}`, `/calc/{n}`)",
+    },
+    Rule {
+        code: "created_not_readable",
+        kind: Kind::Stateful,
+        short: "A created resource cannot be read",
+        fires: "a GET of `collection/{id}` answers 404 or 410 right after a POST to the collection answered 2xx with that id (in `Location` or the body's `id`)",
+    },
+    Rule {
+        code: "dangling_location",
+        kind: Kind::Stateful,
+        short: "The Location header leads nowhere",
+        fires: "a GET of the `Location` a 2xx answer gave (same origin, under the target) answers 404 or 410",
+    },
+    Rule {
+        code: "non_idempotent",
+        kind: Kind::Stateful,
+        short: "A repeated PUT or DELETE fails",
+        fires: "a PUT repeated identically right after a 2xx answers a 4xx; a DELETE repeated identically right after a 2xx answers a 4xx other than 404 and 410 (5xx are `server_error`)",
+    },
+    Rule {
+        code: "graphql_server_error",
+        kind: Kind::ServerFailure,
+        short: "The GraphQL server answered 5xx",
+        fires: "the status is 5xx; once per root field of the operation",
+    },
+    Rule {
+        code: "graphql_validation_error",
+        kind: Kind::RejectedQuery,
+        short: "The server rejected a query built from its own schema",
+        fires: "an `errors` entry rejects the request itself (a validation or parse failure, by `extensions.code`, graphql-java's classification, or the wording of common servers): the query Cartograph built from the schema is not one the server accepts",
+    },
+    Rule {
+        code: "graphql_stack_leak",
+        kind: Kind::Leak,
+        short: "A GraphQL error leaks a stack trace or internals",
+        fires: "an `errors` entry's message or `extensions` holds a stack trace, panic report, SQL error or debug page, or its `extensions` carry a non-empty `stacktrace`; also a body that is not a GraphQL response holding such text",
+    },
+    Rule {
+        code: "graphql_internal_error",
+        kind: Kind::ServerFailure,
+        short: "A GraphQL error shows an internal failure",
+        fires: "an `errors` entry shows an unexpected failure: `extensions.code` `INTERNAL_SERVER_ERROR`, `INTERNAL_ERROR` or `INTERNAL`, or a message such as `internal server error`, `NullPointerException`, `Cannot read properties of undefined` or a Rust `unwrap()` panic; ordinary domain errors (`not found`, `BAD_USER_INPUT`) never fire",
+    },
+    Rule {
+        code: "graphql_missing_field",
+        kind: Kind::Conformance,
+        short: "A selected field is missing from the data",
+        fires: "a selected field is absent from a non-null object in `data` and no `errors` entry's `path` is at, above or below it; also a 2xx JSON body with neither `data` nor `errors`",
+    },
+    Rule {
+        code: "graphql_null_violation",
+        kind: Kind::Conformance,
+        short: "A non-null field is null and no error explains it",
+        fires: "a selected field whose type is non-null is `null` in `data` and no `errors` entry's `path` is at, above or below it; also the server itself reporting it (`Cannot return null for non-nullable field`), and `data: null` with no `errors`",
+    },
+    Rule {
+        code: "graphql_wrong_type",
+        kind: Kind::Conformance,
+        short: "A value has the wrong type",
+        fires: "a built-in scalar of the wrong JSON type (`Int` an integer within i32, `Float` a number, `String` a string, `Boolean` a bool, `ID` a string or an integer), or a composite type's value is not a JSON object",
+    },
+    Rule {
+        code: "graphql_enum_violation",
+        kind: Kind::Conformance,
+        short: "A value is not one of its enum's values",
+        fires: "an enum's value is not one of its values",
+    },
+    Rule {
+        code: "graphql_list_mismatch",
+        kind: Kind::Conformance,
+        short: "A list and a single value are swapped",
+        fires: "a list type's value is not a JSON array, or a JSON array stands where an object, enum or built-in scalar was promised",
+    },
+    Rule {
+        code: "graphql_typename_violation",
+        kind: Kind::Conformance,
+        short: "__typename names the wrong type",
+        fires: "`__typename` is not a string naming the object type itself or, under an interface or union, one of its possible object types",
+    },
+];
+
+/// The rule of an oracle code, when it is one.
+fn rule(code: &str) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.code == code)
+}
+
+/// The level of a fault of this code; `warning` for a code this version
+/// does not know (a report from another version).
+fn level(code: &str) -> &'static str {
+    rule(code).map_or("warning", |r| r.kind.level())
+}
+
+/// `server_error` → `ServerError`: the rule's `name`, an identifier as SARIF
+/// recommends.
+fn pascal(code: &str) -> String {
+    code.split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Markdown to plain text: code spans lose their backticks.
+fn plain(markdown: &str) -> String {
+    markdown.replace('`', "")
+}
+
+/// `text.` with a full stop unless it ends with one.
+fn sentence(text: &str) -> String {
+    if text.ends_with('.') {
+        text.to_string()
+    } else {
+        format!("{text}.")
+    }
+}
+
+/// The `reportingDescriptor` of a code.
+fn rule_json(code: &str) -> Value {
+    let Some(r) = rule(code) else {
+        return json!({
+            "id": code,
+            "shortDescription": {"text": format!("Cartograph's {code} check")},
+            "defaultConfiguration": {"level": level(code)},
+        });
+    };
+    let graphql = r.code.starts_with("graphql_");
+    let full_md = format!("{}. Fires when {}", r.short, sentence(r.fires));
+    let help_md = format!(
+        "{full_md}\n\nReported as **{}**: {}. A confirmed fault comes with a reproducer in the output folder: `bash reproducers/NN-….sh [BASE_URL]` exits 1 when the fault shows. Turn the check off with `--skip-check {}`.",
+        r.kind.level(),
+        r.kind.why(),
+        r.code
+    );
+    let mut tags = vec![
+        "api".to_string(),
+        if graphql { "graphql" } else { "rest" }.to_string(),
+        r.kind.tag().to_string(),
+    ];
+    if r.kind == Kind::Leak {
+        // CWE-209: generation of an error message containing sensitive information.
+        tags.push("external/cwe/cwe-209".to_string());
+    }
+    json!({
+        "id": r.code,
+        "name": pascal(r.code),
+        "shortDescription": {"text": r.short},
+        "fullDescription": {"text": plain(&full_md), "markdown": full_md},
+        "help": {"text": plain(&help_md), "markdown": help_md},
+        "defaultConfiguration": {"level": r.kind.level()},
+        "properties": {
+            "tags": tags,
+            // Each oracle fires exactly when its rule says.
+            "precision": "high",
+            "problem.severity": match r.kind.level() {
+                "error" => "error",
+                "warning" => "warning",
+                _ => "recommendation",
+            },
+        },
+    })
+}
+
+/// Characters a URI path segment cannot hold as they are.
+const SEGMENT: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b'\\')
+    .add(b']')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// A relative path as a relative URI reference (`specs/my api.yaml` →
+/// `specs/my%20api.yaml`).
+fn relative_uri(path: &str) -> String {
+    let uri = path
+        .split(['/', '\\'])
+        .map(|s| utf8_percent_encode(s, SEGMENT).to_string())
+        .collect::<Vec<_>>()
+        .join("/");
+    // `a:b.yaml` would read as a URI with the scheme `a`.
+    match uri.split('/').next() {
+        Some(first) if first.contains(':') => format!("./{uri}"),
+        _ => uri,
+    }
+}
+
+/// Where the run's description is, as an artifact URI: a URL as it is (with
+/// the characters a URI cannot hold outside its host escaped), an absolute
+/// path as a `file:` URI, a relative path as a relative reference.
+fn artifact_uri(location: &str) -> String {
+    if let Ok(url) = url::Url::parse(location) {
+        // `C:\api.yaml` parses with the scheme `c`: a path, not a URL.
+        if url.scheme().len() > 1 {
+            let head = &url[..url::Position::BeforePath];
+            let tail: String = url[url::Position::BeforePath..]
+                .chars()
+                .map(|c| match c {
+                    '[' | ']' | '{' | '}' | '|' | '\\' | '^' | '`' | '"' | ' ' => {
+                        let mut b = [0u8; 4];
+                        c.encode_utf8(&mut b)
+                            .bytes()
+                            .map(|x| format!("%{x:02X}"))
+                            .collect()
+                    }
+                    c => c.to_string(),
+                })
+                .collect();
+            return format!("{head}{tail}");
+        }
+    }
+    let path = Path::new(location);
+    if path.is_absolute() {
+        if let Ok(url) = url::Url::from_file_path(path) {
+            return url.to_string();
+        }
+    }
+    relative_uri(location)
+}
+
+/// `POST /orders -> 500`.
+fn step_text(s: &WitnessStep) -> String {
+    format!(
+        "{} {} -> {}",
+        s.method,
+        s.path,
+        s.status
+            .map_or("no response".to_string(), |s| s.to_string())
+    )
+}
+
+/// A step as a property: method, path, status.
+fn step_json(s: &WitnessStep) -> Value {
+    let mut m = Map::new();
+    m.insert("method".into(), json!(s.method));
+    m.insert("path".into(), json!(s.path));
+    if let Some(status) = s.status {
+        m.insert("status".into(), json!(status));
+    }
+    Value::Object(m)
+}
+
+/// The result's message: what was seen, how often, whether a replay showed
+/// it again, and how to reproduce it.
+fn message(f: &Fault) -> String {
+    let mut m = f.message.clone();
+    if f.confirmation == Confirmation::Flaky {
+        m.push_str(" (flaky)");
+    }
+    let _ = write!(
+        m,
+        "\nSeen {} time(s), first at request #{}; {}.",
+        f.count,
+        f.first_seq,
+        confirmation_text(f.confirmation)
+    );
+    let steps = |steps: &[WitnessStep]| {
+        steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("{}. {}", i + 1, step_text(s)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if let Some(r) = &f.reproducer {
+        let _ = write!(
+            m,
+            "\nReproduce: bash {} [BASE_URL] (in the output folder; exits 1 when the fault shows): {}",
+            r.shell,
+            steps(&r.steps)
+        );
+    } else if !f.witness.is_empty() {
+        let _ = write!(m, "\nWitness (as sent): {}", steps(&f.witness));
+    }
+    m
+}
+
+/// One fault as a SARIF result; `rule_index` is its rule's place in the driver.
+fn result(f: &Fault, rule_index: usize, report: &Report) -> Value {
+    let op = report
+        .operations
+        .iter()
+        .find(|o| o.operation == f.operation);
+    let described = op
+        .and_then(|o| o.spec.as_deref())
+        .or(report.settings.spec.as_deref())
+        .unwrap_or(&report.settings.target);
+    let line = op.and_then(|o| o.line).unwrap_or(1).max(1);
+    let location = json!({
+        "physicalLocation": {
+            "artifactLocation": {"uri": artifact_uri(described)},
+            "region": {"startLine": line},
+        },
+        "logicalLocations": [{
+            "name": f.operation,
+            "fullyQualifiedName": f.operation,
+            "kind": "function",
+        }],
+    });
+
+    let mut props = Map::new();
+    props.insert("code".into(), json!(f.code));
+    props.insert("operation".into(), json!(f.operation));
+    if let Some(s) = f.status {
+        props.insert("status".into(), json!(s));
+    }
+    props.insert("signature".into(), json!(f.signature));
+    props.insert("count".into(), json!(f.count));
+    props.insert("first_seq".into(), json!(f.first_seq));
+    props.insert("confirmation".into(), json!(f.confirmation));
+    if let Some(op) = op {
+        props.insert("method".into(), json!(op.method));
+        props.insert("path".into(), json!(op.path));
+    }
+    if !f.witness.is_empty() {
+        props.insert(
+            "witness".into(),
+            Value::Array(f.witness.iter().map(step_json).collect()),
+        );
+    }
+
+    let mut out = json!({
+        "ruleId": f.code,
+        "ruleIndex": rule_index,
+        "kind": "fail",
+        "level": level(&f.code),
+        "message": {"text": message(f)},
+        "locations": [location],
+        "partialFingerprints": {FINGERPRINT: f.signature},
+    });
+    let shown_by = match &f.reproducer {
+        Some(r) => {
+            props.insert(
+                "reproducer".into(),
+                json!({
+                    "shell": r.shell,
+                    "json": r.json,
+                    "standalone": r.standalone,
+                    "requests": r.requests,
+                    "steps": r.steps.iter().map(step_json).collect::<Vec<_>>(),
+                }),
+            );
+            out["attachments"] = json!([{
+                "description": {"text": format!(
+                    "The minimised reproducer: bash {} [BASE_URL] exits 1 when the fault shows, 0 when it does not, 2 when the sequence could not run; pass credentials with CARTOGRAPH_HEADER='Name: value'.",
+                    r.shell
+                )},
+                "artifactLocation": {"uri": relative_uri(&r.shell), "uriBaseId": OUTPUT_DIR},
+            }]);
+            r.steps.last()
+        }
+        None => f.witness.last(),
+    };
+    if let Some(s) = shown_by {
+        out["webRequest"] = json!({"method": s.method, "target": s.path});
+        if let Some(status) = s.status {
+            out["webResponse"] = json!({"statusCode": status});
+        }
+    }
+    out["properties"] = Value::Object(props);
+    out
+}
+
+/// `2024-05-01T12:34:56Z`.
+fn sarif_time(t: SystemTime) -> String {
+    format!("{}Z", utc_timestamp(t))
+}
+
+/// Every string of `v` redacted and cut of the control characters (other than
+/// tab and line breaks) that would be noise in a CI page.
+fn clean(v: &mut Value, secrets: &Secrets) {
+    match v {
+        Value::String(s) => {
+            let cleaned = match secrets.redact(s) {
+                std::borrow::Cow::Borrowed(b) => match legal(b) {
+                    std::borrow::Cow::Borrowed(_) => None,
+                    std::borrow::Cow::Owned(o) => Some(o),
+                },
+                std::borrow::Cow::Owned(o) => Some(legal(&o).into_owned()),
+            };
+            if let Some(c) = cleaned {
+                *s = c;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| clean(i, secrets)),
+        Value::Object(m) => m.values_mut().for_each(|i| clean(i, secrets)),
+        _ => {}
+    }
+}
+
+/// Renders `report.sarif`: SARIF 2.1.0, one run, one result per fault, one
+/// rule per oracle that fired; a result's level is `error` for server
+/// failures, leaks and stateful faults, `warning` for answers that break the
+/// description, `note` for `graphql_validation_error`. `ended` is when the run
+/// ended (the invocation's end time; its start is `elapsed_s` before).
+/// Secrets are redacted from every string.
+pub fn render_sarif(report: &Report, ended: SystemTime, secrets: &Secrets) -> String {
+    // A location is redacted before it becomes a URI, whose escaping could
+    // otherwise hide a secret from the final pass.
+    let mut report = report.clone();
+    let red = |s: &mut String| *s = secrets.redact(s).into_owned();
+    red(&mut report.settings.target);
+    if let Some(s) = &mut report.settings.spec {
+        red(s);
+    }
+    for op in &mut report.operations {
+        if let Some(s) = &mut op.spec {
+            red(s);
+        }
+    }
+    for f in &mut report.faults {
+        if let Some(r) = &mut f.reproducer {
+            red(&mut r.shell);
+        }
+    }
+    let report = &report;
+
+    // The rules of the codes that fired, in the oracles' order.
+    let mut codes: Vec<&str> = crate::oracles::all_codes()
+        .filter(|c| report.faults.iter().any(|f| f.code == *c))
+        .collect();
+    for f in &report.faults {
+        if !codes.contains(&f.code.as_str()) {
+            codes.push(&f.code);
+        }
+    }
+    let rules: Vec<Value> = codes.iter().map(|c| rule_json(c)).collect();
+    let results: Vec<Value> = report
+        .faults
+        .iter()
+        .map(|f| {
+            let index = codes.iter().position(|c| *c == f.code).unwrap_or(0);
+            result(f, index, report)
+        })
+        .collect();
+
+    let version = report
+        .tool
+        .get("version")
+        .copied()
+        .unwrap_or(env!("CARGO_PKG_VERSION"));
+    let mut driver = json!({
+        "name": "cartograph",
+        "version": version,
+        "semanticVersion": version,
+        "rules": rules,
+    });
+    // Cargo.toml's homepage, else its repository, when the package names one.
+    let home = [env!("CARGO_PKG_HOMEPAGE"), env!("CARGO_PKG_REPOSITORY")]
+        .into_iter()
+        .find(|u| url::Url::parse(u).is_ok());
+    if let Some(home) = home {
+        driver["informationUri"] = json!(home);
+    }
+
+    let started = ended
+        .checked_sub(Duration::from_secs_f64(report.elapsed_s.max(0.0)))
+        .unwrap_or(ended);
+    let mut invocation = json!({
+        "executionSuccessful": true,
+        "startTimeUtc": sarif_time(started),
+        "endTimeUtc": sarif_time(ended),
+        "properties": {"stop": report.stop},
+    });
+    let failed = match report.stop.as_str() {
+        "auth_failed" => Some(
+            "the server refused the credentials and the run stopped: nothing after that was tested",
+        ),
+        "interrupted" => Some(
+            "the run was interrupted (Ctrl-C or SIGTERM): only what was tested before is reported",
+        ),
+        _ => None,
+    };
+    if let Some(why) = failed {
+        invocation["executionSuccessful"] = json!(false);
+        invocation["toolExecutionNotifications"] = json!([{
+            "level": "error",
+            "message": {"text": why},
+        }]);
+    }
+
+    let s = &report.settings;
+    let mut properties = json!({
+        "target": s.target,
+        "seed": s.seed,
+        "requests": report.requests,
+        "operations": report.operations.len(),
+        "operations_reached": report.operations_reached,
+        "stop": report.stop,
+        "elapsed_s": report.elapsed_s,
+    });
+    if let Some(spec) = &s.spec {
+        properties["spec"] = json!(spec);
+    }
+    if report.refused_mutations > 0 {
+        properties["refused_mutations"] = json!(report.refused_mutations);
+    }
+
+    let mut log = json!({
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": driver},
+            "invocations": [invocation],
+            "originalUriBaseIds": {
+                OUTPUT_DIR: {"description": {"text": "The folder that holds this file: cartograph's output folder (--out)."}},
+            },
+            "results": results,
+            "properties": properties,
+        }],
+    });
+    clean(&mut log, secrets);
+    let mut text = serde_json::to_string_pretty(&log).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_oracle_code_has_exactly_one_rule_in_the_oracles_order() {
+        let codes: Vec<&str> = crate::oracles::all_codes().collect();
+        let rules: Vec<&str> = RULES.iter().map(|r| r.code).collect();
+        assert_eq!(rules, codes);
+    }
+
+    #[test]
+    fn rest_rules_say_exactly_what_the_readme_table_says() {
+        let readme = include_str!("../../README.md");
+        for code in crate::oracles::CODES {
+            let prefix = format!("| `{code}` | ");
+            let row = readme
+                .lines()
+                .find(|l| l.starts_with(&prefix))
+                .unwrap_or_else(|| panic!("no README row for {code}"));
+            let fires = row[prefix.len()..]
+                .trim_end()
+                .trim_end_matches('|')
+                .trim_end();
+            assert_eq!(rule(code).unwrap().fires, fires, "{code}");
+        }
+        for code in crate::oracles::graphql::CODES {
+            assert!(
+                readme.contains(&format!("`{code}`")),
+                "the README does not name {code}"
+            );
+        }
+    }
+
+    #[test]
+    fn levels_follow_the_kind_of_fault() {
+        for (code, expected) in [
+            ("server_error", "error"),
+            ("graphql_server_error", "error"),
+            ("graphql_internal_error", "error"),
+            ("stack_trace_leak", "error"),
+            ("sql_leak", "error"),
+            ("debug_page_leak", "error"),
+            ("graphql_stack_leak", "error"),
+            ("use_after_delete", "error"),
+            ("created_not_readable", "error"),
+            ("dangling_location", "error"),
+            ("non_idempotent", "error"),
+            ("undocumented_status", "warning"),
+            ("schema_violation", "warning"),
+            ("content_type_mismatch", "warning"),
+            ("html_instead_of_json", "warning"),
+            ("graphql_null_violation", "warning"),
+            ("graphql_validation_error", "note"),
+            ("no_such_check", "warning"),
+        ] {
+            assert_eq!(level(code), expected, "{code}");
+        }
+    }
+
+    #[test]
+    fn locations_become_uris() {
+        assert_eq!(
+            artifact_uri("models/demo/openapi.yaml"),
+            "models/demo/openapi.yaml"
+        );
+        assert_eq!(
+            artifact_uri("specs/my api {v2}.yaml"),
+            "specs/my%20api%20%7Bv2%7D.yaml"
+        );
+        assert_eq!(artifact_uri("a:b.yaml"), "./a:b.yaml");
+        assert_eq!(artifact_uri("/srv/api#1.yaml"), "file:///srv/api%231.yaml");
+        assert_eq!(
+            artifact_uri("http://127.0.0.1:8080/graphql?key=[REDACTED]"),
+            "http://127.0.0.1:8080/graphql?key=%5BREDACTED%5D"
+        );
+        assert_eq!(
+            artifact_uri("http://[::1]:8080/graphql"),
+            "http://[::1]:8080/graphql"
+        );
+        assert_eq!(pascal("graphql_null_violation"), "GraphqlNullViolation");
+    }
+}
