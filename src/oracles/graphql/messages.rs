@@ -1,0 +1,311 @@
+//! What an `errors` entry says: our own request rejected (validation), a
+//! leak (stack trace, SQL, debug page), the server reporting a null it
+//! should not have returned, or an unexpected internal failure; told apart by
+//! `extensions.code` and by the wording of the common GraphQL servers.
+
+use serde_json::Value;
+
+use super::findings::{render, Out, Seg};
+use super::walk::Walker;
+
+/// Lower-case message phrases that only a validation (or request) error of the
+/// query itself uses, whatever the path.
+pub const VALIDATION_WORDING: &[&str] = &[
+    "cannot query field",
+    "unknown field \"",
+    "unknown field '",
+    "unknown argument",
+    "unknown type \"",
+    "unknown type '",
+    "unknown fragment",
+    "unknown directive",
+    "unknown operation named",
+    "is required, but it was not provided",
+    "is required but not provided",
+    "must have a selection of subfields",
+    "must not have a selection since type",
+    "must have a sub selection",
+    "use different aliases on the fields",
+    "cannot be spread here",
+    "there can only be one argument named",
+    "there can only be one variable named",
+    "there can only be one fragment named",
+    "there can only be one operation named",
+    "invalid value for argument",
+    "invalid default value for argument",
+    "failed to parse \"",
+    "is not defined by type",
+    "\" may not be used on",
+    "cannot condition non composite type",
+    "anonymous operation must be the only defined operation",
+    "must provide operation name",
+    "document contains multiple operations",
+    "schema is not configured for",
+    "does not exist on the type",
+    "validation error (",
+    "validation error of type",
+];
+
+/// Lower-case phrases after `variable ` at the start of a message that make it
+/// a variable error of the request (graphql-js and async-graphql wordings).
+const VARIABLE_WORDING: &[&str] = &[
+    "of type",
+    "of required type",
+    "got invalid value",
+    "is not defined",
+    "is never used",
+    "is not used",
+    "was not provided",
+    "cannot be of non-input type",
+];
+
+/// Lower-case input-coercion phrases: a validation error on an entry without
+/// `path`, but an output (serialisation) error of the server on one with it.
+const COERCION_WORDING: &[&str] = &["cannot represent", "expected value of type"];
+
+/// Lower-case phrases of a query the server could not parse.
+const PARSE_WORDING: &[&str] = &[
+    "syntax error",
+    "invalid syntax",
+    "parse error",
+    "failed to parse query",
+];
+
+/// Lower-case phrases of a server reporting a non-null field it resolved to null.
+const NULL_REPORT_WORDING: &[&str] = &[
+    "cannot return null for non-nullable",
+    "was declared as a non null type",
+];
+
+/// Lower-case message phrases of an unexpected failure; each names a crash or
+/// the masked message frameworks put in its place, never a business rule.
+pub const INTERNAL_WORDING: &[&str] = &[
+    "internal error",
+    "internal server error",
+    "internal_server_error",
+    "unexpected error",
+    "unexpected exception",
+    "unexpected execution error",
+    "nullpointerexception",
+    "nullreferenceexception",
+    "classcastexception",
+    "indexoutofboundsexception",
+    "arithmeticexception",
+    "cannot read properties of undefined",
+    "cannot read properties of null",
+    "cannot read property",
+    "is not a function",
+    "'nonetype' object",
+    "called `option::unwrap()`",
+    "called `result::unwrap()`",
+    "attempt to divide by zero",
+    "division by zero",
+    "nil pointer dereference",
+    "runtime error: index out of range",
+];
+
+/// `extensions.code` / `classification` values of an unexpected failure.
+const INTERNAL_CODES: &[&str] = &["INTERNAL_SERVER_ERROR", "INTERNAL_ERROR", "INTERNAL"];
+
+/// `extensions.code` / `classification` values of a rejected request.
+const VALIDATION_CODES: &[&str] = &[
+    "GRAPHQL_VALIDATION_FAILED",
+    "GRAPHQL_PARSE_FAILED",
+    "OPERATION_RESOLUTION_FAILURE",
+    "VALIDATIONERROR",
+    "VALIDATION_ERROR",
+    "INVALIDSYNTAX",
+    "INVALID_SYNTAX",
+];
+
+/// The parts of an `errors` entry the rules look at.
+pub(super) struct ErrorEntry<'b> {
+    pub(super) message: &'b str,
+    pub(super) path: Option<Vec<Seg>>,
+    pub(super) location: Option<(usize, usize)>,
+    pub(super) extensions: Option<&'b Value>,
+    /// `extensions.code`, `extensions.classification` and the top-level
+    /// `errorType`/`classification` of older graphql-java, upper-cased.
+    pub(super) codes: Vec<String>,
+}
+
+impl<'b> ErrorEntry<'b> {
+    pub(super) fn new(v: &'b Value) -> ErrorEntry<'b> {
+        let message = v.get("message").and_then(Value::as_str).unwrap_or("");
+        let path = v.get("path").and_then(Value::as_array).map(|items| {
+            items
+                .iter()
+                .filter_map(|s| match s {
+                    Value::String(k) => Some(Seg::Key(k.clone())),
+                    Value::Number(n) => n.as_u64().map(|i| Seg::Index(i as usize)),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        });
+        let location = v
+            .get("locations")
+            .and_then(Value::as_array)
+            .and_then(|l| l.first())
+            .and_then(|l| {
+                let line = l.get("line")?.as_u64()? as usize;
+                let column = l.get("column")?.as_u64()? as usize;
+                Some((line, column))
+            });
+        let extensions = v.get("extensions").filter(|e| !e.is_null());
+        let mut codes = Vec::new();
+        for c in [
+            extensions.and_then(|e| e.get("code")),
+            extensions.and_then(|e| e.get("classification")),
+            v.get("errorType"),
+            v.get("classification"),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if let Some(s) = c.as_str() {
+                codes.push(s.to_ascii_uppercase().replace('-', "_"));
+            }
+        }
+        ErrorEntry {
+            message,
+            path: path.filter(|p| !p.is_empty()),
+            location,
+            extensions,
+            codes,
+        }
+    }
+
+    pub(super) fn has_code(&self, table: &[&str]) -> bool {
+        self.codes.iter().any(|c| table.contains(&c.as_str()))
+    }
+}
+
+/// Whether the entry rejects the request itself rather than reporting what
+/// happened while executing it.
+pub(super) fn is_validation(e: &ErrorEntry, data_absent: bool) -> bool {
+    if e.has_code(VALIDATION_CODES) {
+        return true;
+    }
+    let m = e.message.to_lowercase();
+    if VALIDATION_WORDING.iter().any(|w| m.contains(w)) {
+        return true;
+    }
+    if let Some(rest) = m.strip_prefix("variable ") {
+        if VARIABLE_WORDING.iter().any(|w| rest.contains(w)) {
+            return true;
+        }
+    }
+    if e.path.is_none() && COERCION_WORDING.iter().any(|w| m.contains(w)) {
+        return true;
+    }
+    data_absent
+        && (PARSE_WORDING.iter().any(|w| m.contains(w))
+            || (e.message.trim_start().starts_with("-->") && m.contains("= expected")))
+}
+
+/// A stack trace carried as structured data (Apollo's `exception.stacktrace`,
+/// `stackTrace` of other servers), at any depth of `extensions`.
+pub(super) fn structured_stacktrace(v: &Value, depth: usize) -> bool {
+    let Value::Object(map) = v else { return false };
+    if depth > 8 {
+        return false;
+    }
+    map.iter().any(|(k, v)| {
+        let trace_key = matches!(k.to_ascii_lowercase().as_str(), "stacktrace" | "stack");
+        (trace_key
+            && match v {
+                Value::Array(lines) => lines
+                    .iter()
+                    .any(|l| l.as_str().is_some_and(|s| !s.is_empty())),
+                Value::String(s) => s.contains('\n'),
+                _ => false,
+            })
+            || structured_stacktrace(v, depth + 1)
+    })
+}
+
+/// Every string in `v`, one per line: the text a leak would be in, unescaped.
+pub(super) fn string_leaves(v: &Value, out: &mut String, depth: usize) {
+    if depth > 16 {
+        return;
+    }
+    match v {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        Value::Array(items) => items.iter().for_each(|i| string_leaves(i, out, depth + 1)),
+        Value::Object(map) => map.values().for_each(|i| string_leaves(i, out, depth + 1)),
+        _ => {}
+    }
+}
+
+/// The leak an entry shows: what it looks like and the marker.
+pub(super) fn entry_leak(e: &ErrorEntry) -> Option<(&'static str, String)> {
+    if let Some((_, what, marker)) = crate::oracles::leaks::find(e.message) {
+        return Some((what, format!("{marker:?}")));
+    }
+    let ext = e.extensions?;
+    let mut text = String::new();
+    string_leaves(ext, &mut text, 0);
+    if let Some((_, what, marker)) = crate::oracles::leaks::find(&text) {
+        return Some((what, format!("{marker:?}")));
+    }
+    structured_stacktrace(ext, 0).then(|| ("a stack trace", "`extensions` stacktrace".to_string()))
+}
+
+/// Applies the error rules to entry `i`.
+pub(super) fn classify_error(
+    i: usize,
+    e: &ErrorEntry,
+    data_absent: bool,
+    walker: Option<&Walker>,
+    roots: &[String],
+    out: &mut Out,
+) {
+    let path = e.path.as_deref().map_or("-".to_string(), render);
+    let excerpt = {
+        let one_line = e.message.lines().next().unwrap_or("");
+        if one_line.chars().count() > 120 {
+            format!("{}…", one_line.chars().take(120).collect::<String>())
+        } else {
+            one_line.to_string()
+        }
+    };
+    let (code, message) = if let Some((what, marker)) = entry_leak(e) {
+        (
+            "graphql_stack_leak",
+            format!("errors[{i}] holds {what} ({marker}): {excerpt}"),
+        )
+    } else if is_validation(e, data_absent) {
+        (
+            "graphql_validation_error",
+            format!("errors[{i}] rejects the query itself: {excerpt}"),
+        )
+    } else if NULL_REPORT_WORDING
+        .iter()
+        .any(|w| e.message.to_lowercase().contains(w))
+    {
+        (
+            "graphql_null_violation",
+            format!("errors[{i}]: the server resolved a non-null field to null: {excerpt}"),
+        )
+    } else if e.has_code(INTERNAL_CODES) || {
+        let m = e.message.to_lowercase();
+        INTERNAL_WORDING.iter().any(|w| m.contains(w))
+    } {
+        (
+            "graphql_internal_error",
+            format!("errors[{i}] reports an internal failure: {excerpt}"),
+        )
+    } else {
+        return;
+    };
+    let targets: Vec<String> = match walker {
+        Some(w) => w.roots_of_error(e),
+        None => roots.to_vec(),
+    };
+    for root in targets {
+        out.push(code, root, path.clone(), message.clone());
+    }
+}

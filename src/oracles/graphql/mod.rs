@@ -1,0 +1,222 @@
+//! The GraphQL response oracle: what one answer to one GraphQL request shows.
+//!
+//! Pure: it is given the type system, the query document that was sent, its
+//! operation name and variables, and the HTTP status and body of the answer.
+//! The schema checks follow AutoGraphQL (Zetterlund et al., ICST 2022): the
+//! selection set of the operation is walked against `data` (fragments, inline
+//! fragments, aliases, `__typename`, `@skip`/`@include` resolved) and every
+//! selected field must be present, non-null where the schema says so, of the
+//! right kind and type. Each finding names the root field it is under
+//! (`Query.book`, `Mutation.createAuthor`, the real field name, not the alias;
+//! `-` when the query could not be parsed here) and a response path with list
+//! indexes written `[*]` (`data.books[*].price`; `-` when there is none).
+//! Findings are kept once per (code, root field, path), at most
+//! [`MAX_FINDINGS`] per response, and each fires exactly when the table says:
+//!
+//! | code | fires when |
+//! |---|---|
+//! | `graphql_server_error` | the status is 5xx; once per root field of the operation |
+//! | `graphql_validation_error` | an `errors` entry rejects our request itself (a tool bug, reported apart): `extensions.code` `GRAPHQL_VALIDATION_FAILED`, `GRAPHQL_PARSE_FAILED` or `OPERATION_RESOLUTION_FAILURE`, a graphql-java `classification`/`errorType` `ValidationError` or `InvalidSyntax`, or a message in the wording of graphql-js, async-graphql, Apollo, gqlgen, graphql-java or Juniper validation ([`VALIDATION_WORDING`], variable errors such as `Variable "$id" of required type …`); input coercion wordings (`Int cannot represent …`, `Expected value of type …`) only on entries without `path`, since on an entry with `path` they are output errors; parse-error wordings (`Syntax Error`, `Invalid Syntax`, a pest ` --> 1:3 … = expected`) only when `data` is absent or null |
+//! | `graphql_stack_leak` | an `errors` entry's message or `extensions` holds a stack trace, panic report, SQL error or debug page ([`super::leaks::find`]), or its `extensions` carry a non-empty `stacktrace`/`stackTrace`/`stack`; also a body that is not a GraphQL response (not JSON, or neither `data` nor `errors`) holding such text |
+//! | `graphql_null_violation` | a selected field whose type is non-null is `null` in `data`, and no `errors` entry's `path` is at, above or below that location (null propagation); also an `errors` entry in which the server itself reports it (`Cannot return null for non-nullable field`, graphql-java's `was declared as a non null type`); also `data: null` with no `errors` at all, for each non-null root field selected |
+//! | `graphql_internal_error` | an `errors` entry that is neither of the above and shows an unexpected failure: `extensions.code` (or graphql-java `classification`) `INTERNAL_SERVER_ERROR`, `INTERNAL_ERROR` or `INTERNAL`, or a message with one of the phrases in [`INTERNAL_WORDING`] (`internal error`, `internal server error`, `unexpected error`, runtime faults such as `NullPointerException`, `Cannot read properties of undefined`, Rust `unwrap()` panic messages, `attempt to divide by zero`, `nil pointer dereference`); ordinary domain errors (`not found`, `invalid id "abc"`, `not enough stock`, `BAD_USER_INPUT`) never fire |
+//! | `graphql_missing_field` | a selected field (included for certain: not skipped, its `@skip`/`@include` condition known) is absent from a non-null object in `data`, and no `errors` entry's `path` is at, above or below it; also a 2xx JSON object body with neither `data` nor `errors`, for each root field |
+//! | `graphql_wrong_type` | a built-in scalar of the wrong JSON type (`Int` an integer within i32, `Float` a number, `String` a string, `Boolean` a bool, `ID` a string or an integer), or a composite type's value is not a JSON object (and not a list); custom scalars accept anything |
+//! | `graphql_enum_violation` | an enum's value is not one of its values (a non-string included) |
+//! | `graphql_list_mismatch` | a list type's value is not a JSON array, or a JSON array stands where an object, enum or built-in scalar was promised |
+//! | `graphql_typename_violation` | `__typename` is not a string naming the object type itself, or, under an interface or union, one of its possible object types (a name not in the schema included) |
+//!
+//! The walk is conservative where the response cannot say what the schema
+//! promised: under an interface or union whose concrete type is unknown (no
+//! valid `__typename`, several possible types), fragments on narrower types
+//! are not checked; fields whose inclusion depends on an unknown variable are
+//! checked only when present; fields the schema does not know are skipped.
+//! `data: null` with errors is how async-graphql reports a failed root field,
+//! so it is never walked.
+
+/// Every code this oracle reports.
+pub const CODES: &[&str] = &[
+    "graphql_server_error",
+    "graphql_validation_error",
+    "graphql_stack_leak",
+    "graphql_internal_error",
+    "graphql_missing_field",
+    "graphql_null_violation",
+    "graphql_wrong_type",
+    "graphql_enum_violation",
+    "graphql_list_mismatch",
+    "graphql_typename_violation",
+];
+
+/// Most findings kept for one response; one broken resolver under a list can
+/// otherwise repeat the same story for every element and sibling.
+pub const MAX_FINDINGS: usize = 10;
+
+mod findings;
+mod kinds;
+mod messages;
+mod operation;
+#[cfg(test)]
+mod tests;
+mod walk;
+
+use graphql_parser::query as q;
+use serde_json::Value;
+
+use crate::model::graphql::TypeSystem;
+use findings::{json_kind, Out, Seg};
+use messages::{classify_error, ErrorEntry};
+pub use messages::{INTERNAL_WORDING, VALIDATION_WORDING};
+use operation::Operation;
+use walk::Walker;
+
+/// What one answer to a GraphQL request shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GraphqlFinding {
+    /// The code, one of [`CODES`].
+    pub code: &'static str,
+    /// The root field the fault is under, `Query.book`; `-` when unknown.
+    pub root_field: String,
+    /// The response path, list indexes as `[*]` (`data.books[*].price`); `-` when none.
+    pub path: String,
+    /// What was seen, for people.
+    pub message: String,
+}
+
+/// Checks one answer to `query` (with `operation_name` and `variables`):
+/// `status` and `body` (the parsed JSON, `None` when it was not JSON) and its
+/// raw text `body_text`.
+pub fn check(
+    ts: &TypeSystem,
+    query: &str,
+    operation_name: Option<&str>,
+    variables: &Value,
+    status: Option<u16>,
+    body: Option<&Value>,
+    body_text: &str,
+) -> Vec<GraphqlFinding> {
+    inspect(
+        ts,
+        query,
+        operation_name,
+        variables,
+        status,
+        body,
+        body_text,
+    )
+    .findings
+}
+
+/// What one answer shows and what of the schema it exercised.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Answer {
+    /// The findings, as [`check`] returns them.
+    pub findings: Vec<GraphqlFinding>,
+    /// (type, field) pairs of the schema that came back non-null in `data`,
+    /// once each, in walk order (AutoGraphQL's schema coverage).
+    pub covered: Vec<(String, String)>,
+    /// Root fields (`Query.book`) that answered a non-null value with no
+    /// `errors` entry at or under them.
+    pub data_roots: Vec<String>,
+}
+
+/// [`check`], and also the schema coverage of the answer.
+pub fn inspect(
+    ts: &TypeSystem,
+    query: &str,
+    operation_name: Option<&str>,
+    variables: &Value,
+    status: Option<u16>,
+    body: Option<&Value>,
+    body_text: &str,
+) -> Answer {
+    let doc = q::parse_query::<&str>(query).ok();
+    let op = doc
+        .as_ref()
+        .and_then(|d| Operation::pick(ts, d, operation_name));
+    let mut out = Out::default();
+    let mut walker = op
+        .as_ref()
+        .map(|op| Walker::new(ts, op, doc.as_ref(), variables));
+    let roots: Vec<String> = match &walker {
+        Some(w) => w.root_fields(),
+        None => vec!["-".to_string()],
+    };
+
+    if let Some(s) = status.filter(|s| (500..600).contains(s)) {
+        for root in &roots {
+            out.push(
+                "graphql_server_error",
+                root.clone(),
+                "-".into(),
+                format!("the server answered {s}"),
+            );
+        }
+    }
+
+    let obj = body.and_then(Value::as_object);
+    let is_graphql = obj.is_some_and(|o| o.contains_key("data") || o.contains_key("errors"));
+    if !is_graphql {
+        if let Some((_, what, marker)) = super::leaks::find(body_text) {
+            for root in &roots {
+                out.push(
+                    "graphql_stack_leak",
+                    root.clone(),
+                    "-".into(),
+                    format!("the body holds {what} ({marker:?})"),
+                );
+            }
+        }
+        if let (Some(w), Some(s)) = (&walker, status) {
+            if obj.is_some() && (200..300).contains(&s) {
+                for (key, name) in &w.root_keys {
+                    out.push(
+                        "graphql_missing_field",
+                        w.root_label(name),
+                        format!("data.{key}"),
+                        "the answer has neither `data` nor `errors`".into(),
+                    );
+                }
+            }
+        }
+        return out.answer();
+    }
+    let obj = obj.expect("checked above");
+
+    let data = obj.get("data");
+    let data_absent = data.is_none_or(Value::is_null);
+    let errors: Vec<ErrorEntry> = match obj.get("errors") {
+        Some(Value::Array(items)) => items.iter().map(ErrorEntry::new).collect(),
+        Some(Value::Object(_)) => vec![ErrorEntry::new(&obj["errors"])],
+        _ => Vec::new(),
+    };
+    for (i, e) in errors.iter().enumerate() {
+        classify_error(i, e, data_absent, walker.as_ref(), &roots, &mut out);
+    }
+
+    if let Some(w) = walker.as_mut() {
+        w.error_paths = errors.iter().filter_map(|e| e.path.clone()).collect();
+        match data {
+            Some(Value::Object(d)) => w.walk_root(d, &mut out),
+            Some(Value::Null) if errors.is_empty() => w.null_data(&mut out),
+            Some(other) if !other.is_null() => out.push(
+                "graphql_wrong_type",
+                "-".into(),
+                "data".into(),
+                format!("`data` is {}, not an object", json_kind(other)),
+            ),
+            _ => {}
+        }
+        if let Some(Value::Object(d)) = data {
+            for (key, name) in &w.root_keys {
+                let label = w.root_label(name);
+                let root_path = [Seg::Key(key.clone())];
+                let answered = d.get(key).is_some_and(|v| !v.is_null());
+                if answered && !w.explained(&root_path) && !out.data_roots.contains(&label) {
+                    out.data_roots.push(label);
+                }
+            }
+        }
+    }
+    out.answer()
+}

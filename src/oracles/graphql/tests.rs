@@ -1,0 +1,694 @@
+//! The GraphQL response oracle's rules, one answer at a time.
+
+use super::*;
+use serde_json::json;
+use std::path::Path;
+
+fn demo() -> TypeSystem {
+    crate::spec::load_text(crate::demo::GRAPHQL_SDL, Path::new("schema.graphql"))
+        .expect("demo SDL loads")
+        .api
+        .graphql
+        .expect("a type system")
+}
+
+/// A schema with an interface, a union, a custom scalar and nested lists.
+const LIB_SDL: &str = r#"
+    interface Node { id: ID! }
+    type Book implements Node { id: ID! title: String! pages: Int rating: Float genre: Genre tags: [String!]! }
+    type Author implements Node { id: ID! name: String! books: [Book!] }
+    type Shelf { id: ID! grid: [[Int!]!] }
+    union SearchResult = Book | Author
+    enum Genre { SF FANTASY }
+    scalar JSON
+    type Query {
+      node(id: ID!): Node
+      search(q: String!): [SearchResult!]!
+      meta: JSON
+      shelf: Shelf
+      ok: Boolean!
+    }
+"#;
+
+fn lib() -> TypeSystem {
+    crate::spec::load_text(LIB_SDL, Path::new("lib.graphql"))
+        .expect("lib SDL loads")
+        .api
+        .graphql
+        .expect("a type system")
+}
+
+fn run(ts: &TypeSystem, query: &str, vars: Value, status: u16, body: Value) -> Vec<GraphqlFinding> {
+    let text = body.to_string();
+    check(ts, query, None, &vars, Some(status), Some(&body), &text)
+}
+
+fn codes(f: &[GraphqlFinding]) -> Vec<(&'static str, &str, &str)> {
+    f.iter()
+        .map(|f| (f.code, f.root_field.as_str(), f.path.as_str()))
+        .collect()
+}
+
+const ORDER_Q: &str = r#"{ order(id: "2") { book { title author { name } } } }"#;
+
+#[test]
+fn f7_null_author_is_one_null_violation() {
+    let ts = demo();
+    let body = json!({"data":{"order":{"book":{"title":"Ancillary Justice","author":null}}}});
+    let f = run(&ts, ORDER_Q, json!({}), 200, body);
+    assert_eq!(
+        codes(&f),
+        vec![(
+            "graphql_null_violation",
+            "Query.order",
+            "data.order.book.author"
+        )]
+    );
+    assert!(
+        f[0].message.contains("Book.author is Author!"),
+        "{}",
+        f[0].message
+    );
+    let good = json!({"data":{"order":{"book":{"title":"Ancillary Justice","author":{"name":"Ann Leckie"}}}}});
+    assert!(run(&ts, ORDER_Q, json!({}), 200, good).is_empty());
+}
+
+#[test]
+fn f8_backtrace_is_a_stack_leak_only() {
+    let ts = demo();
+    let q = r#"{ book(id: "abc") { title } }"#;
+    let body = json!({"data":null,"errors":[{
+        "message":"called `Result::unwrap()` on an `Err` value: ParseIntError { kind: InvalidDigit }\nthread 'tokio-runtime-worker' panicked at src/store.rs:42:9:\nstack backtrace:\n   0: rust_begin_unwind",
+        "locations":[{"line":1,"column":3}],
+        "path":["book"]}]});
+    let f = run(&ts, q, json!({}), 200, body);
+    assert_eq!(
+        codes(&f),
+        vec![("graphql_stack_leak", "Query.book", "data.book")]
+    );
+    // The near miss: a plain domain error, and the root field's null data.
+    let plain = json!({"data":null,"errors":[{"message":"invalid id \"abc\"","path":["author"]}]});
+    assert!(run(
+        &ts,
+        r#"{ author(id: "abc") { name } }"#,
+        json!({}),
+        200,
+        plain
+    )
+    .is_empty());
+    let good = json!({"data":{"book":{"title":"Dune"}}});
+    assert!(run(&ts, r#"{ book(id: "1") { title } }"#, json!({}), 200, good).is_empty());
+}
+
+#[test]
+fn stack_traces_in_extensions_leak_too() {
+    let ts = demo();
+    let q = r#"{ book(id: "1") { title } }"#;
+    let apollo = json!({"data":{"book":null},"errors":[{"message":"boom","path":["book"],
+        "extensions":{"code":"INTERNAL_SERVER_ERROR","exception":{"stacktrace":["Error: boom","    at resolve (/app/x.js:1:2)"]}}}]});
+    assert_eq!(
+        codes(&run(&ts, q, json!({}), 200, apollo)),
+        vec![("graphql_stack_leak", "Query.book", "data.book")]
+    );
+    let sql = json!({"data":{"book":null},"errors":[{"message":"db","path":["book"],
+        "extensions":{"detail":"ERROR: syntax error at or near \"abc\""}}]});
+    assert_eq!(
+        run(&ts, q, json!({}), 200, sql)[0].code,
+        "graphql_stack_leak"
+    );
+}
+
+#[test]
+fn server_errors_name_every_root_field() {
+    let ts = demo();
+    let q = r#"{ a: book(id: "1") { title } authors { name } }"#;
+    let f = check(&ts, q, None, &json!({}), Some(502), None, "Bad Gateway");
+    assert_eq!(
+        codes(&f),
+        vec![
+            ("graphql_server_error", "Query.book", "-"),
+            ("graphql_server_error", "Query.authors", "-"),
+        ]
+    );
+    let f = check(&ts, "{ book(", None, &json!({}), Some(500), None, "");
+    assert_eq!(codes(&f), vec![("graphql_server_error", "-", "-")]);
+    let good = json!({"data":{"a":{"title":"Dune"},"authors":[]}});
+    assert!(run(&ts, q, json!({}), 200, good).is_empty());
+}
+
+#[test]
+fn mutations_are_named_by_their_root_type() {
+    let ts = demo();
+    let q = r#"mutation M { createAuthor(name: "x") { id name } }"#;
+    let bad = json!({"data":{"createAuthor":{"id":"3","name":7}}});
+    assert_eq!(
+        codes(&run(&ts, q, json!({}), 200, bad)),
+        vec![(
+            "graphql_wrong_type",
+            "Mutation.createAuthor",
+            "data.createAuthor.name"
+        )]
+    );
+    let f1 = json!({"data":null,"errors":[{"message":"internal error","path":["placeOrder"]}]});
+    assert_eq!(
+        codes(&run(
+            &ts,
+            r#"mutation { placeOrder(bookId: "4", quantity: 1) { id } }"#,
+            json!({}),
+            200,
+            f1
+        )),
+        vec![(
+            "graphql_internal_error",
+            "Mutation.placeOrder",
+            "data.placeOrder"
+        )]
+    );
+}
+
+#[test]
+fn validation_errors_are_told_apart() {
+    let ts = demo();
+    let q = "{ book(id: \"1\") {\n  title\n  foo\n} }";
+    for (message, ext) in [
+        ("Unknown field \"foo\" on type \"Book\".", Value::Null),
+        (
+            "Cannot query field \"foo\" on type \"Book\".",
+            json!({"code":"GRAPHQL_VALIDATION_FAILED"}),
+        ),
+        (
+            "Field \"book\" argument \"id\" of type \"ID!\" is required, but it was not provided.",
+            Value::Null,
+        ),
+        (
+            "Variable \"$id\" of required type \"ID!\" was not provided.",
+            Value::Null,
+        ),
+        (
+            "Unknown argument \"x\" on field \"book\" of type \"Query\".",
+            Value::Null,
+        ),
+        ("whatever", json!({"classification":"ValidationError"})),
+    ] {
+        let body = json!({"data":null,"errors":[{"message":message,"locations":[{"line":3,"column":3}],"extensions":ext}]});
+        assert_eq!(
+            codes(&run(&ts, q, json!({}), 200, body)),
+            vec![("graphql_validation_error", "Query.book", "-")],
+            "{message}"
+        );
+    }
+    // A parse error counts only when there is no data.
+    let parse = json!({"errors":[{"message":"Syntax Error: Expected Name, found <EOF>."}]});
+    assert_eq!(
+        run(&ts, q, json!({}), 400, parse)[0].code,
+        "graphql_validation_error"
+    );
+    let pest = json!({"data":null,"errors":[{"message":" --> 1:7\n  |\n1 | { book(\n  |       ^---\n  |\n  = expected name"}]});
+    assert_eq!(
+        codes(&run(&ts, "{ book(", json!({}), 200, pest)),
+        vec![("graphql_validation_error", "-", "-")]
+    );
+    // Output coercion errors carry a path: not ours.
+    let coerce = json!({"data":{"book":null},"errors":[{"message":"Int cannot represent non-integer value: 1.5","path":["book","stock"]}]});
+    assert!(run(
+        &ts,
+        r#"{ book(id: "1") { stock } }"#,
+        json!({}),
+        200,
+        coerce
+    )
+    .is_empty());
+}
+
+#[test]
+fn internal_errors_are_conservative() {
+    let ts = demo();
+    let q = r#"{ book(id: "1") { title } }"#;
+    for (message, ext) in [
+        ("internal error", Value::Null),
+        (
+            "Internal Server Error(s) while executing query",
+            Value::Null,
+        ),
+        ("boom", json!({"code":"INTERNAL_SERVER_ERROR"})),
+        (
+            "Cannot read properties of undefined (reading 'title')",
+            Value::Null,
+        ),
+        ("Unexpected error.", Value::Null),
+    ] {
+        let body = json!({"data":{"book":null},"errors":[{"message":message,"path":["book"],"extensions":ext}]});
+        assert_eq!(
+            codes(&run(&ts, q, json!({}), 200, body)),
+            vec![("graphql_internal_error", "Query.book", "data.book")],
+            "{message}"
+        );
+    }
+    for message in [
+        "book 9 not found",
+        "invalid id \"abc\"",
+        "not enough stock",
+        "quantity must be between 1 and 10",
+        "there can only be one admin",
+    ] {
+        let body = json!({"data":{"book":null},"errors":[{"message":message,"path":["book"],"extensions":{"code":"BAD_USER_INPUT"}}]});
+        assert!(run(&ts, q, json!({}), 200, body).is_empty(), "{message}");
+    }
+}
+
+#[test]
+fn missing_field_is_reported_unless_an_error_covers_it() {
+    let ts = demo();
+    let q = r#"{ book(id: "1") { title price } }"#;
+    let bad = json!({"data":{"book":{"title":"Dune"}}});
+    assert_eq!(
+        codes(&run(&ts, q, json!({}), 200, bad)),
+        vec![("graphql_missing_field", "Query.book", "data.book.price")]
+    );
+    let covered = json!({"data":{"book":{"title":"Dune"}},"errors":[{"message":"price unavailable","path":["book","price"]}]});
+    assert!(run(&ts, q, json!({}), 200, covered).is_empty());
+    // A null parent has no fields to miss.
+    assert!(run(&ts, q, json!({}), 200, json!({"data":{"book":null}})).is_empty());
+    let good = json!({"data":{"book":{"title":"Dune","price":9.5}}});
+    assert!(run(&ts, q, json!({}), 200, good).is_empty());
+    // A 2xx JSON body that is no GraphQL response misses the root field.
+    assert_eq!(
+        codes(&run(&ts, q, json!({}), 200, json!({"ok":true}))),
+        vec![("graphql_missing_field", "Query.book", "data.book")]
+    );
+}
+
+#[test]
+fn null_propagation_with_an_error_path_is_not_a_violation() {
+    let ts = demo();
+    // `author` (Author!) failed: its parent `book` (Book!) became null, so
+    // `order` (nullable) is null; the error's path points below each null.
+    let q = r#"{ order(id: "2") { book { author { name } } } }"#;
+    let body = json!({"data":{"order":null},"errors":[{"message":"author gone","path":["order","book","author"]}]});
+    assert!(run(&ts, q, json!({}), 200, body).is_empty());
+    // A server that stops the propagation early still has its error at or below.
+    let body = json!({"data":{"order":{"book":null}},"errors":[{"message":"author gone","path":["order","book","author"]}]});
+    assert!(run(&ts, q, json!({}), 200, body).is_empty());
+    // An error elsewhere does not explain it.
+    let body = json!({"data":{"order":{"book":null}},"errors":[{"message":"x","path":["other"]}]});
+    assert_eq!(
+        codes(&run(&ts, q, json!({}), 200, body)),
+        vec![("graphql_null_violation", "Query.order", "data.order.book")]
+    );
+    // The server's own report of the violation is the fault.
+    let body = json!({"data":{"order":null},"errors":[{"message":"Cannot return null for non-nullable field Book.author.","path":["order","book","author"]}]});
+    assert_eq!(
+        codes(&run(&ts, q, json!({}), 200, body)),
+        vec![(
+            "graphql_null_violation",
+            "Query.order",
+            "data.order.book.author"
+        )]
+    );
+}
+
+#[test]
+fn data_null_without_errors_breaks_non_null_roots() {
+    let ts = demo();
+    let f = run(
+        &ts,
+        "{ authors { name } }",
+        json!({}),
+        200,
+        json!({"data":null}),
+    );
+    assert_eq!(
+        codes(&f),
+        vec![("graphql_null_violation", "Query.authors", "data.authors")]
+    );
+    assert!(run(
+        &ts,
+        r#"{ book(id: "1") { title } }"#,
+        json!({}),
+        200,
+        json!({"data":null})
+    )
+    .is_empty());
+}
+
+#[test]
+fn wrong_scalar_types() {
+    let ts = demo();
+    let q = r#"{ book(id: "1") { id title price stock } }"#;
+    let good = json!({"data":{"book":{"id":1,"title":"Dune","price":12,"stock":3}}});
+    assert!(run(&ts, q, json!({}), 200, good).is_empty());
+    for (field, value) in [
+        ("price", json!("12.50")),
+        ("stock", json!(1.5)),
+        ("stock", json!(3_000_000_000u64)),
+        ("title", json!(5)),
+        ("id", json!(true)),
+        ("id", json!(1.5)),
+    ] {
+        let mut book = json!({"id":"1","title":"Dune","price":12.5,"stock":3});
+        book[field] = value.clone();
+        let f = run(&ts, q, json!({}), 200, json!({"data":{"book":book}}));
+        let path = format!("data.book.{field}");
+        assert_eq!(
+            codes(&f),
+            vec![("graphql_wrong_type", "Query.book", path.as_str())],
+            "{value}"
+        );
+    }
+    let b = json!({"data":{"book":{"id":"1","title":"Dune","price":1,"stock":3.0}}});
+    assert!(
+        run(&ts, q, json!({}), 200, b).is_empty(),
+        "an integral float is an Int"
+    );
+    let nested = json!({"data":{"book":"Dune"}});
+    assert_eq!(
+        run(&ts, q, json!({}), 200, nested)[0].code,
+        "graphql_wrong_type"
+    );
+}
+
+#[test]
+fn enum_values_outside_the_enum() {
+    let ts = demo();
+    let q = r#"{ book(id: "1") { status } }"#;
+    for bad in [json!("SHIPPED"), json!("available"), json!(1)] {
+        let f = run(
+            &ts,
+            q,
+            json!({}),
+            200,
+            json!({"data":{"book":{"status":bad}}}),
+        );
+        assert_eq!(
+            codes(&f),
+            vec![("graphql_enum_violation", "Query.book", "data.book.status")]
+        );
+    }
+    assert!(run(
+        &ts,
+        q,
+        json!({}),
+        200,
+        json!({"data":{"book":{"status":"RETIRED"}}})
+    )
+    .is_empty());
+}
+
+#[test]
+fn lists_and_non_lists() {
+    let ts = demo();
+    let q = r#"{ authors { name books { tags } } }"#;
+    let good = json!({"data":{"authors":[{"name":"A","books":[{"tags":["sf"]},{"tags":[]}]},{"name":"B","books":[]}]}});
+    assert!(run(&ts, q, json!({}), 200, good).is_empty());
+    let not_list = json!({"data":{"authors":{"name":"A","books":[]}}});
+    assert_eq!(
+        codes(&run(&ts, q, json!({}), 200, not_list)),
+        vec![("graphql_list_mismatch", "Query.authors", "data.authors")]
+    );
+    let list_for_scalar = json!({"data":{"authors":[{"name":["A"],"books":[]}]}});
+    assert_eq!(
+        codes(&run(&ts, q, json!({}), 200, list_for_scalar)),
+        vec![(
+            "graphql_list_mismatch",
+            "Query.authors",
+            "data.authors[*].name"
+        )]
+    );
+    // The same fault in many elements is one finding; different paths are not.
+    let many = json!({"data":{"authors":[
+        {"name":"A","books":[{"tags":"sf"},{"tags":"x"}]},
+        {"name":"B","books":[{"tags":[null]}]}]}});
+    assert_eq!(
+        codes(&run(&ts, q, json!({}), 200, many)),
+        vec![
+            (
+                "graphql_list_mismatch",
+                "Query.authors",
+                "data.authors[*].books[*].tags"
+            ),
+            (
+                "graphql_null_violation",
+                "Query.authors",
+                "data.authors[*].books[*].tags[*]"
+            ),
+        ]
+    );
+    let lib = lib();
+    let grid = "{ shelf { grid } }";
+    assert!(run(
+        &lib,
+        grid,
+        json!({}),
+        200,
+        json!({"data":{"shelf":{"grid":[[1,2],[]]}}})
+    )
+    .is_empty());
+    assert_eq!(
+        codes(&run(
+            &lib,
+            grid,
+            json!({}),
+            200,
+            json!({"data":{"shelf":{"grid":[1]}}})
+        )),
+        vec![("graphql_list_mismatch", "Query.shelf", "data.shelf.grid[*]")]
+    );
+}
+
+#[test]
+fn findings_are_capped() {
+    let ts = lib();
+    let q = "{ search(q: \"x\") { ... on Book { id title pages rating genre tags } ... on Author { id name } __typename } }";
+    let body = json!({"data":{"search":[
+        {"__typename":"Book","id":[],"title":1,"pages":"x","rating":"y","genre":"Z","tags":3},
+        {"__typename":"Author","id":{},"name":2},
+        {"__typename":"Nope"},
+        {"__typename":"Book"}]}});
+    let f = run(&ts, q, json!({}), 200, body);
+    assert_eq!(f.len(), MAX_FINDINGS, "{f:#?}");
+}
+
+#[test]
+fn aliases_report_the_response_key_and_the_real_field() {
+    let ts = demo();
+    let q = r#"{ first: book(id: "1") { name: title } second: book(id: "2") { name: title } }"#;
+    let good = json!({"data":{"first":{"name":"Dune"},"second":{"name":"Emma"}}});
+    assert!(run(&ts, q, json!({}), 200, good).is_empty());
+    let bad = json!({"data":{"first":{"name":"Dune"},"second":{"name":null}}});
+    assert_eq!(
+        codes(&run(&ts, q, json!({}), 200, bad)),
+        vec![("graphql_null_violation", "Query.book", "data.second.name")]
+    );
+    let missing = json!({"data":{"first":{"title":"Dune"},"second":{"name":"Emma"}}});
+    assert_eq!(
+        codes(&run(&ts, q, json!({}), 200, missing)),
+        vec![("graphql_missing_field", "Query.book", "data.first.name")]
+    );
+}
+
+#[test]
+fn fragments_on_interfaces_and_unions_with_typename() {
+    let ts = lib();
+    let q = r#"
+        query Q($id: ID!) {
+          node(id: $id) { __typename id ...BookParts ... on Author { name } }
+          search(q: "x") { kind: __typename ... on Node { id } ... on Book { title genre } ... on Author { name } }
+        }
+        fragment BookParts on Book { title pages }
+    "#;
+    let good = json!({"data":{
+        "node":{"__typename":"Book","id":"1","title":"Dune","pages":412},
+        "search":[
+            {"kind":"Book","id":"1","title":"Dune","genre":"SF"},
+            {"kind":"Author","id":"2","name":"Frank"}]}});
+    let f = check(
+        &ts,
+        q,
+        Some("Q"),
+        &json!({"id":"1"}),
+        Some(200),
+        Some(&good),
+        "",
+    );
+    assert!(f.is_empty(), "{f:#?}");
+    // Missing fields of the concrete type's fragments are found.
+    let missing = json!({"data":{
+        "node":{"__typename":"Author","id":"2"},
+        "search":[{"kind":"Book","id":"1","title":"Dune"}]}});
+    let f = check(
+        &ts,
+        q,
+        Some("Q"),
+        &json!({"id":"2"}),
+        Some(200),
+        Some(&missing),
+        "",
+    );
+    assert_eq!(
+        codes(&f),
+        vec![
+            ("graphql_missing_field", "Query.node", "data.node.name"),
+            (
+                "graphql_missing_field",
+                "Query.search",
+                "data.search[*].genre"
+            ),
+        ]
+    );
+    // A __typename outside the possible types, or unknown to the schema.
+    for bad in ["Shelf", "Query", "Ghost", "Node"] {
+        let body = json!({"data":{"node":{"__typename":bad,"id":"1"},"search":[]}});
+        let f = check(
+            &ts,
+            q,
+            Some("Q"),
+            &json!({"id":"1"}),
+            Some(200),
+            Some(&body),
+            "",
+        );
+        assert_eq!(
+            codes(&f),
+            vec![(
+                "graphql_typename_violation",
+                "Query.node",
+                "data.node.__typename"
+            )],
+            "{bad}"
+        );
+    }
+    // On an object type it must be the type itself.
+    let obj_q = "{ shelf { __typename id } }";
+    assert!(run(
+        &ts,
+        obj_q,
+        json!({}),
+        200,
+        json!({"data":{"shelf":{"__typename":"Shelf","id":"1"}}})
+    )
+    .is_empty());
+    assert_eq!(
+        codes(&run(
+            &ts,
+            obj_q,
+            json!({}),
+            200,
+            json!({"data":{"shelf":{"__typename":"Book","id":"1"}}})
+        )),
+        vec![(
+            "graphql_typename_violation",
+            "Query.shelf",
+            "data.shelf.__typename"
+        )]
+    );
+}
+
+#[test]
+fn abstract_values_without_typename_are_checked_conservatively() {
+    let ts = lib();
+    // Without __typename the concrete type is unknown: `... on Book` fields
+    // may be absent, but the interface's own fields are still checked.
+    let q = "{ node(id: \"1\") { id ... on Book { title } } }";
+    assert!(run(&ts, q, json!({}), 200, json!({"data":{"node":{"id":"1"}}})).is_empty());
+    assert_eq!(
+        codes(&run(
+            &ts,
+            q,
+            json!({}),
+            200,
+            json!({"data":{"node":{"title":"Dune"}}})
+        )),
+        vec![("graphql_missing_field", "Query.node", "data.node.id")]
+    );
+    // Custom scalars accept anything.
+    assert!(run(
+        &ts,
+        "{ meta }",
+        json!({}),
+        200,
+        json!({"data":{"meta":{"a":[1,"b"]}}})
+    )
+    .is_empty());
+}
+
+#[test]
+fn skip_and_include() {
+    let ts = demo();
+    let q = r#"query ($noPrice: Boolean!, $withStock: Boolean = true, $unknown: Boolean) {
+        book(id: "1") { title price @skip(if: $noPrice) stock @include(if: $withStock) status @skip(if: $unknown) tags @include(if: false) }
+    }"#;
+    let skipped = json!({"data":{"book":{"title":"Dune","stock":1}}});
+    assert!(run(&ts, q, json!({"noPrice":true}), 200, skipped.clone()).is_empty());
+    // Not skipped: now the price must be there.
+    assert_eq!(
+        codes(&run(&ts, q, json!({"noPrice":false}), 200, skipped)),
+        vec![("graphql_missing_field", "Query.book", "data.book.price")]
+    );
+    // Without the default's field.
+    let no_stock = json!({"data":{"book":{"title":"Dune"}}});
+    assert_eq!(
+        codes(&run(&ts, q, json!({"noPrice":true}), 200, no_stock)),
+        vec![("graphql_missing_field", "Query.book", "data.book.stock")]
+    );
+    // A field under an unknown condition is checked only when present.
+    let bad_status = json!({"data":{"book":{"title":"Dune","stock":1,"status":"NOPE"}}});
+    assert_eq!(
+        codes(&run(&ts, q, json!({"noPrice":true}), 200, bad_status)),
+        vec![("graphql_enum_violation", "Query.book", "data.book.status")]
+    );
+    // Skipped fragments too.
+    let fq = r#"{ book(id: "1") { title ... on Book @skip(if: true) { price } } }"#;
+    assert!(run(
+        &ts,
+        fq,
+        json!({}),
+        200,
+        json!({"data":{"book":{"title":"Dune"}}})
+    )
+    .is_empty());
+}
+
+#[test]
+fn operation_name_picks_the_operation() {
+    let ts = demo();
+    let q = r#"query A { authors { name } } mutation B { deleteAuthor(id: "1") }"#;
+    let body = json!({"data":{"deleteAuthor":"yes"}});
+    let f = check(&ts, q, Some("B"), &json!({}), Some(200), Some(&body), "");
+    assert_eq!(
+        codes(&f),
+        vec![(
+            "graphql_wrong_type",
+            "Mutation.deleteAuthor",
+            "data.deleteAuthor"
+        )]
+    );
+    let ok = json!({"data":{"deleteAuthor":true}});
+    assert!(check(&ts, q, Some("B"), &json!({}), Some(200), Some(&ok), "").is_empty());
+}
+
+#[test]
+fn non_json_bodies_with_traces_leak() {
+    let ts = demo();
+    let text = "<html>Traceback (most recent call last):\n  File \"app.py\"</html>";
+    let f = check(
+        &ts,
+        "{ authors { name } }",
+        None,
+        &json!({}),
+        Some(200),
+        None,
+        text,
+    );
+    assert_eq!(
+        codes(&f),
+        vec![("graphql_stack_leak", "Query.authors", "-")]
+    );
+}
+
+#[test]
+fn every_code_is_listed_and_documented() {
+    let doc = include_str!("mod.rs");
+    for code in CODES {
+        assert!(doc.contains(&format!("//! | `{code}` |")), "{code}");
+    }
+}
