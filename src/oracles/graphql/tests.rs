@@ -14,21 +14,21 @@ fn demo() -> TypeSystem {
 
 /// A schema with an interface, a union, a custom scalar and nested lists.
 const LIB_SDL: &str = r#"
-    interface Node { id: ID! }
-    type Book implements Node { id: ID! title: String! pages: Int rating: Float genre: Genre tags: [String!]! }
-    type Author implements Node { id: ID! name: String! books: [Book!] }
-    type Shelf { id: ID! grid: [[Int!]!] }
-    union SearchResult = Book | Author
-    enum Genre { SF FANTASY }
-    scalar JSON
-    type Query {
-      node(id: ID!): Node
-      search(q: String!): [SearchResult!]!
-      meta: JSON
-      shelf: Shelf
-      ok: Boolean!
-    }
-"#;
+        interface Node { id: ID! }
+        type Book implements Node { id: ID! title: String! pages: Int rating: Float genre: Genre tags: [String!]! }
+        type Author implements Node { id: ID! name: String! books: [Book!] }
+        type Shelf { id: ID! grid: [[Int!]!] }
+        union SearchResult = Book | Author
+        enum Genre { SF FANTASY }
+        scalar JSON
+        type Query {
+          node(id: ID!): Node
+          search(q: String!): [SearchResult!]!
+          meta: JSON
+          shelf: Shelf
+          ok: Boolean!
+        }
+    "#;
 
 fn lib() -> TypeSystem {
     crate::spec::load_text(LIB_SDL, Path::new("lib.graphql"))
@@ -78,9 +78,9 @@ fn f8_backtrace_is_a_stack_leak_only() {
     let ts = demo();
     let q = r#"{ book(id: "abc") { title } }"#;
     let body = json!({"data":null,"errors":[{
-        "message":"called `Result::unwrap()` on an `Err` value: ParseIntError { kind: InvalidDigit }\nthread 'tokio-runtime-worker' panicked at src/store.rs:42:9:\nstack backtrace:\n   0: rust_begin_unwind",
-        "locations":[{"line":1,"column":3}],
-        "path":["book"]}]});
+            "message":"called `Result::unwrap()` on an `Err` value: ParseIntError { kind: InvalidDigit }\nthread 'tokio-runtime-worker' panicked at src/store.rs:42:9:\nstack backtrace:\n   0: rust_begin_unwind",
+            "locations":[{"line":1,"column":3}],
+            "path":["book"]}]});
     let f = run(&ts, q, json!({}), 200, body);
     assert_eq!(
         codes(&f),
@@ -105,13 +105,13 @@ fn stack_traces_in_extensions_leak_too() {
     let ts = demo();
     let q = r#"{ book(id: "1") { title } }"#;
     let apollo = json!({"data":{"book":null},"errors":[{"message":"boom","path":["book"],
-        "extensions":{"code":"INTERNAL_SERVER_ERROR","exception":{"stacktrace":["Error: boom","    at resolve (/app/x.js:1:2)"]}}}]});
+            "extensions":{"code":"INTERNAL_SERVER_ERROR","exception":{"stacktrace":["Error: boom","    at resolve (/app/x.js:1:2)"]}}}]});
     assert_eq!(
         codes(&run(&ts, q, json!({}), 200, apollo)),
         vec![("graphql_stack_leak", "Query.book", "data.book")]
     );
     let sql = json!({"data":{"book":null},"errors":[{"message":"db","path":["book"],
-        "extensions":{"detail":"ERROR: syntax error at or near \"abc\""}}]});
+            "extensions":{"detail":"ERROR: syntax error at or near \"abc\""}}]});
     assert_eq!(
         run(&ts, q, json!({}), 200, sql)[0].code,
         "graphql_stack_leak"
@@ -416,8 +416,8 @@ fn lists_and_non_lists() {
     );
     // The same fault in many elements is one finding; different paths are not.
     let many = json!({"data":{"authors":[
-        {"name":"A","books":[{"tags":"sf"},{"tags":"x"}]},
-        {"name":"B","books":[{"tags":[null]}]}]}});
+            {"name":"A","books":[{"tags":"sf"},{"tags":"x"}]},
+            {"name":"B","books":[{"tags":[null]}]}]}});
     assert_eq!(
         codes(&run(&ts, q, json!({}), 200, many)),
         vec![
@@ -460,10 +460,10 @@ fn findings_are_capped() {
     let ts = lib();
     let q = "{ search(q: \"x\") { ... on Book { id title pages rating genre tags } ... on Author { id name } __typename } }";
     let body = json!({"data":{"search":[
-        {"__typename":"Book","id":[],"title":1,"pages":"x","rating":"y","genre":"Z","tags":3},
-        {"__typename":"Author","id":{},"name":2},
-        {"__typename":"Nope"},
-        {"__typename":"Book"}]}});
+            {"__typename":"Book","id":[],"title":1,"pages":"x","rating":"y","genre":"Z","tags":3},
+            {"__typename":"Author","id":{},"name":2},
+            {"__typename":"Nope"},
+            {"__typename":"Book"}]}});
     let f = run(&ts, q, json!({}), 200, body);
     assert_eq!(f.len(), MAX_FINDINGS, "{f:#?}");
 }
@@ -490,17 +490,17 @@ fn aliases_report_the_response_key_and_the_real_field() {
 fn fragments_on_interfaces_and_unions_with_typename() {
     let ts = lib();
     let q = r#"
-        query Q($id: ID!) {
-          node(id: $id) { __typename id ...BookParts ... on Author { name } }
-          search(q: "x") { kind: __typename ... on Node { id } ... on Book { title genre } ... on Author { name } }
-        }
-        fragment BookParts on Book { title pages }
-    "#;
+            query Q($id: ID!) {
+              node(id: $id) { __typename id ...BookParts ... on Author { name } }
+              search(q: "x") { kind: __typename ... on Node { id } ... on Book { title genre } ... on Author { name } }
+            }
+            fragment BookParts on Book { title pages }
+        "#;
     let good = json!({"data":{
-        "node":{"__typename":"Book","id":"1","title":"Dune","pages":412},
-        "search":[
-            {"kind":"Book","id":"1","title":"Dune","genre":"SF"},
-            {"kind":"Author","id":"2","name":"Frank"}]}});
+            "node":{"__typename":"Book","id":"1","title":"Dune","pages":412},
+            "search":[
+                {"kind":"Book","id":"1","title":"Dune","genre":"SF"},
+                {"kind":"Author","id":"2","name":"Frank"}]}});
     let f = check(
         &ts,
         q,
@@ -513,8 +513,8 @@ fn fragments_on_interfaces_and_unions_with_typename() {
     assert!(f.is_empty(), "{f:#?}");
     // Missing fields of the concrete type's fragments are found.
     let missing = json!({"data":{
-        "node":{"__typename":"Author","id":"2"},
-        "search":[{"kind":"Book","id":"1","title":"Dune"}]}});
+            "node":{"__typename":"Author","id":"2"},
+            "search":[{"kind":"Book","id":"1","title":"Dune"}]}});
     let f = check(
         &ts,
         q,
@@ -615,8 +615,8 @@ fn abstract_values_without_typename_are_checked_conservatively() {
 fn skip_and_include() {
     let ts = demo();
     let q = r#"query ($noPrice: Boolean!, $withStock: Boolean = true, $unknown: Boolean) {
-        book(id: "1") { title price @skip(if: $noPrice) stock @include(if: $withStock) status @skip(if: $unknown) tags @include(if: false) }
-    }"#;
+            book(id: "1") { title price @skip(if: $noPrice) stock @include(if: $withStock) status @skip(if: $unknown) tags @include(if: false) }
+        }"#;
     let skipped = json!({"data":{"book":{"title":"Dune","stock":1}}});
     assert!(run(&ts, q, json!({"noPrice":true}), 200, skipped.clone()).is_empty());
     // Not skipped: now the price must be there.
