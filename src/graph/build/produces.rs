@@ -1,0 +1,167 @@
+//! Produces edges: which named schemas each operation's 2xx answers carry,
+//! and where in them (the returned object, items of a list, objects one
+//! named level down).
+
+use indexmap::IndexMap;
+use petgraph::graph::NodeIndex;
+
+use super::super::{Edge, EdgeKind, EdgeState, Label, NodeKind, Origin, PropertyGraph, Site};
+use crate::model::{Api, Schema};
+
+use super::name_index::NameIndex;
+use super::{MAX_NESTED_NAMED, MAX_WALK_DEPTH};
+
+/// For each operation, the named node schemas its 2xx responses carry, with where.
+pub(super) type Produced = Vec<Vec<(usize, Site, usize)>>;
+
+pub(super) fn produced_schemas(api: &Api, index: &NameIndex) -> Produced {
+    api.operations
+        .iter()
+        .map(|op| {
+            let mut found = Vec::new();
+            for (status, response) in op.success_responses() {
+                for (mime, schema) in &response.content {
+                    if !crate::model::is_json_mime(mime) && response.content.len() > 1 {
+                        continue;
+                    }
+                    let mut visiting = Vec::new();
+                    let mut sites = Vec::new();
+                    walk_produced(
+                        api,
+                        index,
+                        schema,
+                        "$".into(),
+                        0,
+                        0,
+                        &mut visiting,
+                        &mut sites,
+                    );
+                    for (schema, path, depth) in sites {
+                        let site = Site {
+                            status: status.clone(),
+                            path,
+                        };
+                        if !found
+                            .iter()
+                            .any(|(s, x, _): &(usize, Site, usize)| *s == schema && *x == site)
+                        {
+                            found.push((schema, site, depth));
+                        }
+                    }
+                    // One media type is enough: the others describe the same objects.
+                    break;
+                }
+            }
+            found
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn walk_produced(
+    api: &Api,
+    index: &NameIndex,
+    schema: &Schema,
+    path: String,
+    named_depth: usize,
+    depth: usize,
+    visiting: &mut Vec<String>,
+    out: &mut Vec<(usize, String, usize)>,
+) {
+    if depth > MAX_WALK_DEPTH {
+        return;
+    }
+    if let Some(name) = &schema.reference {
+        if visiting.contains(name) {
+            return;
+        }
+        let Some(def) = api.schemas.get(name) else {
+            return;
+        };
+        let mut next_depth = named_depth;
+        if let Some(i) = index.position(name) {
+            out.push((i, path.clone(), named_depth));
+            if named_depth >= MAX_NESTED_NAMED {
+                return;
+            }
+            next_depth += 1;
+        }
+        visiting.push(name.clone());
+        walk_produced(api, index, def, path, next_depth, depth + 1, visiting, out);
+        visiting.pop();
+        return;
+    }
+    if let Some(items) = &schema.items {
+        walk_produced(
+            api,
+            index,
+            items,
+            format!("{path}[*]"),
+            named_depth,
+            depth + 1,
+            visiting,
+            out,
+        );
+    }
+    for (name, prop) in &schema.properties {
+        walk_produced(
+            api,
+            index,
+            prop,
+            format!("{path}.{name}"),
+            named_depth,
+            depth + 1,
+            visiting,
+            out,
+        );
+    }
+    if let Some(extra) = &schema.additional_properties {
+        walk_produced(
+            api,
+            index,
+            extra,
+            format!("{path}.*"),
+            named_depth,
+            depth + 1,
+            visiting,
+            out,
+        );
+    }
+    for alt in &schema.alternatives {
+        walk_produced(
+            api,
+            index,
+            alt,
+            path.clone(),
+            named_depth,
+            depth + 1,
+            visiting,
+            out,
+        );
+    }
+}
+
+pub(super) fn produces_edges(produced: &Produced, g: &mut PropertyGraph) {
+    let op_nodes: Vec<NodeIndex> = g.nodes(NodeKind::Operation).collect();
+    let schema_nodes: Vec<NodeIndex> = g.nodes(NodeKind::Schema).collect();
+    for (op_i, sites) in produced.iter().enumerate() {
+        let mut by_schema: IndexMap<usize, Vec<Site>> = IndexMap::new();
+        for (schema, site, _) in sites {
+            by_schema.entry(*schema).or_default().push(site.clone());
+        }
+        for (schema, sites) in by_schema {
+            g.add_edge(
+                op_nodes[op_i],
+                schema_nodes[schema],
+                Edge {
+                    kind: EdgeKind::Produces,
+                    label: Label::Produces { sites },
+                    origin: Origin::Spec,
+                    score: 1.0,
+                    evidence: Vec::new(),
+                    state: EdgeState::Active,
+                },
+            );
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The initial graph of small descriptions, edge by edge.
+
+use super::*;
+use petgraph::visit::EdgeRef;
+
+const SDL: &str = r#"
+type Query { book(id: ID!): Book }
+type Mutation { createBook(input: BookInput!): Book!  createAuthor(name: String!): Author!  addReview(review: ReviewInput!): Review! }
+type Author { id: ID! name: String! }
+type Book { id: ID! title: String! author: Author! }
+type Review { id: ID! stars: Int! book: Book! }
+input BookInput { title: String!, authorId: ID! }
+input ReviewInput { bookId: ID!, stars: Int! }
+"#;
+
+fn graph_of(sdl: &str) -> PropertyGraph {
+    let loaded = crate::spec::load_text(sdl, std::path::Path::new("t.graphql")).unwrap();
+    build(&loaded.api)
+}
+
+/// Every consumes binding of operation `op`, as (schema, input, property, location).
+fn bindings(g: &PropertyGraph, op: &str) -> Vec<(String, String, String, Location)> {
+    let node = g.operation(op).expect("operation");
+    let mut out = Vec::new();
+    for e in g.graph.edges_directed(node, petgraph::Direction::Incoming) {
+        let Label::Consumes { bindings } = &e.weight().label else {
+            continue;
+        };
+        for b in bindings {
+            out.push((
+                g.graph[e.source()].name.clone(),
+                b.input.clone(),
+                b.property.clone(),
+                b.location,
+            ));
+        }
+    }
+    out.sort_by(|a, b| (&a.0, &a.1, &a.2).cmp(&(&b.0, &b.1, &b.2)));
+    out
+}
+
+fn binding(schema: &str, input: &str, property: &str) -> (String, String, String, Location) {
+    (
+        schema.into(),
+        input.into(),
+        property.into(),
+        Location::Argument,
+    )
+}
+
+#[test]
+fn identifier_fields_of_graphql_input_objects_are_bound_to_their_resource() {
+    let g = graph_of(SDL);
+    // Named as the GraphQL search reads them: `arg.field`, as an argument.
+    assert_eq!(
+        bindings(&g, "Mutation.createBook"),
+        [binding("Author", "input.authorId", "id")]
+    );
+    assert!(bindings(&g, "Mutation.addReview").contains(&binding("Book", "review.bookId", "id")));
+    assert_eq!(
+        bindings(&g, "Query.book"),
+        [binding("Book", "id", "id")],
+        "top-level arguments keep their binding"
+    );
+}
+
+#[test]
+fn data_fields_a_mutation_writes_are_not_fed_from_answers() {
+    let g = graph_of(SDL);
+    // `review` names the object being made; `stars` is data it sends.
+    assert_eq!(
+        bindings(&g, "Mutation.addReview"),
+        [binding("Book", "review.bookId", "id")]
+    );
+    let review = g.schema("Review").unwrap();
+    let add = g.operation("Mutation.addReview").unwrap();
+    assert!(g.find_edge(review, add, EdgeKind::Consumes).is_none());
+    assert!(bindings(&g, "Mutation.createAuthor").is_empty());
+}
+
+#[test]
+fn graphql_input_fields_typed_id_or_named_as_an_id_are_identifiers() {
+    let g = graph_of(
+        r#"
+type Query { reviews(filter: ReviewFilter): [Review!]! }
+type Mutation { addReview(input: ReviewInput!): Review!  updateBook(input: BookPatch!): Book! }
+type Author { id: ID! name: String! }
+type Book { id: ID! title: String! }
+type Review { id: ID! stars: Int! book: Book! }
+input ReviewInput { book: ID!, stars: Int!, author_id: ID }
+input BookPatch { id: ID!, title: String }
+input ReviewFilter { bookTitle: String }
+"#,
+    );
+    // A bare resource name typed `ID`, and a snake_case id.
+    assert_eq!(
+        bindings(&g, "Mutation.addReview"),
+        [
+            binding("Author", "input.author_id", "id"),
+            binding("Book", "input.book", "id"),
+        ]
+    );
+    // The object a mutation changes is named by its `id`; its title is data.
+    assert_eq!(
+        bindings(&g, "Mutation.updateBook"),
+        [binding("Book", "input.id", "id")]
+    );
+    // A query's filter may be fed by any field of an earlier answer.
+    assert_eq!(
+        bindings(&g, "Query.reviews"),
+        [binding("Book", "filter.bookTitle", "title")]
+    );
+}
