@@ -273,23 +273,31 @@ impl Bench {
         let mut seen: Vec<(Duration, String, u16, usize, Duration)> = Vec::new();
         let mut window_cpu: Vec<u64> = vec![process_ticks()];
         let started = Instant::now();
-        let outcome = execution::run(config, transport, Credentials::none(), driver, |ex| {
-            if ex.status.is_some() {
-                answered += 1;
-            }
-            if diag {
-                seen.push((
-                    started.elapsed(),
-                    format!("{} {}", ex.request.method, ex.request.operation),
-                    ex.status.unwrap_or(0),
-                    ex.body.len(),
-                    ex.elapsed,
-                ));
-                if seen.len().is_multiple_of(5_000) {
-                    window_cpu.push(process_ticks());
+        let politeness = Arc::new(config.politeness());
+        let outcome = execution::run(
+            config,
+            transport,
+            Credentials::none(),
+            politeness,
+            driver,
+            |ex| {
+                if ex.status.is_some() {
+                    answered += 1;
                 }
-            }
-        })
+                if diag {
+                    seen.push((
+                        started.elapsed(),
+                        format!("{} {}", ex.request.method, ex.request.operation),
+                        ex.status.unwrap_or(0),
+                        ex.body.len(),
+                        ex.elapsed,
+                    ));
+                    if seen.len().is_multiple_of(5_000) {
+                        window_cpu.push(process_ticks());
+                    }
+                }
+            },
+        )
         .await;
         if diag {
             diagnose(&seen, &window_cpu);

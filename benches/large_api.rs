@@ -96,10 +96,12 @@ fn run(
     };
     let transport = Transport::new(url, 4 << 20, CONCURRENCY).expect("transport");
     let started = Instant::now();
+    let politeness = std::sync::Arc::new(config.politeness());
     let outcome = rt.block_on(execution::run(
         config,
         transport,
         Credentials::none(),
+        politeness,
         driver,
         |_| {},
     ));

@@ -96,7 +96,8 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
             Box::new(move |l: &str| execution::target_relative(&resolve_target, l)),
         );
         let driver = Arc::new(Mutex::new(Recorder::new(vec![Box::new(run)])));
-        execution::run(config, transport, credentials, driver.clone(), |ex| {
+        let politeness = Arc::new(config.politeness());
+        execution::run(config, transport, credentials, politeness, driver.clone(), |ex| {
             println!(
                 "{} {} -> {}",
                 ex.request.method,

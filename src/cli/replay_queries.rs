@@ -4,18 +4,14 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Args, Parser};
 
-use crate::execution::{self, Exchange, RequestSpec, TestRun, TraceWriter, Transport};
-use crate::generation::graphql::coverage::CoverageTally;
-use crate::oracles::{witness::Ledger, Checker, Faults};
-use crate::reports;
-use crate::reproduce::{self, phase::Recorder, Script, Step};
-use crate::run::{RunOptions, RunSummary, Session};
-use crate::spec::query_log::{self, LoggedQuery, OpKind};
+use crate::execution;
+use crate::run::{queries, RunOptions};
+use crate::spec::query_log;
 use crate::spec::SpecSource;
 
 /// Arguments of `cartograph replay-queries`.
@@ -117,7 +113,7 @@ pub fn run(args: &ReplayQueriesArgs) -> anyhow::Result<ExitCode> {
         ),
     };
     let name = args.log.display().to_string();
-    let summary = runtime.block_on(execute(
+    let summary = runtime.block_on(queries::execute(
         Arc::new(api),
         &source,
         log,
@@ -126,235 +122,4 @@ pub fn run(args: &ReplayQueriesArgs) -> anyhow::Result<ExitCode> {
         &flags,
     ))?;
     Ok(summary.exit_code())
-}
-
-/// One logged request, sent once.
-struct Once(Option<RequestSpec>);
-
-impl TestRun for Once {
-    fn next_request(&mut self, _done: &[Exchange]) -> Option<RequestSpec> {
-        self.0.take()
-    }
-}
-
-fn request(q: &LoggedQuery) -> RequestSpec {
-    RequestSpec {
-        operation: q.root_fields.first().cloned().unwrap_or_default(),
-        method: "POST".into(),
-        // The target is the endpoint itself.
-        path: String::new(),
-        headers: Vec::new(),
-        body: Some(q.body().to_string()),
-        content_type: Some("application/json".into()),
-        graphql_query: q.kind == OpKind::Query,
-    }
-}
-
-/// Sends the log's requests and writes the output folder.
-async fn execute(
-    api: Arc<crate::model::Api>,
-    source: &SpecSource,
-    log: query_log::QueryLog,
-    log_name: &str,
-    target: &str,
-    flags: &RunOptions,
-) -> anyhow::Result<RunSummary> {
-    let Some(ts) = api.graphql.clone() else {
-        anyhow::bail!("the schema is not a GraphQL schema");
-    };
-    let Session {
-        target,
-        secrets,
-        credentials,
-        settings,
-        mut tally,
-        ..
-    } = match crate::run::open_session(&api, source, target, flags).await? {
-        Ok(session) => session,
-        Err(unreachable) => return Ok(unreachable),
-    };
-    let (mut sent, mut skipped_mutations, mut subscriptions) = (Vec::new(), 0usize, 0usize);
-    for q in &log.queries {
-        match q.kind {
-            OpKind::Subscription => subscriptions += 1,
-            OpKind::Mutation if flags.read_only => skipped_mutations += q.count,
-            _ => sent.push(q.clone()),
-        }
-    }
-    if subscriptions > 0 {
-        eprintln!(
-            "warning: {subscriptions} subscription(s) left out: they need a streaming transport"
-        );
-    }
-    eprintln!(
-        "cartograph: {} GraphQL request(s) in {}: {} distinct, {} duplicate(s); sending {}{}",
-        log.requests,
-        log_name,
-        log.queries.len(),
-        log.duplicates(),
-        sent.len(),
-        if skipped_mutations > 0 {
-            format!(" (read-only: {skipped_mutations} mutation request(s) skipped)")
-        } else {
-            String::new()
-        }
-    );
-
-    let mut config = flags.run_config(&target, 0);
-    config.budget = None;
-    config.max_requests = None;
-    let transport =
-        Transport::new(target.clone(), flags.max_body, 1).map_err(|e| anyhow::anyhow!(e))?;
-    let (replay_config, replay_credentials) = (config.clone(), credentials.clone());
-    let mut trace = TraceWriter::create(&flags.out.join("trace.ndjson"), secrets.clone())?;
-    let mut trace_error = None;
-    let tests: Vec<Box<dyn TestRun>> = sent
-        .iter()
-        .map(|q| Box::new(Once(Some(request(q)))) as Box<dyn TestRun>)
-        .collect();
-    let driver = Arc::new(Mutex::new(Recorder::new(tests)));
-    // In log order, one at a time: a production session's mutations come
-    // before the queries that read what they made.
-    config.concurrency = 1;
-    let outcome = execution::run(config, transport, credentials, driver.clone(), |ex| {
-        if let Err(e) = trace.write(ex) {
-            trace_error.get_or_insert(e);
-        }
-        tally.add(ex);
-    })
-    .await;
-    trace.finish()?;
-    if let Some(e) = trace_error {
-        eprintln!("warning: trace.ndjson is incomplete: {e}");
-    }
-    let recorded = std::mem::take(&mut driver.lock().unwrap_or_else(|e| e.into_inner()).recorded);
-
-    let checker = Checker::new(&api, flags.skip_checks.clone(), Some(target.clone()));
-    let mut faults = Faults::new();
-    let ledger = Ledger::new();
-    let fields_of = |t: &Option<String>| {
-        t.as_ref()
-            .and_then(|t| ts.get(t))
-            .map_or(0, |t| t.fields.len())
-    };
-    // Read-only replays cannot reach mutations: they do not count.
-    let roots = fields_of(&ts.query_type)
-        + if flags.read_only {
-            0
-        } else {
-            fields_of(&ts.mutation_type)
-        };
-    let mut coverage = CoverageTally::new(&ts, roots);
-    let mut scripts = Vec::new();
-    for (q, exchanges) in sent.iter().zip(&recorded) {
-        let Some(ex) = exchanges.last() else { continue };
-        let findings = checker.test(&api, exchanges);
-        faults.record(exchanges, &findings, &ledger);
-        let answer = crate::oracles::graphql::inspect(
-            &ts,
-            &q.query,
-            q.operation_name.as_deref(),
-            &q.variables,
-            ex.status,
-            ex.json(),
-            &ex.body,
-        );
-        coverage.add(&answer);
-        let errors = reproduce::phase::graphql_errors(ex);
-        let seen = if q.count > 1 {
-            format!(", {} times", q.count)
-        } else {
-            String::new()
-        };
-        scripts.push((
-            Script {
-                target: target.to_string(),
-                fault: None,
-                steps: vec![Step {
-                    operation: ex.request.operation.clone(),
-                    method: "POST".into(),
-                    path: String::new(),
-                    headers: Vec::new(),
-                    content_type: Some("application/json".into()),
-                    body: ex.request.body.clone(),
-                    graphql_query: q.kind == OpKind::Query,
-                    captures: Vec::new(),
-                    status: ex.status,
-                    graphql_clean: ex.status.is_some() && !errors,
-                }],
-                standalone: true,
-            },
-            format!("{}: logged at {}{seen}", q.root_fields.join(", "), q.source),
-        ));
-    }
-
-    let mut report = tally.report(settings, &outcome, faults.faults());
-    report.schema_coverage = Some(coverage.summary());
-    report.query_log = Some(reports::QueryLogSummary {
-        requests: log.requests as u64,
-        distinct: log.queries.len() as u64,
-        duplicates: log.duplicates() as u64,
-        sent: sent.len() as u64,
-        skipped_mutations: skipped_mutations as u64,
-        unreadable: log.warnings.len() as u64,
-    });
-    // A logged request names what the log's mutations made on this server.
-    let mutated = sent.iter().any(|q| q.kind == OpKind::Mutation);
-    let kept: Vec<_> = faults
-        .kept()
-        .map(|k| {
-            let mut scripts = reproduce::phase::fault_script(&api, &checker, target.as_str(), k);
-            for s in &mut scripts {
-                s.standalone &= !mutated;
-            }
-            scripts
-        })
-        .collect();
-    if !flags.no_replay && !kept.is_empty() && outcome.auth_error.is_none() {
-        let (time, requests) = reproduce::phase::allowance(None, None);
-        let mut channel = reproduce::phase::Channel::open(
-            replay_config,
-            replay_credentials,
-            &flags.out,
-            &secrets,
-            (time, requests),
-        )?;
-        let outcomes =
-            reproduce::phase::confirm(api.clone(), checker, kept, flags.read_only, &mut channel)
-                .await?;
-        reproduce::phase::attach_reproducers(&mut report.faults, &flags.out, &outcomes, &secrets)?;
-        channel.trace.finish()?;
-    }
-    let n = reproduce::phase::write_suite(&flags.out, scripts, &secrets)?;
-    reports::write_report(&flags.out, &report, &secrets)?;
-    let dot = crate::graph::export::render(
-        &crate::graph::build(&api),
-        crate::graph::export::Format::Dot,
-    );
-    for w in reports::write_extras(&flags.out, &report, &dot, &secrets)
-        .map_err(|e| anyhow::anyhow!("cannot write report.html, junit.xml or report.sarif: {e}"))?
-    {
-        eprintln!("warning: {w}");
-    }
-    let c = report.schema_coverage.clone().unwrap_or_default();
-    eprintln!(
-        "cartograph: {} requests, {} of {} root fields answered data, schema coverage {} of {} (type, field) pairs, {} fault(s); regression suite: {n} Hurl file(s) in {}; wrote {}",
-        report.requests,
-        c.root_fields_reached.len(),
-        c.root_fields,
-        c.covered,
-        c.total,
-        report.faults.len(),
-        flags.out.join("tests").display(),
-        flags.out.display()
-    );
-    for f in &report.faults {
-        eprintln!("  {:<28} {:<22} {}", f.code, f.operation, f.message);
-    }
-    Ok(RunSummary {
-        report,
-        unreachable: false,
-        fail_on: flags.fail_on.clone(),
-        graph_dot: dot,
-    })
 }

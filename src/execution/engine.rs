@@ -42,6 +42,8 @@ pub enum StopReason {
     Exhausted,
     /// Credentials could not be obtained (the auth command failed).
     AuthFailed,
+    /// Requests kept failing before any answer (refused, reset, TLS, DNS).
+    Unreachable,
 }
 
 impl StopReason {
@@ -56,6 +58,7 @@ impl StopReason {
             StopReason::Interrupted,
             StopReason::Exhausted,
             StopReason::AuthFailed,
+            StopReason::Unreachable,
         ]
         .into_iter()
         .find(|r| r.code() == c)
@@ -75,6 +78,8 @@ pub struct RunOutcome {
     pub elapsed: Duration,
     /// The auth command's error, when it stopped the run.
     pub auth_error: Option<String>,
+    /// Why nothing answered, in plain words, when that stopped the run.
+    pub unreachable: Option<String>,
 }
 
 /// Shared stop flag: the first reason set wins.
@@ -97,13 +102,76 @@ struct Shared {
     config: RunConfig,
     transport: Transport,
     credentials: Credentials,
-    politeness: Politeness,
+    politeness: Arc<Politeness>,
     driver: Arc<Mutex<dyn Driver>>,
     stop: Stop,
     sent: AtomicU64,
     refused: AtomicU64,
     deadline: Option<Instant>,
     auth_error: Mutex<Option<String>>,
+    /// Requests answered, and requests that failed before any answer.
+    reach: Mutex<Reach>,
+}
+
+/// Requests that failed before any answer (connection refused or reset,
+/// TLS, DNS), to stop a run that cannot reach the server.
+#[derive(Default)]
+struct Reach {
+    answered: u64,
+    failed: u64,
+    /// The latest outcomes, true for a failure before any answer.
+    recent: std::collections::VecDeque<bool>,
+    first_error: Option<String>,
+}
+
+/// Requests looked at to decide that the server has gone away.
+const RECENT: usize = 50;
+
+impl Reach {
+    /// Counts one attempt; true when the run should stop: the first ten
+    /// requests all failed before any answer, or nine in ten of the latest
+    /// [`RECENT`] did.
+    fn note(&mut self, failure: Option<&super::Failure>) -> bool {
+        let failed = failure.is_some_and(|f| {
+            matches!(
+                f.kind,
+                super::FailureKind::Connection | super::FailureKind::Other
+            )
+        });
+        if failed {
+            self.failed += 1;
+            if self.first_error.is_none() {
+                self.first_error = failure.map(|f| f.message.clone());
+            }
+        } else if failure.is_none() {
+            self.answered += 1;
+        }
+        self.recent.push_back(failed);
+        if self.recent.len() > RECENT {
+            self.recent.pop_front();
+        }
+        let recent_failed = self.recent.iter().filter(|f| **f).count();
+        (self.answered == 0 && self.failed >= 10)
+            || (self.recent.len() == RECENT && recent_failed * 10 >= RECENT * 9)
+    }
+}
+
+/// A transport error in words a user can act on, with the fix when there is
+/// one.
+pub fn plain_words(error: &str, target: &url::Url) -> String {
+    let e = error.to_ascii_lowercase();
+    let hint = if e.contains("certificate") || e.contains("unknownissuer") || e.contains("tls") {
+        "the server's certificate is not trusted: pass --cacert FILE (the CA that signed it) or --insecure"
+    } else if e.contains("refused") {
+        "the connection was refused: is the server running and listening there?"
+    } else if e.contains("dns") || e.contains("lookup") || e.contains("resolve") {
+        "the host name does not resolve"
+    } else if e.contains("reset") || e.contains("closed") || e.contains("broken pipe") {
+        "the server closed the connection before answering"
+    } else {
+        "no answer came back"
+    };
+    format!("{hint} ({target}: {error})")
 }
 
 /// Runs tests from `driver` against the transport's target until the budget,
@@ -113,12 +181,14 @@ pub async fn run(
     config: RunConfig,
     transport: Transport,
     credentials: Credentials,
+    politeness: Arc<Politeness>,
     driver: Arc<Mutex<dyn Driver>>,
     mut observe: impl FnMut(&Exchange),
 ) -> RunOutcome {
     let started = Instant::now();
     let shared = Arc::new(Shared {
-        politeness: Politeness::new(config.rate, config.burst, config.concurrency),
+        politeness,
+        reach: Mutex::new(Reach::default()),
         deadline: config.budget.map(|b| started + b),
         config,
         transport,
@@ -162,12 +232,24 @@ pub async fn run(
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .clone();
+    let stop = shared.stop.get().unwrap_or(StopReason::Exhausted);
+    let unreachable = {
+        let reach = shared.reach.lock().unwrap_or_else(|e| e.into_inner());
+        // A run in which nothing ever answered could not reach the server,
+        // whatever stopped it.
+        let nothing = reach.answered == 0 && reach.failed > 0;
+        (stop == StopReason::Unreachable || nothing)
+            .then(|| reach.first_error.clone())
+            .flatten()
+            .map(|e| plain_words(&e, &shared.config.target))
+    };
     RunOutcome {
         requests: shared.sent.load(Ordering::SeqCst),
         refused: shared.refused.load(Ordering::SeqCst),
-        stop: shared.stop.get().unwrap_or(StopReason::Exhausted),
+        stop,
         elapsed: started.elapsed(),
         auth_error,
+        unreachable,
     }
 }
 
@@ -267,7 +349,11 @@ async fn send_with_retries(
             unsend();
             return (!out.is_empty()).then_some(out);
         }
-        if !shared.politeness.admit(shared.deadline).await {
+        if !shared
+            .politeness
+            .admit(&request.operation, shared.deadline)
+            .await
+        {
             unsend();
             shared.stop.set(StopReason::Budget);
             return (!out.is_empty()).then_some(out);
@@ -282,10 +368,28 @@ async fn send_with_retries(
             }
         };
         let mut timeout = shared.config.timeout;
+        let mut cut_by_budget = false;
         if let Some(d) = shared.deadline {
-            timeout = timeout.min(d.saturating_duration_since(Instant::now()));
+            let left = d.saturating_duration_since(Instant::now());
+            cut_by_budget = left < timeout;
+            timeout = timeout.min(left);
         }
-        let received = shared.transport.send(request, &credentials, timeout).await;
+        let mut received = shared.transport.send(request, &credentials, timeout).await;
+        if let Some(f) = &mut received.failure {
+            // The budget's end, not the server, cut this one short.
+            if cut_by_budget && f.kind == super::FailureKind::Timeout {
+                f.kind = super::FailureKind::Interrupted;
+                f.message = "cut by the end of the budget".into();
+            }
+        }
+        let give_up = shared
+            .reach
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .note(received.failure.as_ref());
+        if give_up {
+            shared.stop.set(StopReason::Unreachable);
+        }
         let exchange = Exchange {
             seq: seq.fetch_add(1, Ordering::SeqCst),
             request: request.clone(),

@@ -20,8 +20,8 @@ use serde::Serialize;
 
 pub use auth::{parse_header, Credentials};
 pub use bounded::JSON_ITEMS;
-pub use engine::{run, Driver, RunOutcome, StopReason, TestRun};
-pub use politeness::{parse_rate, Rate};
+pub use engine::{plain_words, run, Driver, RunOutcome, StopReason, TestRun};
+pub use politeness::{parse_rate, Politeness, Rate};
 pub use trace::TraceWriter;
 pub use transport::Transport;
 pub use wire::target_relative;
@@ -68,6 +68,20 @@ pub enum FailureKind {
     Connection,
     /// Anything else the HTTP stack reported.
     Other,
+    /// The end of the budget cut the request short: no verdict on the server.
+    Interrupted,
+}
+
+impl FailureKind {
+    /// Its name in reports (`timeout`, `connection`, `other`, `interrupted`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Timeout => "timeout",
+            FailureKind::Connection => "connection",
+            FailureKind::Other => "other",
+            FailureKind::Interrupted => "interrupted",
+        }
+    }
 }
 
 /// One request and what came back.
@@ -165,4 +179,12 @@ pub struct RunConfig {
     pub max_body: usize,
     /// How many times a request answered 429/503 is retried after waiting.
     pub max_retries: u32,
+}
+
+impl RunConfig {
+    /// The politeness these settings ask for: created once per run and
+    /// shared by its phases.
+    pub fn politeness(&self) -> Politeness {
+        Politeness::new(self.rate, self.burst, self.concurrency)
+    }
 }

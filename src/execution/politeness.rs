@@ -41,11 +41,26 @@ pub fn parse_rate(text: &str) -> Result<Rate, String> {
     })
 }
 
-/// Shared state deciding when the next request may go.
+/// Shared state deciding when the next request may go: one per run, for
+/// every phase (search, replays, suite), so that the rate holds from the
+/// server's point of view whatever phase sends.
 pub struct Politeness {
     limiter: Option<DefaultDirectRateLimiter>,
+    /// Limits of some operations only (`--rate-for`), with the operations
+    /// each applies to (by name).
+    per_operation: Vec<(DefaultDirectRateLimiter, std::collections::HashSet<String>)>,
     state: Mutex<State>,
     reserve: u64,
+}
+
+/// A token bucket for `rate` with bursts of `burst`.
+fn bucket(rate: Rate, burst: u32) -> DefaultDirectRateLimiter {
+    let period = Duration::from_secs_f64(1.0 / rate.per_second);
+    let burst = NonZeroU32::new(burst.max(1)).unwrap_or(NonZeroU32::MIN);
+    let quota = Quota::with_period(period)
+        .unwrap_or_else(|| Quota::per_second(NonZeroU32::MAX))
+        .allow_burst(burst);
+    RateLimiter::direct(quota)
 }
 
 #[derive(Default)]
@@ -72,24 +87,25 @@ impl Politeness {
     /// Politeness for a rate (none: unlimited), burst size and concurrency (the
     /// number of requests that may already be in flight when a quota runs low).
     pub fn new(rate: Option<Rate>, burst: u32, concurrency: usize) -> Politeness {
-        let limiter = rate.map(|r| {
-            let period = Duration::from_secs_f64(1.0 / r.per_second);
-            let burst = NonZeroU32::new(burst.max(1)).unwrap_or(NonZeroU32::MIN);
-            let quota = Quota::with_period(period)
-                .unwrap_or_else(|| Quota::per_second(NonZeroU32::MAX))
-                .allow_burst(burst);
-            RateLimiter::direct(quota)
-        });
         Politeness {
-            limiter,
+            limiter: rate.map(|r| bucket(r, burst)),
+            per_operation: Vec::new(),
             state: Mutex::new(State::default()),
             reserve: concurrency as u64,
         }
     }
 
-    /// Waits until a request may be sent. Returns false, without waiting, when
-    /// the wait would pass `deadline`: waits never exceed the budget.
-    pub async fn admit(&self, deadline: Option<Instant>) -> bool {
+    /// Adds a limit of `rate` (no bursts) on the requests of `operations`,
+    /// besides the global one.
+    pub fn limit_operations(&mut self, rate: Rate, operations: impl IntoIterator<Item = String>) {
+        self.per_operation
+            .push((bucket(rate, 1), operations.into_iter().collect()));
+    }
+
+    /// Waits until a request of `operation` may be sent. Returns false,
+    /// without waiting, when the wait would pass `deadline`: waits never
+    /// exceed the budget.
+    pub async fn admit(&self, operation: &str, deadline: Option<Instant>) -> bool {
         loop {
             let wait = self.wait_needed();
             if let Some(wait) = wait {
@@ -99,20 +115,30 @@ impl Politeness {
                 tokio::time::sleep(wait).await;
                 continue;
             }
-            if let Some(limiter) = &self.limiter {
-                match limiter.check() {
-                    Ok(()) => {}
-                    Err(not_until) => {
-                        let wait = not_until.wait_time_from(governor::clock::Clock::now(
-                            &governor::clock::DefaultClock::default(),
-                        ));
-                        if deadline.is_some_and(|d| Instant::now() + wait > d) {
-                            return false;
-                        }
-                        tokio::time::sleep(wait).await;
-                        continue;
+            // The operation's own limits first: a token of the global bucket
+            // is then not spent on a request that must wait anyway.
+            let buckets = self
+                .per_operation
+                .iter()
+                .filter(|(_, ops)| ops.contains(operation))
+                .map(|(b, _)| b)
+                .chain(&self.limiter);
+            let mut waited = false;
+            for limiter in buckets {
+                if let Err(not_until) = limiter.check() {
+                    let wait = not_until.wait_time_from(governor::clock::Clock::now(
+                        &governor::clock::DefaultClock::default(),
+                    ));
+                    if deadline.is_some_and(|d| Instant::now() + wait > d) {
+                        return false;
                     }
+                    tokio::time::sleep(wait).await;
+                    waited = true;
+                    break;
                 }
+            }
+            if waited {
+                continue;
             }
             let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
             st.last_send = Some(Instant::now());
@@ -288,6 +314,6 @@ mod tests {
         let p = Politeness::new(None, 1, 1);
         p.observe(429, &[("retry-after".into(), "5".into())]);
         let deadline = Instant::now() + Duration::from_millis(100);
-        assert!(!p.admit(Some(deadline)).await);
+        assert!(!p.admit("op", Some(deadline)).await);
     }
 }

@@ -29,6 +29,11 @@ pub struct Received {
 #[derive(Debug, Clone)]
 pub struct Transport {
     client: reqwest::Client,
+    /// The same, never following a redirect: for operations that document
+    /// a 3xx, whose first answer is the one to judge.
+    direct: reqwest::Client,
+    /// Operations (by name) sent through `direct`.
+    no_follow: std::sync::Arc<std::collections::HashSet<String>>,
     base: url::Url,
     max_body: usize,
 }
@@ -48,19 +53,35 @@ impl Transport {
                 attempt.stop()
             }
         });
-        let client = reqwest::Client::builder()
+        let builder = || {
+            reqwest::Client::builder()
+                .user_agent(concat!("cartograph/", env!("CARGO_PKG_VERSION")))
+                .pool_max_idle_per_host(concurrency.max(1))
+                .connect_timeout(Duration::from_secs(10))
+                .tcp_nodelay(true)
+        };
+        let client = builder()
             .redirect(policy)
-            .user_agent(concat!("cartograph/", env!("CARGO_PKG_VERSION")))
-            .pool_max_idle_per_host(concurrency.max(1))
-            .connect_timeout(Duration::from_secs(10))
-            .tcp_nodelay(true)
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let direct = builder()
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(Transport {
             client,
+            direct,
+            no_follow: Default::default(),
             base,
             max_body,
         })
+    }
+
+    /// Sends the requests of these operations without following redirects:
+    /// they document a 3xx, and the redirect itself is their answer.
+    pub fn without_redirects_for(mut self, operations: impl IntoIterator<Item = String>) -> Self {
+        self.no_follow = std::sync::Arc::new(operations.into_iter().collect());
+        self
     }
 
     /// The target's base URL.
@@ -102,7 +123,12 @@ impl Transport {
                 )
             }
         };
-        let mut builder = self.client.request(method, self.url_for(&req.path));
+        let client = if self.no_follow.contains(&req.operation) {
+            &self.direct
+        } else {
+            &self.client
+        };
+        let mut builder = client.request(method, self.url_for(&req.path));
         for (name, value) in req.headers.iter().chain(credentials) {
             builder = builder.header(name.as_str(), value.as_str());
         }

@@ -238,6 +238,12 @@ impl Operation {
         self.parameters.iter().filter(|p| p.required)
     }
 
+    /// Whether a redirect is one of its documented answers (`301`, `3XX`):
+    /// its first answer, not where it leads, is what to judge.
+    pub fn documents_redirect(&self) -> bool {
+        self.responses.keys().any(|code| code.starts_with('3'))
+    }
+
     /// Responses whose status is a success (2xx, `2XX`).
     pub fn success_responses(&self) -> impl Iterator<Item = (&String, &Response)> {
         self.responses

@@ -18,6 +18,7 @@
 //! | `created_not_readable` | a GET of `collection/{id}` answers 404/410 right after a POST to the collection answered 2xx with that id (`Location` or body `id`) |
 //! | `dangling_location` | a GET of the `Location` a 2xx answer gave (same origin, under the target) answers 404/410 |
 //! | `non_idempotent` | a PUT repeated identically right after a 2xx answers a 4xx; a DELETE repeated identically right after a 2xx answers a 4xx other than 404/410 (5xx are `server_error`) |
+//! | `timeout` | no answer came within `--timeout` (REST and GraphQL); a request the end of the budget cut short is `interrupted`, no fault |
 //!
 //! Stateful faults are reported under the operation whose promise broke: the
 //! DELETE, the creation, the PUT.
@@ -38,7 +39,8 @@ use serde::{Deserialize, Serialize};
 use crate::execution::Exchange;
 use crate::model::Api;
 
-/// The REST oracles' codes; GraphQL APIs get [`graphql::CODES`] instead.
+/// The REST oracles' codes; GraphQL APIs get [`graphql::CODES`] instead
+/// (and [`TIMEOUT`], which both share).
 pub const CODES: [&str; 12] = [
     "server_error",
     "undocumented_status",
@@ -54,9 +56,17 @@ pub const CODES: [&str; 12] = [
     "non_idempotent",
 ];
 
+/// The code of a request that got no answer within `--timeout` (REST and
+/// GraphQL alike).
+pub const TIMEOUT: &str = "timeout";
+
 /// Every oracle's code, REST and GraphQL, for `--skip-check` and `--fail-on`.
 pub fn all_codes() -> impl Iterator<Item = &'static str> {
-    CODES.iter().chain(graphql::CODES).copied()
+    CODES
+        .iter()
+        .chain(graphql::CODES)
+        .chain(std::iter::once(&TIMEOUT))
+        .copied()
 }
 
 /// A condition on the last step's response that a shell script or a Hurl file
@@ -105,6 +115,11 @@ pub enum FaultCheck {
         status: u16,
         /// The media type (without parameters).
         media: String,
+    },
+    /// No answer came within `seconds`.
+    Timeout {
+        /// The timeout the run used, rounded up.
+        seconds: u64,
     },
     /// The status is this, and the body contains `text`.
     BodyContains {
@@ -165,6 +180,9 @@ pub struct WitnessStep {
 pub enum Confirmation {
     /// Not replayed (replay turned off, read-only refusals, or the run was cut short).
     NotReplayed,
+    /// Replayed, but the server gave no answer to the replays (it timed out
+    /// or dropped the connection): no verdict either way.
+    NoAnswer,
     /// The replay showed the same signature.
     Confirmed,
     /// The replays did not show it: kept, but marked.
@@ -335,6 +353,20 @@ impl Checker {
 
     /// What one answer shows on its own.
     pub fn exchange(&self, api: &Api, ex: &Exchange) -> Vec<Finding> {
+        if let Some(f) = &ex.failure {
+            if f.kind == crate::execution::FailureKind::Timeout && self.enabled(TIMEOUT) {
+                let seconds = ex.elapsed.as_secs_f64().ceil().max(1.0) as u64;
+                return vec![Finding {
+                    check: Some(FaultCheck::Timeout { seconds }),
+                    ..Finding::new(
+                        TIMEOUT,
+                        &ex.request.operation,
+                        format!("no answer within {seconds} s (--timeout)"),
+                        String::new(),
+                    )
+                }];
+            }
+        }
         if let Some(ts) = &self.graphql {
             return self.graphql(ts, ex);
         }

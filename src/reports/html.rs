@@ -506,6 +506,7 @@ fn faults(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
             Confirmation::Confirmed => ("bad", "confirmed"),
             Confirmation::Flaky => ("warn", "flaky"),
             Confirmation::NotReplayed => ("never", "not replayed"),
+            Confirmation::NoAnswer => ("never", "unconfirmed: no answer"),
         };
         let _ = write!(
             out,

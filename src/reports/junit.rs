@@ -77,6 +77,9 @@ pub(super) fn confirmation_text(c: Confirmation) -> &'static str {
         Confirmation::Confirmed => "confirmed: replaying the witness showed it again",
         Confirmation::Flaky => "flaky: replaying the witness did not show it again",
         Confirmation::NotReplayed => "not replayed",
+        Confirmation::NoAnswer => {
+            "unconfirmed: no answer: the server did not answer the replays (timeouts, dropped connections)"
+        }
     }
 }
 

@@ -19,7 +19,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
-use crate::execution::{secrets::Secrets, Exchange, FailureKind, RunOutcome};
+use crate::execution::{secrets::Secrets, Exchange, RunOutcome};
 use crate::model::Api;
 use crate::oracles::Fault;
 
@@ -208,12 +208,7 @@ impl Tally {
                 }
             }
             (None, Some(f)) => {
-                let kind = match f.kind {
-                    FailureKind::Timeout => "timeout",
-                    FailureKind::Connection => "connection",
-                    FailureKind::Other => "other",
-                };
-                *op.failures.entry(kind.to_string()).or_default() += 1;
+                *op.failures.entry(f.kind.as_str().to_string()).or_default() += 1;
             }
             (None, None) => {}
         }

@@ -260,6 +260,12 @@ const RULES: &[Rule] = &[
         short: "__typename names the wrong type",
         fires: "`__typename` is not a string naming the object type itself or, under an interface or union, one of its possible object types",
     },
+    Rule {
+        code: "timeout",
+        kind: Kind::ServerFailure,
+        short: "No answer within the timeout",
+        fires: "no answer came within `--timeout` (REST and GraphQL); a request the end of the budget cut short is `interrupted`, no fault",
+    },
 ];
 
 /// The rule of an oracle code, when it is one.

@@ -11,8 +11,8 @@ use super::replay::ScriptRun;
 use super::shrink::{Job, Outcome, ShrinkDriver};
 use super::{build, hurl, shell, Script, ScriptFault};
 use crate::execution::{
-    self, secrets::Secrets, Credentials, Driver, Exchange, RunConfig, TestRun, TraceWriter,
-    Transport,
+    self, secrets::Secrets, Credentials, Driver, Exchange, Politeness, RunConfig, TestRun,
+    TraceWriter, Transport,
 };
 use crate::model::Api;
 use crate::oracles::{Checker, Confirmation, Kept, Reproducer, WitnessStep};
@@ -37,8 +37,12 @@ pub fn allowance(budget: Option<Duration>, max_requests: Option<u64>) -> (Durati
 pub struct Channel {
     /// The run's configuration (budget and caps are replaced).
     pub config: RunConfig,
+    /// The run's transport.
+    pub transport: Transport,
     /// Credentials, as in the run.
     pub credentials: Credentials,
+    /// The run's politeness, shared with its other phases.
+    pub politeness: Arc<Politeness>,
     /// Where the phase's exchanges are recorded (`replay.ndjson`).
     pub trace: TraceWriter,
     /// Time left for the phase.
@@ -55,14 +59,18 @@ impl Channel {
     /// recording to `dir/replay.ndjson`.
     pub fn open(
         config: RunConfig,
+        transport: Transport,
         credentials: Credentials,
+        politeness: Arc<Politeness>,
         dir: &Path,
         secrets: &Secrets,
         (time, requests): (Duration, u64),
     ) -> anyhow::Result<Channel> {
         Ok(Channel {
             config,
+            transport,
             credentials,
+            politeness,
             trace: TraceWriter::create(&dir.join("replay.ndjson"), secrets.clone())?,
             time,
             requests,
@@ -79,17 +87,23 @@ impl Channel {
         config.max_requests = Some(self.requests);
         // One at a time: a shrink step depends on the verdict of the one before.
         config.concurrency = 1;
-        let transport = Transport::new(config.target.clone(), config.max_body, 1)
-            .map_err(|e| anyhow::anyhow!(e))?;
+        let transport = self.transport.clone();
         let trace = &mut self.trace;
         let seen = &mut self.seen;
         let mut error = None;
-        let outcome = execution::run(config, transport, self.credentials.clone(), driver, |ex| {
-            if let Err(e) = trace.write(ex) {
-                error.get_or_insert(e);
-            }
-            seen.push(ex.clone());
-        })
+        let outcome = execution::run(
+            config,
+            transport,
+            self.credentials.clone(),
+            self.politeness.clone(),
+            driver,
+            |ex| {
+                if let Err(e) = trace.write(ex) {
+                    error.get_or_insert(e);
+                }
+                seen.push(ex.clone());
+            },
+        )
         .await;
         if let Some(e) = error {
             eprintln!("warning: replay.ndjson is incomplete: {e}");
@@ -232,6 +246,7 @@ pub async fn settle(
     scripts: Vec<(Script, String)>,
     checker: &Checker,
     channel: &mut Channel,
+    left_out: &mut SuiteLeftOut,
 ) -> anyhow::Result<Vec<(Script, String)>> {
     let runs: Vec<Box<dyn TestRun>> = scripts
         .iter()
@@ -253,10 +268,10 @@ pub async fn settle(
                 .chain(std::iter::repeat_with(|| None)),
         )
         .filter_map(|((mut script, title), ran)| {
-            let ran = ran?;
-            if ran.len() != script.steps.len() {
+            let Some(ran) = ran.filter(|ran| ran.len() == script.steps.len()) else {
+                left_out.unfinished += 1;
                 return None;
-            }
+            };
             // A step with only literal values whose answer changed since the
             // test was recorded depends on what else happened on the server
             // (an id that another test created meanwhile): not a regression test.
@@ -270,6 +285,7 @@ pub async fn settle(
                 step.graphql_clean && graphql_errors(ex)
             });
             if unstable {
+                left_out.unstable += 1;
                 return None;
             }
             for (step, ex) in script.steps.iter_mut().zip(&ran) {
@@ -278,6 +294,58 @@ pub async fn settle(
             Some((script, title))
         })
         .collect())
+}
+
+/// Why tests of the archive did not become regression tests, by reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SuiteLeftOut {
+    /// Tests in the archive.
+    pub archived: usize,
+    /// Tests that asserted the run's history: they named what the run
+    /// deleted, or ids other tests made.
+    pub history: usize,
+    /// Tests whose literal requests answered differently when replayed.
+    pub unstable: usize,
+    /// Tests that did not run to their end (the phase's time or requests ran
+    /// out, or an answer lacked a value a later request needed).
+    pub unfinished: usize,
+}
+
+impl SuiteLeftOut {
+    /// Why a suite is empty (or smaller than the archive), for people.
+    pub fn explain(&self) -> String {
+        if self.archived == 0 {
+            return "the search archived no test (nothing was covered)".to_string();
+        }
+        let mut parts = Vec::new();
+        if self.history > 0 {
+            parts.push(format!(
+                "{} asserted the run's history (named what it deleted or ids other tests made)",
+                self.history
+            ));
+        }
+        if self.unstable > 0 {
+            parts.push(format!(
+                "{} answered differently when replayed",
+                self.unstable
+            ));
+        }
+        if self.unfinished > 0 {
+            parts.push(format!(
+                "{} did not run to their end (the replay allowance ran out, or the server stopped answering)",
+                self.unfinished
+            ));
+        }
+        format!(
+            "of {} archived test(s), {}",
+            self.archived,
+            if parts.is_empty() {
+                "none was left out".to_string()
+            } else {
+                parts.join("; ")
+            }
+        )
+    }
 }
 
 /// Whether a GraphQL answer has an `errors` entry (or is not JSON).

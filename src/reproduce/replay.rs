@@ -133,6 +133,12 @@ impl TestRun for ScriptRun {
 
 /// Whether the last response shows the fault as `check` describes it.
 pub fn shows(check: &FaultCheck, last: &Exchange) -> bool {
+    if let FaultCheck::Timeout { .. } = check {
+        return last
+            .failure
+            .as_ref()
+            .is_some_and(|f| f.kind == crate::execution::FailureKind::Timeout);
+    }
     let Some(status) = last.status else {
         return false;
     };
@@ -161,6 +167,7 @@ pub fn shows(check: &FaultCheck, last: &Exchange) -> bool {
                     .header("content-type")
                     .is_some_and(|c| crate::oracles::conformance::essence(c) == *media)
         }
+        FaultCheck::Timeout { .. } => false,
         FaultCheck::BodyContains { status: s, text } => {
             status == *s
                 && (last.body.contains(text.as_str())

@@ -43,13 +43,24 @@ trap 'rm -rf "$tmp"' EXIT
 #   CARTOGRAPH_HEADER='Authorization: Bearer …' ./this-script.sh
 extra=()
 if [ -n "${CARTOGRAPH_HEADER:-}" ]; then extra=(-H "$CARTOGRAPH_HEADER"); fi
+# Seconds each request may take (the run's --timeout when the fault is one).
+max_time="${CARTOGRAPH_TIMEOUT:-__TIMEOUT__}"
 
-# step METHOD PATH [curl arguments…]: sends one request, keeps its status, headers and body.
+# step METHOD PATH [curl arguments…]: sends one request, keeps its status,
+# headers and body; the status is `timeout` when no answer came in time.
 step() {
-  local method="$1" path="$2"
+  local method="$1" path="$2" code
   shift 2
-  status=$(curl -sS -o "$tmp/body" -D "$tmp/headers" -w '%{http_code}' -X "$method" "${extra[@]}" "$@" "$BASE$path") \
-    || { echo "curl failed on $method $path" >&2; exit 2; }
+  : >"$tmp/body"
+  : >"$tmp/headers"
+  status=$(curl -sS --max-time "$max_time" -o "$tmp/body" -D "$tmp/headers" -w '%{http_code}' -X "$method" "${extra[@]}" "$@" "$BASE$path")
+  code=$?
+  if [ "$code" = 28 ]; then
+    status=timeout
+  elif [ "$code" != 0 ]; then
+    echo "curl failed on $method $path" >&2
+    exit 2
+  fi
   echo "$method $path -> $status" >&2
 }
 
@@ -112,10 +123,16 @@ need() {
 /// The condition, in shell, under which the last response shows the fault.
 fn condition(check: &FaultCheck) -> String {
     let status = |s: u16| format!("[ \"$status\" = {s} ]");
+    // `status` may be the word `timeout`: numeric tests only on numbers.
+    let number = "[ \"$status\" != timeout ]";
     match check {
         FaultCheck::Status { status: s } => status(*s),
-        FaultCheck::ServerError => "[ \"$status\" -ge 500 ] && [ \"$status\" -le 599 ]".into(),
-        FaultCheck::Success => "[ \"$status\" -ge 200 ] && [ \"$status\" -lt 300 ]".into(),
+        FaultCheck::ServerError => {
+            format!("{number} && [ \"$status\" -ge 500 ] && [ \"$status\" -le 599 ]")
+        }
+        FaultCheck::Success => {
+            format!("{number} && [ \"$status\" -ge 200 ] && [ \"$status\" -lt 300 ]")
+        }
         FaultCheck::JsonType {
             status: s,
             pointer,
@@ -154,6 +171,7 @@ fn condition(check: &FaultCheck) -> String {
                 quote(media)
             )
         }
+        FaultCheck::Timeout { .. } => "[ \"$status\" = timeout ]".into(),
         FaultCheck::BodyContains { status: s, text } => {
             let first = text.lines().next().unwrap_or(text);
             format!(
@@ -190,7 +208,17 @@ pub fn render(script: &Script) -> String {
         out.push_str("# Note: this sequence names resources it does not create (the server's own\n# data, or what the run made earlier), so it shows the fault against a\n# server that has them.\n");
     }
     out.push('\n');
-    out.push_str(&PRELUDE.replace("__TARGET__", &script.target.replace('"', "")));
+    // A timeout is reproduced with the run's own limit; anything else may
+    // take a minute before the script gives up on it.
+    let timeout = match script.fault.as_ref().map(|f| &f.check) {
+        Some(FaultCheck::Timeout { seconds }) => *seconds,
+        _ => 60,
+    };
+    out.push_str(
+        &PRELUDE
+            .replace("__TARGET__", &script.target.replace('"', ""))
+            .replace("__TIMEOUT__", &timeout.to_string()),
+    );
     out.push('\n');
     for (i, step) in script.steps.iter().enumerate() {
         out.push_str(&format!(

@@ -55,6 +55,8 @@ struct Current {
     best: Script,
     confirmed: bool,
     tries: usize,
+    /// Replays whose last request got an answer.
+    answered: usize,
     runs: usize,
     requests: u64,
     cuts: VecDeque<Cut>,
@@ -206,6 +208,10 @@ impl ShrinkDriver {
                 signature: c.job.signature,
                 confirmation: if c.confirmed {
                     Confirmation::Confirmed
+                } else if c.tries > 0 && c.answered == 0 {
+                    // Every replay went unanswered: nothing says the fault
+                    // is gone.
+                    Confirmation::NoAnswer
                 } else if c.tries > 0 {
                     Confirmation::Flaky
                 } else {
@@ -250,6 +256,7 @@ impl Driver for ShrinkDriver {
                     job,
                     confirmed: false,
                     tries: 0,
+                    answered: 0,
                     runs: 0,
                     requests: 0,
                     cuts: VecDeque::new(),
@@ -300,6 +307,9 @@ impl Driver for ShrinkDriver {
         };
         c.runs += 1;
         c.requests += exchanges.len() as u64;
+        if exchanges.last().is_some_and(|e| e.status.is_some()) {
+            c.answered += 1;
+        }
         let Some(mut tried) = c.trying.take() else {
             return;
         };

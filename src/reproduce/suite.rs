@@ -6,7 +6,7 @@
 //! (GraphQL).
 
 use super::build;
-use super::phase::graphql_errors;
+use super::phase::{graphql_errors, SuiteLeftOut};
 use super::{Script, Step};
 use crate::execution::Exchange;
 use crate::model::Api;
@@ -22,11 +22,13 @@ pub fn scripts(
     titles: Vec<String>,
     ledger: &mut Ledger,
     location: &dyn Fn(&str) -> Option<String>,
+    left_out: &mut SuiteLeftOut,
 ) -> Vec<(Script, String)> {
     let graphql = api.graphql.is_some();
     let mut scripts = Vec::new();
     for (k, (ex, title)) in recorded.into_iter().zip(titles).enumerate() {
         if ex.is_empty() {
+            left_out.unfinished += 1;
             continue;
         }
         // Replayed after the run, in this order: after everything the
@@ -49,6 +51,7 @@ pub fn scripts(
             ledger.note(e);
         }
         if literal_deleted {
+            left_out.history += 1;
             continue;
         }
         if graphql {
@@ -62,6 +65,7 @@ pub fn scripts(
                 names_another_tests_id |= step.graphql_clean && names_literal_id(step);
             }
             if names_another_tests_id {
+                left_out.history += 1;
                 continue;
             }
         }

@@ -7,6 +7,7 @@
 
 pub mod options;
 pub mod outputs;
+pub mod queries;
 pub mod replay;
 pub mod search;
 pub mod session;
@@ -125,12 +126,18 @@ async fn drive<P: Protocol>(
         .unwrap_or_else(|e| e.into_inner())
         .faults()
         .counter();
+    let started = std::time::Instant::now();
     let config = options.run_config(&target, seed);
+    // One politeness for every phase: the rate holds from the server's view.
+    let politeness = Arc::new(config.politeness());
+    let transport = search::transport(&api, &config)?;
     let outcome = search::search(
         driver.clone(),
         fault_count,
         config.clone(),
+        transport.clone(),
         credentials.clone(),
+        politeness.clone(),
         &secrets,
         &mut tally,
         options,
@@ -173,15 +180,24 @@ async fn drive<P: Protocol>(
     };
     let replays_allowed = !options.no_replay
         && outcome.auth_error.is_none()
+        && outcome.unreachable.is_none()
         && outcome.stop != StopReason::Interrupted;
     if replays_allowed {
+        // What is left of --budget, which bounds the whole run.
+        let left = options.budget.map(|b| b.saturating_sub(started.elapsed()));
         replay::replay(
             api.clone(),
             checker,
             &mut ledger,
             replays,
             &mut report,
-            (config, credentials),
+            replay::Link {
+                config,
+                transport,
+                credentials,
+                politeness,
+                left,
+            },
             options,
             &secrets,
         )
@@ -198,8 +214,8 @@ async fn drive<P: Protocol>(
     }
     eprintln!("{}", summary_line(&report, options));
     Ok(RunSummary {
+        unreachable: outcome.unreachable.is_some(),
         report,
-        unreachable: false,
         fail_on: options.fail_on.clone(),
         graph_dot,
     })

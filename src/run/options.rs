@@ -114,11 +114,28 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
-    /// How the engine talks to `target` under these options.
+    /// The share of `--budget` the replays after the search may use (a
+    /// fifth, at most 30 s): the search gets the rest, so that the budget
+    /// bounds the whole run.
+    pub fn replay_reserve(&self) -> Duration {
+        match self.budget {
+            Some(_) if !self.no_replay => {
+                crate::reproduce::phase::allowance(self.budget, self.max_requests).0
+            }
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// The search's time budget: `--budget` less the replays' reserve.
+    pub fn search_budget(&self) -> Option<Duration> {
+        self.budget.map(|b| b.saturating_sub(self.replay_reserve()))
+    }
+
+    /// How the engine talks to `target` under these options, in the search.
     pub fn run_config(&self, target: &url::Url, seed: u64) -> RunConfig {
         RunConfig {
             target: target.clone(),
-            budget: self.budget,
+            budget: self.search_budget(),
             max_requests: self.max_requests,
             seed,
             rate: self.rate,
@@ -139,7 +156,7 @@ impl RunOptions {
             read_only: self.read_only,
             use_graph: !self.no_graph,
             max_requests: self.max_requests,
-            budget: self.budget,
+            budget: self.search_budget(),
             skip_checks: self.skip_checks.clone(),
             target: Some(target.clone()),
         }

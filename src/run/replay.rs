@@ -2,16 +2,52 @@
 //! confirm it, shrunk, and written as a reproducer; then the archive's tests
 //! are recorded again as the Hurl regression suite. Half of the phase's
 //! allowance is kept for the suite, so that shrinking many faults cannot
-//! leave it nothing.
+//! leave it nothing; `--budget` bounds the phase with the rest of the run.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::options::RunOptions;
-use crate::execution::{secrets::Secrets, Credentials, RunConfig, TestRun};
+use crate::execution::{secrets::Secrets, Credentials, Politeness, RunConfig, TestRun, Transport};
 use crate::model::Api;
 use crate::oracles::{witness::Ledger, Checker, Confirmation};
 use crate::reports::Report;
+use crate::reproduce::phase::{Channel, SuiteLeftOut};
 use crate::reproduce::{self, Script};
+
+/// How the phase reaches the target: the run's settings, credentials and
+/// politeness (one rate for the whole run), and the time left of `--budget`.
+pub struct Link {
+    /// The run's engine settings (budget and caps are replaced).
+    pub config: RunConfig,
+    /// The run's transport.
+    pub transport: Transport,
+    /// Credentials, as in the search.
+    pub credentials: Credentials,
+    /// The run's politeness.
+    pub politeness: Arc<Politeness>,
+    /// Time left of `--budget`, when there is one.
+    pub left: Option<Duration>,
+}
+
+impl Link {
+    /// A channel for the phase, recording to `replay.ndjson`: its allowance
+    /// (a fifth of `--budget`, at most 30 s, and a third of
+    /// `--max-requests`), within what is left of the budget.
+    pub fn open(self, options: &RunOptions, secrets: &Secrets) -> anyhow::Result<Channel> {
+        let (time, requests) = reproduce::phase::allowance(options.budget, options.max_requests);
+        let time = self.left.map_or(time, |left| time.min(left));
+        Channel::open(
+            self.config,
+            self.transport,
+            self.credentials,
+            self.politeness,
+            &options.out,
+            secrets,
+            (time, requests),
+        )
+    }
+}
 
 /// What the phase replays.
 pub struct Replays {
@@ -30,38 +66,33 @@ pub async fn replay(
     ledger: &mut Ledger,
     replays: Replays,
     report: &mut Report,
-    (config, credentials): (RunConfig, Credentials),
+    link: Link,
     options: &RunOptions,
     secrets: &Secrets,
 ) -> anyhow::Result<()> {
-    let target = config.target.clone();
-    let (time, requests) = reproduce::phase::allowance(options.budget, options.max_requests);
-    let mut channel = reproduce::phase::Channel::open(
-        config,
-        credentials,
-        &options.out,
-        secrets,
-        (time, requests),
-    )?;
+    let target = link.config.target.clone();
+    let mut channel = link.open(options, secrets)?;
     if !replays.faults.is_empty() {
         eprintln!(
-            "cartograph: replaying {} fault(s) to confirm and shrink them, then the final suite (at most {:.0}s and {requests} requests; --no-replay skips this)",
+            "cartograph: replaying {} fault(s) to confirm and shrink them, then the final suite (at most {:.0}s and {} requests; --no-replay skips this)",
             replays.faults.len(),
-            time.as_secs_f64()
+            channel.time.as_secs_f64(),
+            channel.requests
         );
     }
-    let (suite_time, suite_requests) = (time / 2, requests / 2);
+    let (suite_time, suite_requests) = (channel.time / 2, channel.requests / 2);
     channel.time -= suite_time;
     channel.requests -= suite_requests;
-    let outcomes = reproduce::phase::confirm(
-        api.clone(),
-        checker.clone(),
+    confirm_faults(
+        &api,
+        &checker,
         replays.faults,
-        options.read_only,
+        report,
         &mut channel,
+        options,
+        secrets,
     )
     .await?;
-    reproduce::phase::attach_reproducers(&mut report.faults, &options.out, &outcomes, secrets)?;
     channel.time += suite_time;
     channel.requests += suite_requests;
     // What the replays created and changed, after the search's own history.
@@ -69,12 +100,23 @@ pub async fn replay(
         e.seq = u64::MAX / 4 + i as u64;
         ledger.note(&e);
     }
+    let mut left_out = SuiteLeftOut {
+        archived: replays.suite.len(),
+        ..SuiteLeftOut::default()
+    };
     let (runs, titles): (Vec<_>, Vec<_>) = replays.suite.into_iter().unzip();
     let recorded = reproduce::phase::record(runs, &mut channel).await?;
     let location = |l: &str| checker.location_path(l);
-    let scripts =
-        reproduce::suite::scripts(&api, target.as_str(), recorded, titles, ledger, &location);
-    let scripts = reproduce::phase::settle(scripts, &checker, &mut channel).await?;
+    let scripts = reproduce::suite::scripts(
+        &api,
+        target.as_str(),
+        recorded,
+        titles,
+        ledger,
+        &location,
+        &mut left_out,
+    );
+    let scripts = reproduce::phase::settle(scripts, &checker, &mut channel, &mut left_out).await?;
     let n = reproduce::phase::write_suite(&options.out, scripts, secrets)?;
     channel.trace.finish()?;
     let confirmed = report
@@ -82,13 +124,42 @@ pub async fn replay(
         .iter()
         .filter(|f| f.confirmation == Confirmation::Confirmed)
         .count();
+    let suite = if n == 0 {
+        format!("no regression test: {}", left_out.explain())
+    } else {
+        format!(
+            "regression suite: {n} Hurl file(s) in {} (hurl --test --jobs 1 --variable base={} {}/*.hurl)",
+            options.out.join("tests").display(),
+            target.as_str().trim_end_matches('/'),
+            options.out.join("tests").display()
+        )
+    };
     eprintln!(
-        "cartograph: {confirmed} of {} fault(s) confirmed, reproducers in {}; regression suite: {n} Hurl file(s) in {} (hurl --test --jobs 1 --variable base={} {}/*.hurl)",
+        "cartograph: {confirmed} of {} fault(s) confirmed, reproducers in {}; {suite}",
         report.faults.len(),
         options.out.join("reproducers").display(),
-        options.out.join("tests").display(),
-        target.as_str().trim_end_matches('/'),
-        options.out.join("tests").display()
     );
     Ok(())
+}
+
+/// Confirms and shrinks each fault through `channel` and writes the
+/// reproducers, recording on `report`'s faults what each replay showed.
+pub async fn confirm_faults(
+    api: &Arc<Api>,
+    checker: &Checker,
+    faults: Vec<Vec<Script>>,
+    report: &mut Report,
+    channel: &mut Channel,
+    options: &RunOptions,
+    secrets: &Secrets,
+) -> anyhow::Result<()> {
+    let outcomes = reproduce::phase::confirm(
+        api.clone(),
+        checker.clone(),
+        faults,
+        options.read_only,
+        channel,
+    )
+    .await?;
+    reproduce::phase::attach_reproducers(&mut report.faults, &options.out, &outcomes, secrets)
 }

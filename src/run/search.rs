@@ -6,28 +6,44 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::options::RunOptions;
-use crate::execution::{self, secrets::Secrets, Credentials, RunConfig, TraceWriter, Transport};
+use crate::execution::{
+    self, secrets::Secrets, Credentials, Politeness, RunConfig, TraceWriter, Transport,
+};
 use crate::reports::Tally;
+
+/// The run's transport: one for every phase, sending the requests of
+/// operations that document a redirect without following it.
+pub fn transport(api: &crate::model::Api, config: &RunConfig) -> anyhow::Result<Transport> {
+    let transport = Transport::new(config.target.clone(), config.max_body, config.concurrency)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    Ok(transport.without_redirects_for(
+        api.operations
+            .iter()
+            .filter(|op| op.documents_redirect())
+            .map(|op| op.name.clone()),
+    ))
+}
 
 /// Runs `driver` against the target: every exchange to `trace.ndjson` and
 /// the tally, with the progress line; warns when the trace or the
 /// credentials failed.
+#[allow(clippy::too_many_arguments)]
 pub async fn search(
     driver: Arc<Mutex<dyn execution::Driver>>,
     fault_count: Arc<std::sync::atomic::AtomicUsize>,
     config: RunConfig,
+    transport: Transport,
     credentials: Credentials,
+    politeness: Arc<Politeness>,
     secrets: &Secrets,
     tally: &mut Tally,
     flags: &RunOptions,
 ) -> anyhow::Result<execution::RunOutcome> {
-    let transport = Transport::new(config.target.clone(), flags.max_body, config.concurrency)
-        .map_err(|e| anyhow::anyhow!(e))?;
     let mut trace = TraceWriter::create(&flags.out.join("trace.ndjson"), secrets.clone())?;
-    let progress = Progress::new(tally.operation_count(), flags.budget);
+    let progress = Progress::new(tally.operation_count(), config.budget);
     let mut trace_error = None;
     let base = config.target.path().to_string();
-    let outcome = execution::run(config, transport, credentials, driver, |ex| {
+    let outcome = execution::run(config, transport, credentials, politeness, driver, |ex| {
         if let Err(e) = trace.write(ex) {
             trace_error.get_or_insert(e);
         }
@@ -49,6 +65,9 @@ pub async fn search(
     }
     if let Some(e) = &outcome.auth_error {
         eprintln!("error: {e}; the run stopped");
+    }
+    if let Some(e) = &outcome.unreachable {
+        eprintln!("error: nothing answered: {e}");
     }
     Ok(outcome)
 }

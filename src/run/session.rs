@@ -115,6 +115,7 @@ pub async fn open_session(
             stop: execution::StopReason::Exhausted,
             elapsed: Duration::ZERO,
             auth_error: None,
+            unreachable: Some(format!("no TCP connection to {target_url}")),
         };
         let report = tally.report(settings, &outcome, Vec::new());
         reports::write_report(&flags.out, &report, &secrets)?;

@@ -53,6 +53,16 @@ pub struct SearchSummary {
     pub covered_at: Vec<(String, u64)>,
 }
 
+/// Timeouts in a row after which an operation is called less often.
+const SLOW_AFTER: u32 = 3;
+
+/// Probability of setting aside a test that calls such an operation: one in
+/// ten still goes, so that a recovered endpoint is noticed.
+const SKIP_SLOW: f64 = 0.9;
+
+/// Tests set aside in a row, at most, before one is run anyway.
+const MAX_SKIPS: usize = 32;
+
 /// A chain of mutations from one archived test.
 struct Chain<G> {
     current: SharedTest<G>,
@@ -69,6 +79,10 @@ pub struct Search<P: Protocol> {
     checker: Checker,
     faults: Faults,
     ledger: Ledger,
+    /// Per operation: requests in a row that timed out.
+    timeouts: Vec<u32>,
+    /// Operation name → position, to read exchanges back.
+    positions: std::collections::HashMap<String, usize>,
 }
 
 impl<G> Length for TestCase<G> {
@@ -94,8 +108,12 @@ impl<P: Protocol> Search<P> {
         // state (templates, sequences) is built over those.
         let ops = protocol.operations(&api, &config);
         let initial = protocol.initial_order(&api, &ops).into();
+        let timeouts = vec![0; api.operations.len()];
+        let positions = api.operation_positions();
         let cx = Cx::new(api, graph, feedback, config, ops);
         Search {
+            timeouts,
+            positions,
             cx,
             protocol,
             initial,
@@ -248,9 +266,62 @@ impl<P: Protocol> Search<P> {
         Box::new(self.protocol.start(&mut self.cx, test, true))
     }
 
-    fn mutant(&mut self, base: &TestCase<P::Genes>) -> Box<dyn TestRun> {
-        let mutant = self.protocol.mutate(&mut self.cx, base);
-        self.start(mutant)
+    /// The next test after the initial ones: a mutant of the current chain,
+    /// a new sample (P_r), or a mutant of an archived test.
+    fn next_case(&mut self) -> TestCase<P::Genes> {
+        if let Some(chain) = &mut self.chain {
+            if chain.remaining > 0 {
+                chain.remaining -= 1;
+                let base = chain.current.clone();
+                return self.protocol.mutate(&mut self.cx, &base);
+            }
+            self.chain = None;
+        }
+        let spent = self.cx.spent();
+        let mio = self.cx.config.mio;
+        let p_r = mio.anneal(spent, mio.random_sampling, 0.0);
+        if self.cx.rng.random_bool(p_r.clamp(0.0, 1.0)) {
+            return self.protocol.sample(&mut self.cx);
+        }
+        match self.archive.sample(&mut self.cx.rng) {
+            Some(base) => {
+                if P::CHAINS {
+                    let n = mio
+                        .anneal(spent, mio.start_mutations as f64, mio.end_mutations as f64)
+                        .round()
+                        .max(1.0) as usize;
+                    self.chain = Some(Chain {
+                        current: base.clone(),
+                        remaining: n - 1,
+                    });
+                }
+                self.protocol.mutate(&mut self.cx, &base)
+            }
+            None => self.protocol.sample(&mut self.cx),
+        }
+    }
+
+    /// Whether to set `test` aside: it calls an operation whose requests
+    /// keep timing out (each costs a whole `--timeout`), and the dice say so.
+    fn too_slow(&mut self, test: &TestCase<P::Genes>) -> bool {
+        test.calls.iter().any(|c| self.timeouts[c.op] >= SLOW_AFTER)
+            && self.cx.rng.random_bool(SKIP_SLOW)
+    }
+
+    /// Counts, per operation, the requests in a row that timed out.
+    fn note_timeouts(&mut self, exchanges: &[Exchange]) {
+        for ex in exchanges {
+            let Some(&op) = self.positions.get(&ex.request.operation) else {
+                continue;
+            };
+            match &ex.failure {
+                Some(f) if f.kind == crate::execution::FailureKind::Timeout => {
+                    self.timeouts[op] += 1;
+                }
+                _ if ex.status.is_some() => self.timeouts[op] = 0,
+                _ => {}
+            }
+        }
     }
 }
 
@@ -265,40 +336,14 @@ impl<P: Protocol> Driver for Search<P> {
             return Some(self.start(test));
         }
         self.cx.resequence_if_stale();
-        if let Some(chain) = &mut self.chain {
-            if chain.remaining > 0 {
-                chain.remaining -= 1;
-                let base = chain.current.clone();
-                return Some(self.mutant(&base));
-            }
-            self.chain = None;
-        }
-        let spent = self.cx.spent();
-        let mio = self.cx.config.mio;
-        let p_r = mio.anneal(spent, mio.random_sampling, 0.0);
-        if self.cx.rng.random_bool(p_r.clamp(0.0, 1.0)) {
-            let test = self.protocol.sample(&mut self.cx);
-            return Some(self.start(test));
-        }
-        match self.archive.sample(&mut self.cx.rng) {
-            Some(base) => {
-                if P::CHAINS {
-                    let n = mio
-                        .anneal(spent, mio.start_mutations as f64, mio.end_mutations as f64)
-                        .round()
-                        .max(1.0) as usize;
-                    self.chain = Some(Chain {
-                        current: base.clone(),
-                        remaining: n - 1,
-                    });
-                }
-                Some(self.mutant(&base))
-            }
-            None => {
-                let test = self.protocol.sample(&mut self.cx);
-                Some(self.start(test))
+        for _ in 0..MAX_SKIPS {
+            let test = self.next_case();
+            if !self.too_slow(&test) {
+                return Some(self.start(test));
             }
         }
+        let test = self.next_case();
+        Some(self.start(test))
     }
 
     fn finished(&mut self, test: Box<dyn TestRun>, exchanges: Vec<Exchange>) {
@@ -311,6 +356,7 @@ impl<P: Protocol> Driver for Search<P> {
         if exchanges.is_empty() {
             return;
         }
+        self.note_timeouts(&exchanges);
         let findings = self.checker.test(&self.cx.api, &exchanges);
         self.faults.record(&exchanges, &findings, &self.ledger);
         for ex in &exchanges {

@@ -1,0 +1,293 @@
+//! A run keeps its promises across its phases, measured from the server's
+//! side: one rate limit for the search and the replays, `--budget` bounding
+//! the whole run, a slow endpoint reported as a `timeout` fault and then
+//! called less often, a request cut by the budget's end not blamed on the
+//! server, a documented redirect judged by its own answer, and a server that
+//! never answers stopping the run with exit 3.
+
+mod support;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::{Request, State};
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::Router;
+use support::cli::{args, cartograph, read_report};
+
+const SPEC: &str = r#"openapi: 3.0.3
+info: {title: phases, version: '1'}
+paths:
+  /things:
+    get:
+      operationId: listThings
+      responses: {'200': {description: ok}}
+  /boom:
+    get:
+      operationId: boom
+      responses: {'200': {description: ok}}
+  /slow:
+    get:
+      operationId: slow
+      responses: {'200': {description: ok}}
+  /moved:
+    get:
+      operationId: moved
+      responses: {'302': {description: found elsewhere}}
+"#;
+
+/// What the server saw: each request's path and when it arrived.
+type Seen = Arc<Mutex<Vec<(String, Instant)>>>;
+
+/// Serves [`SPEC`]: `/boom` answers 500, `/slow` answers after `slow`,
+/// `/moved` redirects to `/things`.
+async fn serve(slow: Duration) -> (SocketAddr, Seen) {
+    let seen: Seen = Arc::default();
+    let app = Router::new()
+        .fallback(move |State(seen): State<Seen>, req: Request| async move {
+            let path = req.uri().path().to_string();
+            seen.lock().unwrap().push((path.clone(), Instant::now()));
+            match path.as_str() {
+                "/things" => (StatusCode::OK, "[]").into_response(),
+                "/boom" => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+                "/slow" => {
+                    tokio::time::sleep(slow).await;
+                    (StatusCode::OK, "late").into_response()
+                }
+                "/moved" => (StatusCode::FOUND, [(header::LOCATION, "/things")]).into_response(),
+                _ => StatusCode::NOT_FOUND.into_response(),
+            }
+        })
+        .with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .await
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (addr, seen)
+}
+
+fn spec_file(dir: &std::path::Path) -> String {
+    let path = dir.join("openapi.yaml");
+    std::fs::write(&path, SPEC).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// The most requests any one-second window held.
+fn busiest_second(times: &[Instant]) -> usize {
+    let mut times = times.to_vec();
+    times.sort();
+    (0..times.len())
+        .map(|i| {
+            times[i..]
+                .iter()
+                .take_while(|t| t.duration_since(times[i]) < Duration::from_secs(1))
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_rate_holds_for_the_search_and_the_replays() {
+    let (addr, seen) = serve(Duration::from_millis(1)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let result = cartograph(args(&[
+        "run",
+        &spec_file(dir.path()),
+        "--target",
+        &format!("http://{addr}"),
+        "--max-requests",
+        "20",
+        "--rate",
+        "5/s",
+        "--burst",
+        "1",
+        "--skip-check",
+        "timeout",
+        "--seed",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(stderr.contains("replaying"), "the replays ran: {stderr}");
+    let times: Vec<Instant> = seen.lock().unwrap().iter().map(|(_, t)| *t).collect();
+    assert!(times.len() > 20, "search and replays: {}", times.len());
+    // 5/s with a burst of 1: five in any second, six at a window's edges
+    // (the server's clock adds its own jitter).
+    assert!(busiest_second(&times) <= 6, "{}", busiest_second(&times));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_budget_bounds_the_whole_run_and_the_budgets_end_is_no_timeout() {
+    // Every /slow request outlives the budget: the last one is cut by it.
+    let (addr, _) = serve(Duration::from_secs(30)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let started = Instant::now();
+    let result = cartograph(args(&[
+        "run",
+        &spec_file(dir.path()),
+        "--target",
+        &format!("http://{addr}"),
+        "--budget",
+        "4s",
+        "--timeout",
+        "20s",
+        "--seed",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    let took = started.elapsed();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    // Replays and files included; the slack is for a loaded machine.
+    assert!(took < Duration::from_secs(8), "{took:?}: {stderr}");
+    let report = read_report(&out);
+    assert!(report["elapsed_s"].as_f64().unwrap() <= 3.6, "{report:#}");
+    let slow = report["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["operation"] == "slow")
+        .unwrap();
+    assert!(
+        slow["failures"]["interrupted"].as_u64().unwrap() >= 1,
+        "{slow}"
+    );
+    assert!(
+        !report["faults"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == "timeout"),
+        "the budget's end is not the server's fault: {:#}",
+        report["faults"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn slow_endpoints_are_a_confirmed_timeout_fault_and_are_called_less() {
+    let (addr, seen) = serve(Duration::from_secs(2)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let result = cartograph(args(&[
+        "run",
+        &spec_file(dir.path()),
+        "--target",
+        &format!("http://{addr}"),
+        "--max-requests",
+        "300",
+        "--timeout",
+        "200ms",
+        "--seed",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    let report = read_report(&out);
+    let timeout = report["faults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "timeout" && f["operation"] == "slow")
+        .unwrap_or_else(|| panic!("{stderr}\n{:#}", report["faults"]))
+        .clone();
+    assert_eq!(timeout["confirmation"], "confirmed", "{timeout:#}");
+    let script = out.join(timeout["reproducer"]["shell"].as_str().unwrap());
+    let text = std::fs::read_to_string(&script).unwrap();
+    assert!(text.contains("--max-time"), "{text}");
+    // After three timeouts in a row, /slow gets about one test in ten.
+    let paths: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(p, _)| p.clone())
+        .collect();
+    let slow = paths.iter().filter(|p| *p == "/slow").count();
+    let things = paths.iter().filter(|p| *p == "/things").count();
+    assert!(slow * 3 < things, "/slow {slow}, /things {things}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_documented_redirect_is_judged_by_itself() {
+    let (addr, _) = serve(Duration::from_millis(1)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    cartograph(args(&[
+        "run",
+        &spec_file(dir.path()),
+        "--target",
+        &format!("http://{addr}"),
+        "--max-requests",
+        "60",
+        "--seed",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    let report = read_report(&out);
+    let moved = report["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["operation"] == "moved")
+        .unwrap();
+    let statuses: Vec<&String> = moved["status_counts"].as_object().unwrap().keys().collect();
+    assert_eq!(statuses, ["302"], "{moved}");
+    assert!(
+        !report["faults"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["operation"] == "moved"),
+        "{:#}",
+        report["faults"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_never_answers_stops_the_run_with_exit_3() {
+    // Accepts connections and closes them at once: TCP works, HTTP never does.
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .await
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            drop(socket);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let started = Instant::now();
+    let result = cartograph(args(&[
+        "run",
+        &spec_file(dir.path()),
+        "--target",
+        &format!("http://{addr}"),
+        "--budget",
+        "60s",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(3), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "it stopped early"
+    );
+    assert!(stderr.contains("nothing answered"), "{stderr}");
+    let report = read_report(&out);
+    assert_eq!(report["stop"], "unreachable");
+}
