@@ -81,21 +81,21 @@ pub async fn execute(run: Prepared, flags: &RunFlags) -> anyhow::Result<RunSumma
     )
     .await?;
     let (replay_config, replay_credentials) = (config, credentials);
-    let (mut report, checker, fault_scripts, dot, suite_runs) = {
+    let (mut report, checker, fault_scripts, graph_doc, suite_runs) = {
         let mut d = driver.lock().unwrap_or_else(|e| e.into_inner());
         let suite_runs = d.suite_runs();
         let mut report = tally.report(settings, &outcome, d.faults().faults());
         report.schema_coverage = Some(d.coverage());
         super::run::write_graph(&flags.out.join("graph-final.json"), d.graph())?;
         super::run::print_changes(d.changes());
-        let dot = crate::graph::export::render(d.graph(), crate::graph::export::Format::Dot);
+        let graph_doc = crate::graph::export::to_document(d.graph());
         let checker = d.checker().clone();
         let scripts: Vec<_> = d
             .faults()
             .kept()
             .map(|k| reproduce::phase::fault_script(&api, &checker, target.as_str(), k))
             .collect();
-        (report, checker, scripts, dot, suite_runs)
+        (report, checker, scripts, graph_doc, suite_runs)
     };
     let replay = !flags.no_replay
         && outcome.auth_error.is_none()
@@ -162,8 +162,13 @@ pub async fn execute(run: Prepared, flags: &RunFlags) -> anyhow::Result<RunSumma
         );
     }
     reports::write_report(&flags.out, &report, &secrets)?;
-    for w in reports::write_extras(&flags.out, &report, &dot, &secrets)
-        .map_err(|e| anyhow::anyhow!("cannot write report.html or junit.xml: {e}"))?
+    for w in reports::write_extras(
+        &flags.out,
+        &report,
+        std::slice::from_ref(&graph_doc),
+        &secrets,
+    )
+    .map_err(|e| anyhow::anyhow!("cannot write report.html or junit.xml: {e}"))?
     {
         eprintln!("warning: {w}");
     }
@@ -184,7 +189,7 @@ pub async fn execute(run: Prepared, flags: &RunFlags) -> anyhow::Result<RunSumma
         report,
         unreachable: false,
         fail_on: flags.fail_on.clone(),
-        graph_dot: dot,
+        graph: Some(graph_doc),
     })
 }
 

@@ -10,7 +10,7 @@ use clap::Args;
 
 use crate::execution::{self, secrets::Secrets, Credentials, RunConfig, TraceWriter, Transport};
 use crate::generation::{MioConfig, SearchConfig, SearchDriver};
-use crate::graph::{self, feedback::Feedback};
+use crate::graph::{self, export::GraphDocument, feedback::Feedback};
 use crate::model::Api;
 use crate::reports::{self, Report, Settings, Tally};
 use crate::reproduce;
@@ -228,8 +228,8 @@ pub struct RunSummary {
     pub unreachable: bool,
     /// Oracle codes whose faults fail the run (all when empty).
     pub fail_on: Vec<String>,
-    /// The final graph in DOT, as report.html draws it.
-    pub graph_dot: String,
+    /// The final graph, as report.html draws it (none when the run never started).
+    pub graph: Option<GraphDocument>,
 }
 
 impl RunSummary {
@@ -357,7 +357,7 @@ pub(super) async fn open_session(
             report,
             unreachable: true,
             fail_on: flags.fail_on.clone(),
-            graph_dot: String::new(),
+            graph: None,
         }));
     }
     Ok(Ok(Session {
@@ -435,12 +435,12 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
     .await?;
     let (replay_config, replay_credentials) = (config, credentials);
     // The lock is held only here: the phases below await the engine.
-    let (mut report, graph_dot, checker, fault_scripts, suite_runs) = {
+    let (mut report, graph_doc, checker, fault_scripts, suite_runs) = {
         let refined = driver.lock().unwrap_or_else(|e| e.into_inner());
         let mut report = tally.report(settings, &outcome, refined.faults().faults());
         report.search = Some(refined.summary());
         write_graph(&flags.out.join("graph-final.json"), refined.graph())?;
-        let graph_dot = graph::export::render(refined.graph(), graph::export::Format::Dot);
+        let graph_doc = graph::export::to_document(refined.graph());
         let suite = serde_json::to_string_pretty(&refined.suite_document())?;
         let suite_path = flags.out.join("suite.json");
         std::fs::write(&suite_path, format!("{}\n", secrets.redact(&suite)))
@@ -456,7 +456,7 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
             .map(|k| reproduce::phase::fault_script(&api, &checker, target_url.as_str(), k))
             .collect();
         let suite_runs = refined.suite_runs();
-        (report, graph_dot, checker, fault_scripts, suite_runs)
+        (report, graph_doc, checker, fault_scripts, suite_runs)
     };
 
     // Confirm and shrink the faults, then record the regression suite.
@@ -551,7 +551,8 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         );
     }
     reports::write_report(&flags.out, &report, &secrets)?;
-    for w in reports::write_extras(&flags.out, &report, &graph_dot, &secrets).map_err(|e| {
+    let graphs = std::slice::from_ref(&graph_doc);
+    for w in reports::write_extras(&flags.out, &report, graphs, &secrets).map_err(|e| {
         anyhow::anyhow!(
             "cannot write report.html or junit.xml in {}: {e}",
             flags.out.display()
@@ -589,7 +590,7 @@ pub async fn execute(api: Arc<Api>, target: &str, flags: &RunFlags) -> anyhow::R
         report,
         unreachable: false,
         fail_on: flags.fail_on.clone(),
-        graph_dot,
+        graph: Some(graph_doc),
     })
 }
 
