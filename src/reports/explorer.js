@@ -20,7 +20,8 @@
   // milliseconds and to stay legible.
   var LIMITS = {
     wholeGraph: 90,     // graphs up to this many nodes are drawn whole
-    overview: 40,       // else the overview shows this many, most connected first,
+    overview: 40,       // else the overview shows this many nodes,
+    overviewSchemas: 14, // of which at most this many schemas (the most connected),
     backbone: 3,        // with this many links per node
     group: 30,          // producers, consumers or linked nodes drawn around a focus
     chainNodes: 60,     // nodes of the chain drawn
@@ -139,17 +140,39 @@
         note = 'The whole graph: ' + g.ops + ' operations, ' + (g.nodes.length - g.ops) +
           ' schemas. Search or click a node to follow its chain.';
       } else {
+        // The most connected schemas and the operations most linked to
+        // them: by degree alone, hub schemas (or hub operations) fill the
+        // view and there is no producer → schema → consumer picture left.
         var deg = new Array(g.nodes.length).fill(0);
         g.edges.forEach(function (e) { if (visible(e)) { deg[e.s]++; deg[e.t]++; } });
-        var ranked = g.nodes.filter(function (n) { return deg[n.i] > 0; })
-          .sort(function (a, b) { return deg[b.i] - deg[a.i] || a.name.localeCompare(b.name); })
-          .slice(0, LIMITS.overview);
-        ranked.forEach(function (n) { role.set(n.i, 'plain'); });
+        var byDegree = function (a, b) { return deg[b.i] - deg[a.i] || (a.name < b.name ? -1 : 1); };
+        var schemas = g.nodes.filter(function (n) { return !n.op && deg[n.i] > 0; })
+          .sort(byDegree).slice(0, LIMITS.overviewSchemas);
+        schemas.forEach(function (n) { role.set(n.i, 'plain'); });
+        var links = new Array(g.nodes.length).fill(0);
+        g.edges.forEach(function (e) {
+          if (!visible(e)) return;
+          if (role.has(e.s)) links[e.t]++;
+          if (role.has(e.t)) links[e.s]++;
+        });
+        var ops = g.nodes.filter(function (n) { return n.op && links[n.i] > 0; })
+          .sort(function (a, b) { return links[b.i] - links[a.i] || byDegree(a, b); })
+          .slice(0, LIMITS.overview - schemas.length);
+        ops.forEach(function (n) { role.set(n.i, 'plain'); });
+        // Too few of either (an API of few schemas): the rest by degree.
+        g.nodes.filter(function (n) { return deg[n.i] > 0 && !role.has(n.i); }).sort(byDegree)
+          .slice(0, Math.max(0, LIMITS.overview - role.size))
+          .forEach(function (n) { role.set(n.i, 'plain'); });
         // Hubs link to nearly every other node shown: drawn whole, that is a
-        // mat. Each node keeps its strongest links (and at least one).
+        // mat. Each node keeps its strongest links (and at least one),
+        // produces and consumes before the undirected kinds.
+        var directedFirst = function (a, b) {
+          var da = a.kind === 'produces' || a.kind === 'consumes', db = b.kind === 'produces' || b.kind === 'consumes';
+          return (db - da) || byMerit(a, b);
+        };
         var among = g.edges.filter(function (e) {
           return visible(e) && role.has(e.s) && role.has(e.t) && e.s !== e.t;
-        }).sort(byMerit);
+        }).sort(directedFirst);
         var kept = new Map();
         backbone = among.filter(function (e) {
           var a = kept.get(e.s) || 0, b = kept.get(e.t) || 0;
@@ -160,9 +183,12 @@
           }
           return false;
         });
-        note = 'A big graph (' + g.nodes.length + ' nodes, ' + g.edges.length + ' edges): its ' + ranked.length +
-          ' most connected nodes, with ' + backbone.length + ' of the ' + among.length +
-          ' links among them (the strongest of each). Search for an operation or schema, or click one, to see its neighbourhood and chain.';
+        var shownOps = 0;
+        role.forEach(function (_, i) { if (g.nodes[i].op) shownOps++; });
+        note = 'A big graph (' + g.nodes.length + ' nodes, ' + g.edges.length + ' edges): its ' +
+          count(role.size - shownOps, 'most connected schema') + ' and the ' + count(shownOps, 'operation') +
+          ' most linked to them, with ' + backbone.length + ' of the ' + among.length +
+          ' links among them (the strongest of each node). Search for an operation or schema, or click one, to see its neighbourhood and chain.';
       }
     } else {
       info = neighbourhood(g, state.focus, role, hl);
@@ -368,8 +394,7 @@
   }
 
   // Layered layout of the nodes `ids` (graph indices) and `edges`:
-  // 1. layers by longest path along produces/consumes edges (cycles broken
-  //    by reversing DFS back edges), sources pulled next to their successors;
+  // 1. layers by the earliest step each node can exist (see below);
   // 2. dummy nodes on edges spanning several layers;
   // 3. barycentre sweeps to order each layer, keeping the order with fewest
   //    crossings;
@@ -393,66 +418,81 @@
       if (e.kind === 'produces' || e.kind === 'consumes') directed.push({ e: e, a: a, b: b });
       else undirected.push({ e: e, a: a, b: b });
     });
-    var succ = [], pred = [];
-    for (var k = 0; k < n; k++) { succ.push([]); pred.push([]); }
-    directed.forEach(function (d) { succ[d.a].push(d); pred[d.b].push(d); });
-
-    // 1a. Break cycles: DFS from the sources first; back edges are reversed.
-    var mark = new Uint8Array(n);
-    var starts = order0.filter(function (v) { return pred[v].length === 0; })
-      .concat(order0.filter(function (v) { return pred[v].length > 0; }));
-    starts.forEach(function (s) {
-      if (mark[s]) return;
-      var stack = [[s, 0]];
-      mark[s] = 1;
-      while (stack.length) {
-        var top = stack[stack.length - 1], v = top[0];
-        if (top[1] < succ[v].length) {
-          var d = succ[v][top[1]++];
-          if (mark[d.b] === 1) d.reversed = true;
-          else if (mark[d.b] === 0) { mark[d.b] = 1; stack.push([d.b, 0]); }
-        } else {
-          mark[v] = 2;
-          stack.pop();
-        }
-      }
-    });
-    var dsucc = [], dpred = [];
-    for (k = 0; k < n; k++) { dsucc.push([]); dpred.push([]); }
+    // 1. Layers: the earliest step at which each node can exist. An
+    //    operation needs all its inputs (one step after the latest), a schema
+    //    any one producer (one step after the earliest): producers → schemas
+    //    → consumers read left to right, and a schema an operation produces
+    //    again later is an edge back, not a reason to push everything right.
+    //    (Longest-path layering would, and did: the demo spread over 11
+    //    columns.)
+    var isOp = ids.map(function (v) { return g.nodes[v].op; });
+    var inputs = [], outputs = [], degree = new Int32Array(n);
+    for (var k = 0; k < n; k++) { inputs.push([]); outputs.push([]); }
     directed.forEach(function (d) {
       if (d.a === d.b) return;
-      var from = d.reversed ? d.b : d.a, to = d.reversed ? d.a : d.b;
-      dsucc[from].push(to);
-      dpred[to].push(from);
+      degree[d.a]++;
+      degree[d.b]++;
+      // outputs[x]: what x makes possible; inputs[x]: what it waits for.
+      if (outputs[d.a].indexOf(d.b) < 0) outputs[d.a].push(d.b);
+      if (inputs[d.b].indexOf(d.a) < 0) inputs[d.b].push(d.a);
     });
-
-    // 1b. Longest path, in topological order.
-    var layer = new Int32Array(n), indeg = dpred.map(function (p) { return p.length; });
-    var queue = order0.filter(function (v) { return indeg[v] === 0; }), topo = [];
-    for (var qi = 0; qi < queue.length; qi++) {
-      var v = queue[qi];
-      topo.push(v);
-      dsucc[v].forEach(function (w) {
-        layer[w] = Math.max(layer[w], layer[v] + 1);
-        if (--indeg[w] === 0) queue.push(w);
-      });
+    var layer = new Int32Array(n).fill(-1), waiting = new Int32Array(n), latest = new Int32Array(n);
+    var buckets = [];
+    function settle(v, l) {
+      if (layer[v] >= 0) return;
+      layer[v] = l;
+      (buckets[l] = buckets[l] || []).push(v);
     }
-    // 1c. A source sits just before its nearest successor, not at the far left.
-    for (var ti = topo.length - 1; ti >= 0; ti--) {
-      v = topo[ti];
-      if (dpred[v].length === 0 && dsucc[v].length > 0) {
-        var min = Infinity;
-        dsucc[v].forEach(function (w) { min = Math.min(min, layer[w]); });
-        layer[v] = Math.max(layer[v], min - 1);
+    for (k = 0; k < n; k++) waiting[k] = inputs[k].length;
+    order0.forEach(function (v) { if (waiting[v] === 0) settle(v, 0); });
+    var settled = 0;
+    for (;;) {
+      for (var l = 0; l < buckets.length; l++) {
+        var bucket = buckets[l] || [];
+        for (var bi = 0; bi < bucket.length; bi++) {
+          var v = bucket[bi];
+          if (v < 0) continue;
+          bucket[bi] = -1;
+          settled++;
+          outputs[v].forEach(function (w) {
+            if (layer[w] >= 0) return;
+            if (isOp[w]) {
+              latest[w] = Math.max(latest[w], l);
+              if (--waiting[w] === 0) settle(w, latest[w] + 1);
+            } else {
+              settle(w, l + 1);
+            }
+          });
+        }
       }
+      if (settled >= n) break;
+      // Operations waiting on a cycle nothing outside feeds: start the one
+      // that can start earliest, as if its unsettled inputs were given.
+      var pick = -1, pickLayer = Infinity;
+      order0.forEach(function (v) {
+        if (layer[v] >= 0 || !isOp[v]) return;
+        var at = 0;
+        inputs[v].forEach(function (w) { if (layer[w] >= 0) at = Math.max(at, layer[w] + 1); });
+        if (at < pickLayer) { pick = v; pickLayer = at; }
+      });
+      if (pick < 0) order0.forEach(function (v) { if (pick < 0 && layer[v] < 0) { pick = v; pickLayer = 0; } });
+      settle(pick, pickLayer);
     }
+    // A schema nothing produces (a request body built from scratch) sits just
+    // before its first consumer, not at the far left.
+    order0.forEach(function (v) {
+      if (isOp[v] || inputs[v].length || !outputs[v].length) return;
+      var min = Infinity;
+      outputs[v].forEach(function (w) { min = Math.min(min, layer[w]); });
+      layer[v] = Math.max(layer[v], min - 1);
+    });
     // Nodes with only undirected edges join a neighbour's layer; the rest
     // without any edge go to the grid.
     var linkedTo = [];
     for (k = 0; k < n; k++) linkedTo.push([]);
     undirected.forEach(function (u) { linkedTo[u.a].push(u.b); linkedTo[u.b].push(u.a); });
     var placed = new Uint8Array(n), loose = [];
-    for (k = 0; k < n; k++) placed[k] = dsucc[k].length + dpred[k].length > 0 ? 1 : 0;
+    for (k = 0; k < n; k++) placed[k] = degree[k] > 0 ? 1 : 0;
     var changed = true;
     while (changed) {
       changed = false;
@@ -625,6 +665,15 @@
     if (minY === Infinity) { minY = 0; maxY = -40; }
     for (k = 0; k < N; k++) y[k] -= minY;
     maxY -= minY;
+    // A drawing much wider than the box is tall gets fitted by its width and
+    // leaves the height empty: spread the rows (not the nodes) into it, so
+    // the edges between them separate.
+    var box0 = size(), want = maxX * (box0.h / box0.w) * 0.8;
+    if (maxY > 0 && maxY < want) {
+      var stretch = Math.min(2.5, want / maxY);
+      for (k = 0; k < N; k++) y[k] *= stretch;
+      maxY *= stretch;
+    }
 
     // Loose nodes: a grid below the drawing, by name.
     if (loose.length) {
@@ -1267,7 +1316,13 @@
     return m[1];
   }
   var opened = fromHash();
-  render(true);
+  try {
+    render(true);
+  } catch (err) {
+    // A bug here must not leave a half-drawn box that looks like a graph.
+    fail('The graph explorer failed (' + err.message + '); graph-final.json holds the graph.');
+    return;
+  }
   if (opened === 'graph' && location.hash !== '#graph' && root.scrollIntoView) root.scrollIntoView();
   window.addEventListener('hashchange', function () {
     var how = fromHash();
