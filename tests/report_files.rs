@@ -563,7 +563,10 @@ fn the_page_shows_the_summary_faults_operations_plot_and_graph() {
     assert_eq!(data["coverage"], Value::Null);
     assert_eq!(decode(&data, 0), expected(&doc));
     assert!(doc.edges.len() > 20 && doc.nodes.len() > 15, "a real graph");
-    // Without JavaScript: a note and the edges as a table.
+    // Without JavaScript: no empty explorer box or help promising one (the
+    // script unhides them), a note and the edges as a table.
+    assert!(graph.contains("<div id=\"gx\" class=\"gx\" data-state=\"loading\" hidden></div>"));
+    assert!(graph.contains("<p class=\"sub gx-help\" hidden>"));
     let noscript = &graph[graph.find("<noscript>").unwrap()..graph.find("</noscript>").unwrap()];
     assert!(noscript.contains("The graph explorer needs JavaScript"));
     let rows = noscript.matches("<tr><td>").count();
@@ -659,6 +662,10 @@ fn exercised_links_are_marked_and_counted() {
         data["coverage"],
         serde_json::json!({"links": consumes.len(), "links_exercised": 2})
     );
+    // The table without JavaScript says so too.
+    assert!(html.contains("<th>Exercised</th>"));
+    assert!(html.contains("<td><span class=\"badge ok\">yes</span> 40 flows, 31 2xx</td>"));
+    assert!(html.contains("<td>no (5 flows, 0 2xx)</td>"));
     // Each covered edge carries [flows, successes, exercised]; the others nothing.
     let drawn = decode(&data, 0);
     let edges = data["graphs"][0]["edges"].as_array().unwrap();

@@ -14,6 +14,8 @@
   var root = document.getElementById('gx');
   var dataEl = document.getElementById('cartograph-graph-data');
   if (!root || !dataEl) return;
+  root.removeAttribute('hidden');
+  Array.prototype.forEach.call(document.querySelectorAll('.gx-help'), function (p) { p.removeAttribute('hidden'); });
 
   var SVGNS = 'http://www.w3.org/2000/svg';
   // How much is drawn at once: enough to read, little enough to lay out in

@@ -217,8 +217,10 @@ pub(super) fn section(
         out.push_str("<p class=\"note\">No graph was recorded for this run.</p>\n");
         return;
     }
-    out.push_str("<p class=\"sub\">The graph the run used, as it ended (graph-final.json). Drag to pan, wheel or the buttons to zoom; search or click an operation or schema to see what feeds it, what it feeds, and what must be created before it.</p>\n");
-    out.push_str("<div id=\"gx\" class=\"gx\" data-state=\"loading\"></div>\n");
+    // Hidden until the script runs: without it, the help and an empty box
+    // would promise an explorer that never comes (the table below stands in).
+    out.push_str("<p class=\"sub gx-help\" hidden>The graph the run used, as it ended (graph-final.json). Drag to pan, wheel or the buttons to zoom; search or click an operation or schema to see what feeds it, what it feeds, and what must be created before it.</p>\n");
+    out.push_str("<div id=\"gx\" class=\"gx\" data-state=\"loading\" hidden></div>\n");
     noscript(out, report, graphs, t);
     let data = data_document(report, graphs, secrets);
     let _ = write!(
@@ -249,6 +251,7 @@ fn noscript(
     t: &dyn Fn(&str) -> String,
 ) {
     let coverage = coverage_by_id(report.graph_coverage.as_ref());
+    let covered = report.graph_coverage.is_some();
     out.push_str("<noscript>\n<p class=\"note\">The graph explorer needs JavaScript. Below, each graph's edges as a table; graph-final.json holds the whole graph.</p>\n");
     for g in graphs {
         let shown = g.edges.len().min(NOSCRIPT_EDGES);
@@ -272,7 +275,11 @@ fn noscript(
                 String::new()
             }
         );
-        out.push_str("<table class=\"gx-table\">\n<thead><tr><th>Kind</th><th>From</th><th>To</th><th>Label</th><th>Origin</th><th>State</th><th class=\"num\">Score</th><th>Exercised</th></tr></thead>\n<tbody>\n");
+        let _ = write!(
+            out,
+            "<table class=\"gx-table\">\n<thead><tr><th>Kind</th><th>From</th><th>To</th><th>Label</th><th>Origin</th><th>State</th><th class=\"num\">Score</th>{}</tr></thead>\n<tbody>\n",
+            if covered { "<th>Exercised</th>" } else { "" }
+        );
         // Names by id, so a big graph's table is not quadratic.
         let names: HashMap<&str, &str> = g
             .nodes
@@ -283,16 +290,17 @@ fn noscript(
             let from = names.get(e.source.as_str()).copied().unwrap_or(&e.source);
             let to = names.get(e.target.as_str()).copied().unwrap_or(&e.target);
             let exercised = match coverage.get(e.id.as_str()) {
+                _ if !covered => String::new(),
                 Some(l) if l.exercised => format!(
-                    "<span class=\"badge ok\">yes</span> {} flows, {} 2xx",
+                    "<td><span class=\"badge ok\">yes</span> {} flows, {} 2xx</td>",
                     l.flows, l.successes
                 ),
-                Some(l) => format!("no ({} flows, {} 2xx)", l.flows, l.successes),
-                None => String::new(),
+                Some(l) => format!("<td>no ({} flows, {} 2xx)</td>", l.flows, l.successes),
+                None => "<td></td>".to_string(),
             };
             let _ = writeln!(
                 out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"mono\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{:.2}</td><td>{exercised}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"mono\">{}</td><td>{}</td><td>{}</td><td class=\"num\">{:.2}</td>{exercised}</tr>",
                 e.kind.as_str(),
                 t(from),
                 t(to),
