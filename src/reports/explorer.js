@@ -6,8 +6,8 @@
 // Only what is shown is laid out, in the browser, by a layered (Sugiyama)
 // layout: producers left of the schemas they produce, schemas left of the
 // operations that consume them. A big graph starts on its most connected
-// nodes; searching or clicking a node shows its neighbourhood and its chain
-// (what must be created before it).
+// schemas and the operations most linked to them; searching or clicking a
+// node shows its neighbourhood and its chain (what must be created before it).
 (function () {
   'use strict';
 
@@ -56,7 +56,13 @@
     return;
   }
   var KINDS = DATA.kinds, ORIGINS = DATA.origins;
-  var graphs = DATA.graphs.map(prepare);
+  var graphs;
+  try {
+    graphs = DATA.graphs.map(prepare);
+  } catch (err) {
+    fail('The embedded graph is malformed: ' + err.message);
+    return;
+  }
 
   var state = {
     g: 0,
