@@ -36,6 +36,7 @@ png_abs=$(abs "$png")
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+  --disable-quic --disable-background-networking --disable-component-update --disable-sync \
   --user-data-dir="$profile" --no-first-run --no-default-browser-check \
   --window-size="${WIDTH:-1280},${HEIGHT:-2400}" \
   --screenshot="$png_abs" "file://$page_abs" >/dev/null 2>&1 || {

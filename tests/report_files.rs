@@ -2,23 +2,28 @@
 //! against the Ant JUnit schema CI systems read and its counts match the run;
 //! the SARIF file validates against the OASIS SARIF 2.1.0 schema and holds one
 //! result per fault, located at the operation; the page holds the summary
-//! numbers, the graph as SVG, the progress plot, and escapes what the server
-//! and the run put in it. Checked on a report built by hand (every kind of
-//! operation and fault) and on a real run against the demo API.
+//! numbers, the graph as data for its explorer (parsed back and compared with
+//! the export), the progress plot, and escapes what the server and the run put
+//! in it. Checked on a report built by hand (every kind of operation and
+//! fault), on a real run against the demo API, and on the Kubernetes
+//! description's graph (945 operations).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use cartograph::execution::secrets::Secrets;
 use cartograph::generation::SearchSummary;
+use cartograph::graph::export::{to_document, GraphDocument};
 use cartograph::oracles::{Confirmation, Fault, Reproducer, WitnessStep};
 use cartograph::reports::{
-    dot_to_svg, render_html, render_junit, render_sarif, write_extras, DotError, GraphPicture,
-    OperationReport, Report, Settings, GRAPHVIZ_MISSING,
+    render_html, render_junit, render_sarif, write_extras, write_report, GraphCoverage,
+    LinkCoverage, OperationReport, Report, Settings, GRAPH_DATA_ID, NOSCRIPT_EDGES,
 };
 use quick_xml::events::Event;
+
+mod support;
 use serde_json::Value;
 
 /// A message as a hostile or careless server could make the oracle report it.
@@ -64,8 +69,110 @@ fn demo_api() -> cartograph::model::Api {
     .api
 }
 
-fn dot_installed() -> bool {
-    Command::new("dot").arg("-V").output().is_ok()
+/// The demo description's graph, as the run exports it.
+fn demo_graph() -> GraphDocument {
+    to_document(&cartograph::graph::build(&demo_api()))
+}
+
+/// The graph data embedded in the page, parsed back.
+fn embedded_data(html: &str) -> Value {
+    let open = format!("<script type=\"application/json\" id=\"{GRAPH_DATA_ID}\">");
+    let start = html.find(&open).expect("no graph data in the page") + open.len();
+    let len = html[start..]
+        .find("</script>")
+        .expect("graph data not closed");
+    serde_json::from_str(&html[start..start + len]).expect("graph data is JSON")
+}
+
+/// A graph of the embedded data, in the export's terms: node ids with their
+/// names, edges as (id, origin, state, label).
+#[derive(Debug, PartialEq)]
+struct Drawn {
+    title: String,
+    nodes: Vec<(String, String)>,
+    edges: Vec<(String, String, String, String)>,
+}
+
+/// Decodes one graph of the embedded data (layout in src/reports/explorer.rs).
+fn decode(data: &Value, g: usize) -> Drawn {
+    let kinds: Vec<&str> = data["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    let origins: Vec<&str> = data["origins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    let graph = &data["graphs"][g];
+    let nodes: Vec<(String, String)> = graph["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            let id = n[0].as_str().unwrap().to_string();
+            let name = match n.get(2).and_then(Value::as_str) {
+                Some(name) => name.to_string(),
+                None => id.split_once(':').unwrap().1.to_string(),
+            };
+            (id, name)
+        })
+        .collect();
+    let edges = graph["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let node = |i: &Value| nodes[i.as_u64().unwrap() as usize].0.clone();
+            (
+                format!(
+                    "{}:{}->{}",
+                    kinds[e[0].as_u64().unwrap() as usize],
+                    node(&e[1]),
+                    node(&e[2])
+                ),
+                origins[e[3].as_u64().unwrap() as usize].to_string(),
+                if e[4] == 1 { "suspended" } else { "active" }.to_string(),
+                e[6].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    Drawn {
+        title: graph["title"].as_str().unwrap().to_string(),
+        nodes,
+        edges,
+    }
+}
+
+/// The same view of an export document.
+fn expected(doc: &GraphDocument) -> Drawn {
+    Drawn {
+        title: doc.api.title.clone(),
+        nodes: doc
+            .nodes
+            .iter()
+            .map(|n| (n.id.clone(), n.name.clone()))
+            .collect(),
+        edges: doc
+            .edges
+            .iter()
+            .map(|e| {
+                (
+                    e.id.clone(),
+                    e.origin.as_str().to_string(),
+                    serde_json::to_value(e.state)
+                        .unwrap()
+                        .as_str()
+                        .unwrap()
+                        .to_string(),
+                    e.label.clone(),
+                )
+            })
+            .collect(),
+    }
 }
 
 fn step(seq: u64, operation: &str, method: &str, path: &str, status: Option<u16>) -> WitnessStep {
@@ -218,6 +325,7 @@ fn hand_built() -> Report {
         schema_coverage: None,
         query_log: None,
         warnings: Vec::new(),
+        graph_coverage: None,
         search: Some(SearchSummary {
             tests: 300,
             targets: 40,
@@ -364,28 +472,25 @@ fn junit_validates_against_the_ant_schema_and_its_counts_match() {
 #[test]
 fn the_page_shows_the_summary_faults_operations_plot_and_graph() {
     let report = hand_built();
-    let dot = cartograph::graph::export::render(
-        &cartograph::graph::build(&demo_api()),
-        cartograph::graph::export::Format::Dot,
-    );
-    let picture = match dot_to_svg(&dot, Duration::from_secs(60)) {
-        Ok(svg) => GraphPicture::Svg(svg),
-        Err(DotError::NotInstalled) => {
-            println!("note: Graphviz not installed; the graph is checked as missing");
-            GraphPicture::Missing(GRAPHVIZ_MISSING.into())
-        }
-        Err(e) => panic!("{e}"),
-    };
-    let html = render_html(&report, &picture, &Secrets::new());
+    let doc = demo_graph();
+    let html = render_html(&report, std::slice::from_ref(&doc), &Secrets::new());
     // Kept for scripts/screenshot.sh: every kind of fault and operation.
     let sample = sample_dir().join("hand-built");
     std::fs::create_dir_all(&sample).unwrap();
     std::fs::write(sample.join("report.html"), &html).unwrap();
 
-    // Self-contained: no script, nothing fetched.
+    // Self-contained: the script is inline, nothing is fetched.
     assert!(html.starts_with("<!DOCTYPE html>"));
-    assert!(!html.contains("<script"), "a <script> in the page");
-    for external in ["<link", "src=\"http", "@import", "url(http"] {
+    for external in [
+        "<link",
+        "src=",
+        "@import",
+        "url(http",
+        "url(//",
+        "fetch(",
+        "XMLHttpRequest",
+        "https://",
+    ] {
         assert!(!html.contains(external), "{external} in the page");
     }
     // Summary.
@@ -404,6 +509,8 @@ fn the_page_shows_the_summary_faults_operations_plot_and_graph() {
     ] {
         assert!(html.contains(needle), "no {needle:?} in the page");
     }
+    // No coverage recorded: the summary does not invent one.
+    assert!(!html.contains("links exercised"));
     // Faults: witness, reproducer, link to its script, escaped message.
     assert!(html.contains("<span class=\"seq\">#305</span> <code><span class=\"method\">PATCH</span> /books/17</code>"));
     assert!(html.contains(
@@ -443,19 +550,268 @@ fn the_page_shows_the_summary_faults_operations_plot_and_graph() {
     assert_eq!(targets.last().unwrap().0, faults.last().unwrap().0);
     assert!(html.contains(">requests sent</text>") && html.contains(">1200</text>"));
     assert!(html.contains("targets covered (14)") && html.contains("faults found (3)"));
-    // The graph.
-    match picture {
-        GraphPicture::Svg(_) => {
-            let graph = &html[html.find("id=\"graph\"").unwrap()..];
-            assert!(graph.contains("<svg"), "no graph SVG");
-            assert!(
-                graph.contains("placeOrder"),
-                "the graph names the operations"
-            );
-            assert!(!html.contains("<?xml") && !html.contains("<!DOCTYPE svg"));
+
+    // The graph: its data, the explorer's mount point and script, the fallback.
+    let graph = &html[html.find("id=\"graph\"").unwrap()..];
+    assert!(graph.contains("<div id=\"gx\" class=\"gx\""));
+    assert_eq!(
+        html.matches("<script").count(),
+        2,
+        "the data and the explorer"
+    );
+    assert!(
+        graph.contains("JSON.parse(dataEl.textContent)"),
+        "the explorer's script"
+    );
+    let data = embedded_data(&html);
+    assert_eq!(data["version"], 1);
+    assert_eq!(data["graphs"].as_array().unwrap().len(), 1);
+    assert_eq!(data["coverage"], Value::Null);
+    assert_eq!(decode(&data, 0), expected(&doc));
+    assert!(doc.edges.len() > 20 && doc.nodes.len() > 15, "a real graph");
+    // Without JavaScript: no empty explorer box or help promising one (the
+    // script unhides them), a note and the edges as a table.
+    assert!(graph.contains("<div id=\"gx\" class=\"gx\" data-state=\"loading\" hidden></div>"));
+    assert!(graph.contains("<p class=\"sub gx-help\" hidden>"));
+    let noscript = &graph[graph.find("<noscript>").unwrap()..graph.find("</noscript>").unwrap()];
+    assert!(noscript.contains("The graph explorer needs JavaScript"));
+    let rows = noscript.matches("<tr><td>").count();
+    assert_eq!(rows, doc.edges.len().min(NOSCRIPT_EDGES));
+    let consumes = doc
+        .edges
+        .iter()
+        .find(|e| e.kind.as_str() == "consumes")
+        .unwrap();
+    assert!(
+        noscript.contains(&format!(
+            "<td>consumes</td><td>{}</td>",
+            consumes.source.trim_start_matches("schema:")
+        )),
+        "consumes edges are listed first"
+    );
+}
+
+#[test]
+fn two_graphs_are_both_embedded_for_the_selector() {
+    let rest = demo_graph();
+    let graphql = to_document(&cartograph::graph::build(
+        &cartograph::spec::load_text(
+            cartograph::demo::GRAPHQL_SDL,
+            Path::new("models/demo/schema.graphql"),
+        )
+        .unwrap()
+        .api,
+    ));
+    let html = render_html(
+        &hand_built(),
+        &[rest.clone(), graphql.clone()],
+        &Secrets::new(),
+    );
+    let data = embedded_data(&html);
+    assert_eq!(data["graphs"].as_array().unwrap().len(), 2);
+    assert_eq!(decode(&data, 0), expected(&rest));
+    assert_eq!(decode(&data, 1), expected(&graphql));
+    assert_eq!(data["graphs"][1]["format"], "GraphQL");
+    // The fallback lists both.
+    assert_eq!(html.matches("<h3 class=\"gx-table-title\">").count(), 2);
+}
+
+#[test]
+fn exercised_links_are_marked_and_counted() {
+    let doc = demo_graph();
+    let consumes: Vec<_> = doc
+        .edges
+        .iter()
+        .filter(|e| e.kind.as_str() == "consumes")
+        .collect();
+    let link = |i: usize, flows: u64, successes: u64, exercised: bool| {
+        let e = consumes[i];
+        LinkCoverage {
+            id: e.id.clone(),
+            schema: e.source.trim_start_matches("schema:").into(),
+            operation: e.target.trim_start_matches("op:").into(),
+            flows,
+            successes,
+            exercised,
         }
-        GraphPicture::Missing(_) => assert!(html.contains("Graphviz not installed")),
+    };
+    let mut report = hand_built();
+    report.graph_coverage = Some(GraphCoverage {
+        links: consumes.len(),
+        links_exercised: 2,
+        edges: vec![
+            link(0, 40, 31, true),
+            link(1, 5, 0, false),
+            link(2, 9, 9, true),
+        ],
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let warnings = write_extras(
+        dir.path(),
+        &report,
+        std::slice::from_ref(&doc),
+        &Secrets::new(),
+    )
+    .unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(html.contains(&format!(
+        "<div class=\"n\">2 of {}</div><div class=\"l\">graph links exercised",
+        consumes.len()
+    )));
+    assert!(html.contains(&format!(
+        "links exercised: 2 of {} (consumes links of the graph; 54 values passed along them)",
+        consumes.len()
+    )));
+    let data = embedded_data(&html);
+    assert_eq!(
+        data["coverage"],
+        serde_json::json!({"links": consumes.len(), "links_exercised": 2})
+    );
+    // The table without JavaScript says so too.
+    assert!(html.contains("<th>Exercised</th>"));
+    assert!(html.contains("<td><span class=\"badge ok\">yes</span> 40 flows, 31 2xx</td>"));
+    assert!(html.contains("<td>no (5 flows, 0 2xx)</td>"));
+    // Each covered edge carries [flows, successes, exercised]; the others nothing.
+    let drawn = decode(&data, 0);
+    let edges = data["graphs"][0]["edges"].as_array().unwrap();
+    for (i, (id, ..)) in drawn.edges.iter().enumerate() {
+        let want = match report
+            .graph_coverage
+            .as_ref()
+            .unwrap()
+            .edges
+            .iter()
+            .find(|l| &l.id == id)
+        {
+            Some(l) => serde_json::json!([l.flows, l.successes, u8::from(l.exercised)]),
+            None => Value::Null,
+        };
+        assert_eq!(
+            edges[i].get(7).cloned().unwrap_or(Value::Null),
+            want,
+            "{id}"
+        );
     }
+    // report.json carries it, in the published shape.
+    write_report(dir.path(), &report, &Secrets::new()).unwrap();
+    let json = support::cli::read_report(dir.path());
+    assert_eq!(json["graph_coverage"]["links_exercised"], 2);
+    assert_eq!(
+        json["graph_coverage"]["edges"][0]["id"],
+        consumes[0].id.as_str()
+    );
+
+    // An id the graph does not hold is a warning, not a silent no-op.
+    report.graph_coverage.as_mut().unwrap().edges[1].id = "consumes:schema:Nope->op:getBook".into();
+    let warnings = write_extras(
+        dir.path(),
+        &report,
+        std::slice::from_ref(&doc),
+        &Secrets::new(),
+    )
+    .unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("1 graph_coverage link(s) name no edge"));
+}
+
+/// The document with one node renamed (id and name), its edges following it.
+fn rename_node(doc: &mut GraphDocument, old_id: &str, new_name: &str) {
+    let new_id = format!("{}:{new_name}", old_id.split_once(':').unwrap().0);
+    for n in &mut doc.nodes {
+        if n.id == old_id {
+            n.id = new_id.clone();
+            n.name = new_name.to_string();
+        }
+    }
+    for e in &mut doc.edges {
+        if e.source == old_id {
+            e.source = new_id.clone();
+        }
+        if e.target == old_id {
+            e.target = new_id.clone();
+        }
+        e.id = format!("{}:{}->{}", e.kind.as_str(), e.source, e.target);
+    }
+}
+
+#[test]
+fn hostile_names_stay_data() {
+    let hostile = "</script><script>alert(1)</script>";
+    let mut doc = demo_graph();
+    rename_node(&mut doc, "schema:Book", hostile);
+    let label = "<!-- x --> & \u{2028} </SCRIPT >";
+    doc.edges[0].label = label.into();
+    doc.api.title = "<b>shop</b>".into();
+    let html = render_html(&hand_built(), std::slice::from_ref(&doc), &Secrets::new());
+    // Only the two script elements of the page, never one from the data.
+    assert_eq!(html.matches("<script").count(), 2);
+    assert_eq!(html.to_ascii_lowercase().matches("</script").count(), 2);
+    assert!(!html.contains("alert(1)</script>"));
+    assert!(!html.contains("<b>shop</b>"));
+    // The names come back intact from the data.
+    let drawn = decode(&embedded_data(&html), 0);
+    assert_eq!(drawn, expected(&doc));
+    assert!(drawn.nodes.iter().any(|(_, name)| name == hostile));
+    assert!(drawn.edges.iter().any(|e| e.3 == label));
+    // And the fallback table escapes them.
+    assert!(html.contains("&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;"));
+}
+
+#[test]
+fn without_a_graph_the_page_says_so() {
+    let html = render_html(&hand_built(), &[], &Secrets::new());
+    assert!(html.contains("No graph was recorded for this run."));
+    assert!(!html.contains("<script"));
+}
+
+/// The Kubernetes description (945 operations, 5,433 edges): the page holds
+/// the whole graph and is written in bounded time. The time is printed, not
+/// asserted (shared machines are noisy); `benches/report_page.rs` keeps the
+/// figure.
+#[test]
+fn the_kubernetes_graph_page_holds_the_whole_graph() {
+    // The corpus beside the checkout, or wherever CARTOGRAPH_K8S_SPEC says.
+    let spec = std::env::var_os("CARTOGRAPH_K8S_SPEC").map_or_else(
+        || {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../shared/corpus/openapi/kubernetes.io__main__v1.10.0.json")
+        },
+        PathBuf::from,
+    );
+    if !spec.is_file() {
+        println!("skipped: {} not found", spec.display());
+        return;
+    }
+    let api = cartograph::spec::load(&spec).unwrap().api;
+    let doc = to_document(&cartograph::graph::build(&api));
+    let mut report = hand_built();
+    report.faults.clear();
+    report.operations.clear();
+    report.settings.target = "http://127.0.0.1:1/".into();
+    let started = Instant::now();
+    let html = render_html(&report, std::slice::from_ref(&doc), &Secrets::new());
+    let took = started.elapsed();
+    println!(
+        "kubernetes: {} nodes, {} edges; report.html {} bytes ({} of them graph data) in {:.0} ms",
+        doc.nodes.len(),
+        doc.edges.len(),
+        html.len(),
+        {
+            let open = html.find(GRAPH_DATA_ID).unwrap();
+            html[open..].find("</script>").unwrap()
+        },
+        took.as_secs_f64() * 1000.0
+    );
+    assert_eq!(doc.nodes.len(), 1466);
+    let data = embedded_data(&html);
+    assert_eq!(decode(&data, 0), expected(&doc));
+    // The fallback lists the start of the edges, not all 5,433.
+    assert_eq!(html.matches("<tr><td>").count(), NOSCRIPT_EDGES);
+    // Kept for scripts/check-report-html.sh.
+    let sample = sample_dir().join("kubernetes");
+    std::fs::create_dir_all(&sample).unwrap();
+    std::fs::write(sample.join("report.html"), &html).unwrap();
 }
 
 /// The points of the plot's polyline of this class.
@@ -476,22 +832,6 @@ fn polyline(html: &str, class: &str) -> Vec<(f64, f64)> {
 }
 
 #[test]
-fn without_graphviz_the_page_says_how_to_get_the_graph() {
-    let html = render_html(
-        &hand_built(),
-        &GraphPicture::Missing(DotError::NotInstalled.page_note()),
-        &Secrets::new(),
-    );
-    assert!(html.contains(
-        "Graphviz not installed: install it (apt install graphviz / brew install graphviz) to see the graph here; graph-final.json holds it."
-    ));
-    if dot_installed() {
-        let err = dot_to_svg("digraph { a -> ", Duration::from_secs(20)).unwrap_err();
-        assert!(matches!(err, DotError::Failed(_)), "{err:?}");
-    }
-}
-
-#[test]
 fn secrets_are_redacted_from_both_files_even_with_markup_in_them() {
     let secret = "tok&<en>-1234";
     let secrets = Secrets::new();
@@ -500,16 +840,27 @@ fn secrets_are_redacted_from_both_files_even_with_markup_in_them() {
     report.settings.target = format!("http://127.0.0.1:8080/?key={secret}");
     report.faults[0].witness[0].path = format!("/books?token={secret}");
     report.faults[0].message = format!("echoed {secret}");
+    // The graph too: a title, a node's name, an edge's label (JSON escapes
+    // some of its characters, so the page's last redaction alone would miss it).
+    let mut doc = demo_graph();
+    doc.api.title = format!("shop {secret}");
+    doc.nodes[0].name = format!("a\"{secret}\"b");
+    doc.edges[0].label = format!("{secret} -> id");
     let dir = tempfile::tempdir().unwrap();
-    let dot = format!("digraph {{ \"{}\" -> b }}", secret.replace('"', ""));
-    let warnings = write_extras(dir.path(), &report, &dot, &secrets).unwrap();
-    if dot_installed() {
-        assert!(warnings.is_empty(), "{warnings:?}");
-    } else {
-        assert!(
-            warnings[0].contains("graphviz (dot) not found"),
-            "{warnings:?}"
-        );
+    let warnings = write_extras(dir.path(), &report, std::slice::from_ref(&doc), &secrets).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    let data = embedded_data(&html);
+    let drawn = decode(&data, 0);
+    assert_eq!(drawn.title, "shop [REDACTED]");
+    assert_eq!(drawn.nodes[0].1, "a\"[REDACTED]\"b");
+    assert_eq!(drawn.edges[0].3, "[REDACTED] -> id");
+    for form in [
+        r"tok\u0026\u003cen\u003e-1234",
+        r"\u003cen\u003e-1234",
+        "tok&<en>",
+    ] {
+        assert!(!html.contains(form), "{form} in the page");
     }
     let escaped = "tok&amp;&lt;en&gt;-1234";
     for name in ["junit.xml", "report.html", "report.sarif"] {
@@ -900,7 +1251,7 @@ fn sarif_never_holds_a_secret_even_escaped_or_in_a_uri() {
 
     // write_extras writes it too, redacted.
     let dir = tempfile::tempdir().unwrap();
-    write_extras(dir.path(), &report, "", &secrets).unwrap();
+    write_extras(dir.path(), &report, &[], &secrets).unwrap();
     let written = std::fs::read_to_string(dir.path().join("report.sarif")).unwrap();
     assert!(!written.contains(secret) && !written.contains(json_escaped));
     valid_sarif(&written);
@@ -1120,6 +1471,7 @@ fn report_from_json(r: &Value) -> Report {
         schema_coverage: None,
         query_log: None,
         warnings: Vec::new(),
+        graph_coverage: None,
         search: r.get("search").map(|s| SearchSummary {
             tests: s["tests"].as_u64().unwrap(),
             targets: s["targets"].as_u64().unwrap() as usize,
@@ -1148,11 +1500,15 @@ fn a_real_demo_run_renders_valid_files() {
     assert_eq!(report.requests, 1500);
     assert!(!report.faults.is_empty(), "the demo has faults to find");
 
-    let dot = cartograph::graph::export::render(
-        &cartograph::graph::build(&demo_api()),
-        cartograph::graph::export::Format::Dot,
-    );
-    let warnings = write_extras(dir.path(), &report, &dot, &Secrets::new()).unwrap();
+    let doc = demo_graph();
+    let warnings = write_extras(
+        dir.path(),
+        &report,
+        std::slice::from_ref(&doc),
+        &Secrets::new(),
+    )
+    .unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
     let xml = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
 
@@ -1186,10 +1542,7 @@ fn a_real_demo_run_renders_valid_files() {
     assert!(covered > 0);
     assert!(html.contains(&format!("targets covered ({covered})")));
     assert!(polyline(&html, "targets").len() > 2);
-    if dot_installed() {
-        assert!(warnings.is_empty(), "{warnings:?}");
-        assert!(html[html.find("id=\"graph\"").unwrap()..].contains("<svg"));
-    }
+    assert_eq!(decode(&embedded_data(&html), 0), expected(&doc));
 
     // Kept for scripts/screenshot.sh.
     let sample = sample_dir();
@@ -1279,4 +1632,22 @@ fn the_demo_command_writes_junit_html_and_sarif() {
             "models/demo/schema.graphql"
         );
     }
+    // Both APIs' graphs, for the explorer's selector.
+    let data = embedded_data(&html);
+    let formats: Vec<&str> = data["graphs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["format"].as_str().unwrap())
+        .collect();
+    assert_eq!(formats, ["OpenAPI 3.0", "GraphQL"]);
+    let final_graph: GraphDocument = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("graph-final.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        decode(&data, 0),
+        expected(&final_graph),
+        "the graph the run ended with"
+    );
 }

@@ -94,9 +94,16 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         let rest_report = rest_run.report.clone();
         let mut summary = rest_run;
         merge(&mut summary.report, graphql_run.report, "graphql");
+        // One explorer for both APIs: the page switches between their graphs.
+        let graphs: Vec<_> = summary
+            .graph
+            .iter()
+            .chain(graphql_run.graph.iter())
+            .cloned()
+            .collect();
         let secrets = crate::execution::secrets::Secrets::new();
         crate::reports::write_report(&flags.out, &summary.report, &secrets)?;
-        for w in crate::reports::write_extras(&flags.out, &summary.report, &summary.graph_dot, &secrets)
+        for w in crate::reports::write_extras(&flags.out, &summary.report, &graphs, &secrets)
             .map_err(|e| anyhow::anyhow!("cannot write report.html, junit.xml or report.sarif: {e}"))?
         {
             eprintln!("warning: {w}");
@@ -216,6 +223,14 @@ fn merge(into: &mut crate::reports::Report, part: crate::reports::Report, folder
         into.faults.push(f);
     }
     into.schema_coverage = part.schema_coverage;
+    // Each link's id names its own graph's nodes, so the explorer marks each
+    // part's links in that part's graph.
+    if let Some(part) = part.graph_coverage {
+        let c = into.graph_coverage.get_or_insert_with(Default::default);
+        c.links += part.links;
+        c.links_exercised += part.links_exercised;
+        c.edges.extend(part.edges);
+    }
 }
 
 /// A fault listed in `models/demo/FAULTS.md`.

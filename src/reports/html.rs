@@ -1,132 +1,18 @@
-//! `report.html`: one self-contained page for people (inline CSS and SVG, no
+//! `report.html`: one self-contained page for people (inline CSS, SVG and
 //! script, nothing fetched), so it can be attached to a CI run or mailed and
 //! still open: the summary, the faults with their witnesses and reproducers,
 //! the operations coloured by what was reached, a plot of targets covered and
-//! faults found over the requests, and the property graph laid out by Graphviz.
+//! faults found over the requests, and the property graph in an explorer the
+//! browser draws (see [`super::explorer`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::io::{Read, Write as _};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use super::junit::{confirmation_text, operation_case_name};
-use super::{escape_attr, escape_text, OperationReport, Report};
+use super::{escape_attr, escape_text, explorer, OperationReport, Report};
 use crate::execution::secrets::Secrets;
+use crate::graph::export::GraphDocument;
 use crate::oracles::{Confirmation, WitnessStep};
-
-/// The page's note when Graphviz is not installed.
-pub const GRAPHVIZ_MISSING: &str = "Graphviz not installed: install it (apt install graphviz / brew install graphviz) to see the graph here; graph-final.json holds it.";
-
-/// The property graph as the page shows it.
-#[derive(Debug, Clone)]
-pub enum GraphPicture {
-    /// Graphviz's SVG, without its XML prolog (see [`dot_to_svg`]).
-    Svg(String),
-    /// No picture; the note the page shows instead.
-    Missing(String),
-}
-
-/// Why Graphviz gave no SVG.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DotError {
-    /// No `dot` program on the PATH.
-    NotInstalled,
-    /// `dot` ran and failed, or printed no SVG; what it said.
-    Failed(String),
-    /// `dot` took longer than allowed and was stopped.
-    TimedOut(Duration),
-}
-
-impl std::fmt::Display for DotError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DotError::NotInstalled => write!(f, "Graphviz (dot) is not installed"),
-            DotError::Failed(why) => write!(f, "dot failed: {why}"),
-            DotError::TimedOut(t) => write!(f, "dot took longer than {} s", t.as_secs()),
-        }
-    }
-}
-
-impl std::error::Error for DotError {}
-
-impl DotError {
-    /// What the page says in place of the graph.
-    pub fn page_note(&self) -> String {
-        match self {
-            DotError::NotInstalled => GRAPHVIZ_MISSING.to_string(),
-            other => format!("No graph: {other}. graph-final.json holds it."),
-        }
-    }
-}
-
-/// Lays out DOT text with Graphviz (`dot -Tsvg`, the text on its stdin) and
-/// returns the SVG element alone, ready to inline in HTML: the XML prolog,
-/// DOCTYPE and comments before `<svg` are removed. `dot` is stopped after
-/// `timeout` (large APIs can take it minutes).
-pub fn dot_to_svg(dot: &str, timeout: Duration) -> Result<String, DotError> {
-    let mut child = match Command::new("dot")
-        .arg("-Tsvg")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-    {
-        Ok(c) => c,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(DotError::NotInstalled),
-        Err(e) => return Err(DotError::Failed(format!("cannot start it: {e}"))),
-    };
-    // Writer and readers on their own threads: a large graph fills the pipes
-    // both ways, and one thread doing both in turn would deadlock with dot.
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let input = dot.to_string();
-    let writer = std::thread::spawn(move || {
-        // A failed write shows as dot's own error or exit status.
-        let _ = stdin.write_all(input.as_bytes());
-    });
-    let mut stdout = child.stdout.take().expect("stdout is piped");
-    let out_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stdout.read_to_end(&mut buf);
-        buf
-    });
-    let mut stderr = child.stderr.take().expect("stderr is piped");
-    let err_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = stderr.read_to_end(&mut buf);
-        buf
-    });
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(DotError::TimedOut(timeout));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(DotError::Failed(e.to_string())),
-        }
-    };
-    let _ = writer.join();
-    let out = out_reader.join().unwrap_or_default();
-    let err = err_reader.join().unwrap_or_default();
-    if !status.success() {
-        let said = String::from_utf8_lossy(&err);
-        let first = said.lines().next().unwrap_or("").trim();
-        return Err(DotError::Failed(if first.is_empty() {
-            format!("exit status {status}")
-        } else {
-            first.to_string()
-        }));
-    }
-    let svg = String::from_utf8_lossy(&out);
-    match svg.find("<svg") {
-        Some(start) => Ok(svg[start..].trim_end().to_string()),
-        None => Err(DotError::Failed("its output holds no <svg>".to_string())),
-    }
-}
 
 /// What an operation reached, which colours its row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -240,25 +126,21 @@ tr.ok { background: #f3fcf5; } tr.warn { background: #fffcea; } tr.bad { backgro
 .legend span { margin-right: 14px; }
 .note { background: var(--warn-bg); border: 1px solid #eed888; border-radius: 8px; padding: 10px 14px; }
 .plot svg { width: 100%; height: auto; max-width: 960px; display: block; }
-.graph { border: 1px solid var(--line); border-radius: 8px; padding: 8px; overflow: auto; max-height: 85vh; background: #fff; }
-.graph svg { display: block; }
-.fit-toggle { margin: 0 6px 10px 0; vertical-align: middle; }
-.fit-label { color: var(--muted); font-size: 14px; cursor: pointer; }
-.fit-toggle:checked ~ .graph { max-height: none; }
-.fit-toggle:checked ~ .graph svg { max-width: 100%; height: auto; margin: 0 auto; }
 footer { margin-top: 40px; color: var(--muted); font-size: 13px; }
 "#;
 
-/// Renders `report.html` from the report and the graph's picture. Every text
-/// taken from the run passes through `secrets.redact` before it is escaped.
-pub fn render_html(report: &Report, graph: &GraphPicture, secrets: &Secrets) -> String {
+/// Renders `report.html` from the report and the graph(s) the run used (one
+/// per API tested; the page switches between them). Every text taken from
+/// the run passes through `secrets.redact` before it is escaped.
+pub fn render_html(report: &Report, graphs: &[GraphDocument], secrets: &Secrets) -> String {
     let t = |s: &str| escape_text(&secrets.redact(s));
     let s = &report.settings;
-    let mut out = String::with_capacity(64 * 1024);
+    let mut out = String::with_capacity(256 * 1024);
     let _ = write!(
         out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>Cartograph report: {}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>\n",
-        t(&s.target)
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>Cartograph report: {}</title>\n<style>{STYLE}{}</style>\n</head>\n<body>\n<main>\n",
+        t(&s.target),
+        explorer::STYLE
     );
     let _ = write!(
         out,
@@ -278,20 +160,7 @@ pub fn render_html(report: &Report, graph: &GraphPicture, secrets: &Secrets) -> 
         "<h2 id=\"progress\">Progress</h2>\n<p class=\"sub\">When each testing target was first covered and each fault first seen, by requests sent.</p>\n<div class=\"plot\">{}</div>\n",
         plot(report)
     );
-    out.push_str("<h2 id=\"graph\">Property graph</h2>\n");
-    match graph {
-        GraphPicture::Svg(svg) => {
-            // Shown at Graphviz's size, where its labels are readable, in a
-            // scrolling box; the checkbox (CSS only, no script) fits it to the
-            // page for an overview.
-            out.push_str("<p class=\"sub\">The graph as the run ended (graph-final.json): operations as boxes, schemas as notes, produces/consumes edges between them. Scroll inside the box to pan.</p>\n<input type=\"checkbox\" id=\"fit-graph\" class=\"fit-toggle\"><label for=\"fit-graph\" class=\"fit-label\">Fit the whole graph to the page width</label>\n<div class=\"graph\">\n");
-            out.push_str(svg);
-            out.push_str("\n</div>\n");
-        }
-        GraphPicture::Missing(note) => {
-            let _ = writeln!(out, "<p class=\"note\">{}</p>", t(note));
-        }
-    }
+    explorer::section(&mut out, report, graphs, secrets, &t);
     let _ = write!(
         out,
         "<footer>Written by cartograph {}. report.json holds every number on this page; junit.xml the same verdicts for CI.</footer>\n</main>\n</body>\n</html>\n",
@@ -351,6 +220,13 @@ fn summary(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
         flaky.to_string(),
         "flaky",
     );
+    if let Some(c) = &report.graph_coverage {
+        card(
+            "",
+            format!("{} of {}", c.links_exercised, c.links),
+            "graph links exercised",
+        );
+    }
     out.push_str("</div>\n<dl class=\"kv\">\n");
     let mut kv = |k: &str, v: String| {
         let _ = writeln!(out, "<dt>{k}</dt><dd>{v}</dd>");
@@ -439,6 +315,16 @@ fn summary(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
                 c.root_fields_reached.len(),
                 c.root_fields,
                 c.root_fields_reached.join(", ")
+            )),
+        );
+    }
+    if let Some(c) = &report.graph_coverage {
+        let flows: u64 = c.edges.iter().map(|l| l.flows).sum();
+        kv(
+            "Graph links",
+            t(&format!(
+                "links exercised: {} of {} (consumes links of the graph; {flows} values passed along them)",
+                c.links_exercised, c.links
             )),
         );
     }

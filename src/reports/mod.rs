@@ -4,11 +4,13 @@
 //! ([`render_sarif`], for code-scanning uploads) and the self-contained
 //! `report.html` ([`render_html`]), written by [`write_extras`].
 
+mod explorer;
 mod html;
 mod junit;
 mod sarif;
 
-pub use html::{dot_to_svg, render_html, DotError, GraphPicture, GRAPHVIZ_MISSING};
+pub use explorer::{GRAPH_DATA_ID, NOSCRIPT_EDGES};
+pub use html::render_html;
 pub use junit::render_junit;
 pub use sarif::render_sarif;
 
@@ -20,6 +22,7 @@ use std::time::{Duration, SystemTime};
 use serde::Serialize;
 
 use crate::execution::{secrets::Secrets, Exchange, RunOutcome};
+use crate::graph::export::GraphDocument;
 use crate::model::Api;
 use crate::oracles::Fault;
 
@@ -118,6 +121,39 @@ pub struct Report {
     /// operations the server refused without credentials), each said once.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Which consumes links of the graph the run exercised.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph_coverage: Option<GraphCoverage>,
+}
+
+/// The graph's consumes links (schema → operation) and which of them the run
+/// exercised; `report.html` marks the exercised ones in the graph explorer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct GraphCoverage {
+    /// Consumes links of the final graph.
+    pub links: usize,
+    /// Links the run exercised (those of `edges` with `exercised`).
+    pub links_exercised: usize,
+    /// Per link.
+    pub edges: Vec<LinkCoverage>,
+}
+
+/// What the run did with one consumes link.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LinkCoverage {
+    /// The edge id of the graph export (`consumes:schema:Book->op:getBook`,
+    /// as [`crate::graph::export::edge_id`] makes it).
+    pub id: String,
+    /// The schema's name.
+    pub schema: String,
+    /// The operation's name.
+    pub operation: String,
+    /// Values passed along the link.
+    pub flows: u64,
+    /// Of those, how many the consumer then answered with a 2xx.
+    pub successes: u64,
+    /// Whether the run counts the link as exercised.
+    pub exercised: bool,
 }
 
 /// What a log of production GraphQL requests held.
@@ -297,6 +333,7 @@ impl Tally {
             schema_coverage: None,
             query_log: None,
             warnings,
+            graph_coverage: None,
         }
     }
 }
@@ -310,17 +347,14 @@ pub fn write_report(dir: &Path, report: &Report, secrets: &Secrets) -> std::io::
     )
 }
 
-/// How long Graphviz may take to lay out the graph before the page goes without it.
-const DOT_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// Writes `junit.xml`, `report.sarif` and `report.html` into `dir`, secrets redacted, and
-/// returns warnings for the user (Graphviz missing or failing: the page then
-/// shows no graph). `graph_dot` is the final graph as DOT
-/// (`graph::export::render(g, Format::Dot)`); empty when there is none.
+/// Writes `junit.xml`, `report.sarif` and `report.html` into `dir`, secrets
+/// redacted, and returns warnings for the user. `graphs` are the final graphs
+/// of the APIs the run tested (`graph::export::to_document`), which the
+/// page's explorer draws; empty when there is none.
 pub fn write_extras(
     dir: &Path,
     report: &Report,
-    graph_dot: &str,
+    graphs: &[GraphDocument],
     secrets: &Secrets,
 ) -> std::io::Result<Vec<String>> {
     let mut warnings = Vec::new();
@@ -334,27 +368,13 @@ pub fn write_extras(
     let sarif = render_sarif(report, ended, secrets);
     std::fs::write(dir.join("report.sarif"), secrets.redact(&sarif).as_bytes())?;
 
-    let picture = if graph_dot.trim().is_empty() {
-        GraphPicture::Missing("No graph was recorded for this run.".to_string())
-    } else {
-        // Redacted before Graphviz sees it, as its SVG escapes what it prints.
-        match dot_to_svg(&secrets.redact(graph_dot), DOT_TIMEOUT) {
-            Ok(svg) => GraphPicture::Svg(svg),
-            Err(e) => {
-                warnings.push(match e {
-                    DotError::NotInstalled => {
-                        "graphviz (dot) not found: report.html shows no graph; install graphviz"
-                            .to_string()
-                    }
-                    ref other => {
-                        format!("graphviz (dot) failed: {other}; report.html shows no graph")
-                    }
-                });
-                GraphPicture::Missing(e.page_note())
-            }
-        }
-    };
-    let html = render_html(report, &picture, secrets);
+    let unmatched = explorer::unmatched_coverage(report, graphs);
+    if unmatched > 0 {
+        warnings.push(format!(
+            "{unmatched} graph_coverage link(s) name no edge of the graph; report.html cannot mark them"
+        ));
+    }
+    let html = render_html(report, graphs, secrets);
     std::fs::write(dir.join("report.html"), secrets.redact(&html).as_bytes())?;
     Ok(warnings)
 }

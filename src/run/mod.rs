@@ -23,7 +23,7 @@ use crate::generation::graphql::Graphql;
 use crate::generation::rest::Rest;
 use crate::generation::search::Protocol;
 use crate::generation::Search;
-use crate::graph::{self, feedback::Feedback};
+use crate::graph::{self, export::GraphDocument, feedback::Feedback};
 use crate::model::Api;
 use crate::reports::{self, Report};
 use crate::reproduce;
@@ -42,8 +42,9 @@ pub struct RunSummary {
     pub unreachable: bool,
     /// Oracle codes whose faults fail the run (all when empty).
     pub fail_on: Vec<String>,
-    /// The final graph in DOT, as report.html draws it.
-    pub graph_dot: String,
+    /// The final graph, as report.html draws it (none when the run never
+    /// started).
+    pub graph: Option<GraphDocument>,
 }
 
 impl RunSummary {
@@ -144,7 +145,7 @@ async fn drive<P: Protocol>(
     )
     .await?;
     // The lock is held only here: the replays below await the engine.
-    let (mut report, graph_dot, checker, mut ledger, replays) = {
+    let (mut report, graph_doc, checker, mut ledger, replays) = {
         let mut search = driver.lock().unwrap_or_else(|e| e.into_inner());
         for w in tally.diagnose() {
             eprintln!("warning: {w}");
@@ -153,7 +154,7 @@ async fn drive<P: Protocol>(
         report.search = Some(search.summary());
         extras(search.protocol(), &mut report);
         outputs::write_graph(&options.out.join("graph-final.json"), search.graph())?;
-        let graph_dot = graph::export::render(search.graph(), graph::export::Format::Dot);
+        let graph_doc = graph::export::to_document(search.graph());
         let suite = serde_json::to_string_pretty(&search.suite_document())?;
         let suite_path = options.out.join("suite.json");
         std::fs::write(&suite_path, format!("{}\n", secrets.redact(&suite)))
@@ -172,7 +173,7 @@ async fn drive<P: Protocol>(
         let ledger = search.take_ledger();
         (
             report,
-            graph_dot,
+            graph_doc,
             checker,
             ledger,
             replay::Replays { faults, suite },
@@ -204,7 +205,8 @@ async fn drive<P: Protocol>(
         .await?;
     }
     reports::write_report(&options.out, &report, &secrets)?;
-    for w in reports::write_extras(&options.out, &report, &graph_dot, &secrets).map_err(|e| {
+    let graphs = std::slice::from_ref(&graph_doc);
+    for w in reports::write_extras(&options.out, &report, graphs, &secrets).map_err(|e| {
         anyhow::anyhow!(
             "cannot write report.html, junit.xml or report.sarif in {}: {e}",
             options.out.display()
@@ -217,7 +219,7 @@ async fn drive<P: Protocol>(
         unreachable: outcome.unreachable.is_some(),
         report,
         fail_on: options.fail_on.clone(),
-        graph_dot,
+        graph: Some(graph_doc),
     })
 }
 

@@ -224,12 +224,14 @@ pub async fn execute(
     }
     let n = reproduce::phase::write_suite(&flags.out, scripts, &secrets)?;
     reports::write_report(&flags.out, &report, &secrets)?;
-    let dot = crate::graph::export::render(
-        &crate::graph::build(&api),
-        crate::graph::export::Format::Dot,
-    );
-    for w in reports::write_extras(&flags.out, &report, &dot, &secrets)
-        .map_err(|e| anyhow::anyhow!("cannot write report.html, junit.xml or report.sarif: {e}"))?
+    let graph_doc = crate::graph::export::to_document(&crate::graph::build(&api));
+    for w in reports::write_extras(
+        &flags.out,
+        &report,
+        std::slice::from_ref(&graph_doc),
+        &secrets,
+    )
+    .map_err(|e| anyhow::anyhow!("cannot write report.html, junit.xml or report.sarif: {e}"))?
     {
         eprintln!("warning: {w}");
     }
@@ -252,6 +254,6 @@ pub async fn execute(
         unreachable: outcome.unreachable.is_some(),
         report,
         fail_on: flags.fail_on.clone(),
-        graph_dot: dot,
+        graph: Some(graph_doc),
     })
 }

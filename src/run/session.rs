@@ -123,7 +123,7 @@ pub async fn open_session(
             report,
             unreachable: true,
             fail_on: flags.fail_on.clone(),
-            graph_dot: String::new(),
+            graph: None,
         }));
     }
     Ok(Ok(Session {
