@@ -18,9 +18,9 @@ use crate::model::{
     SpecFormat, Webhook,
 };
 
-/// Nesting depth past which inline schemas are cut off. Recursion through `$ref`s
-/// always passes a named schema (see [`Converter::pointer_target_name`]), so only
-/// deeply nested inline structure, written out in the document, reaches it.
+/// Nesting depth past which inline schemas are cut off. A `$ref` that could recur
+/// becomes a named schema (see [`Converter::pointer_target_name`]), so only
+/// structure nested this deep in the document itself reaches it.
 const MAX_INLINE_DEPTH: usize = 40;
 
 /// Loads a parsed Swagger/OpenAPI document.
@@ -103,8 +103,9 @@ struct Converter<'a> {
     shared: HashMap<Target, bool>,
     /// Whether a pointer target holds no pointer `$ref`s ([`Converter::is_leaf`]).
     leaf: HashMap<Target, bool>,
-    /// Named targets as merged into an `allOf`, converted once.
-    expanded: HashMap<Target, Schema>,
+    /// Named targets as merged into an `allOf`: `None` once expanded, the
+    /// expansion to copy from the second time on.
+    expanded: HashMap<Target, Option<Schema>>,
     warnings: Vec<Warning>,
     /// (file, location) pairs already warned about, so each skipped part warns once.
     warned: HashSet<(DocId, String)>,
@@ -1053,7 +1054,7 @@ impl<'a> Converter<'a> {
             return Schema::default();
         }
         if named {
-            if let Some(s) = self.expanded.get(&target) {
+            if let Some(Some(s)) = self.expanded.get(&target) {
                 return s.clone();
             }
         }
@@ -1063,15 +1064,18 @@ impl<'a> Converter<'a> {
         visiting.push(target.clone());
         let s = self.schema_body(target.doc, inner, &target.pointer, depth, visiting);
         visiting.pop();
-        // A named schema that merges others in turn is expanded once: expanding
-        // it at every use costs one copy per path through the `allOf`s, which
-        // is factorial in a mesh of them. One that merges nothing (`String`
-        // merged into most properties of some descriptions) is cheaper
+        // A named schema that merges others in turn is expanded at most twice:
+        // expanding it at every use costs one copy per path through the
+        // `allOf`s, which is factorial in a mesh of them. It is kept from its
+        // second use on, so that one merged only once (large ones in OpenAI's
+        // description) is not kept for nothing; one that merges nothing
+        // (`String` in most properties of the AWS descriptions) is cheaper
         // converted again than kept. Only a cycle of `allOf`s, which no value
         // can satisfy anyway, makes the expansion depend on where it was first
         // met.
         if named && merges_references(inner) {
-            self.expanded.insert(target, s.clone());
+            let keep = self.expanded.contains_key(&target).then(|| s.clone());
+            self.expanded.insert(target, keep);
         }
         s
     }
