@@ -28,7 +28,7 @@ fn load_build_export(path: &Path) -> usize {
 
 fn bench(c: &mut Criterion) {
     // A 5 KB mesh of schemas that `$ref` each other's properties by pointer: one
-    // copy per path through the mesh (15 s of CPU, 6.7 GB) until pointer targets were
+    // copy per path through the mesh (11 s of CPU, 6.7 GB) until pointer targets were
     // converted once, under a name.
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/specs");
     let mut group = c.benchmark_group("ref_mesh");
