@@ -18,8 +18,9 @@ use crate::model::{
     SpecFormat, Webhook,
 };
 
-/// Nesting depth past which inline schemas are cut off (deep inline recursion
-/// through non-component `$ref`s would otherwise never end).
+/// Nesting depth past which inline schemas are cut off. A `$ref` that could recur
+/// becomes a named schema (see [`Converter::pointer_target_name`]), so only
+/// structure nested this deep in the document itself reaches it.
 const MAX_INLINE_DEPTH: usize = 40;
 
 /// Loads a parsed Swagger/OpenAPI document.
@@ -29,12 +30,17 @@ pub fn load(root: Value, path: &Path) -> Result<Loaded, SpecError> {
         return Err(SpecError::new(path, "the document is not a JSON/YAML mapping").at("#/"));
     }
     let docs = DocSet::load(root, path);
+    let ref_targets = pointer_ref_targets(&docs);
     let mut cx = Converter {
         docs: &docs,
         format,
         schemas: IndexMap::new(),
         named: HashMap::new(),
         pending: Vec::new(),
+        ref_targets,
+        shared: HashMap::new(),
+        leaf: HashMap::new(),
+        expanded: HashMap::new(),
         warnings: Vec::new(),
         warned: HashSet::new(),
     };
@@ -89,6 +95,17 @@ struct Converter<'a> {
     named: HashMap<Target, String>,
     /// Named schemas referenced but not yet converted.
     pending: Vec<(Target, String)>,
+    /// Per document, the pointers that some `$ref` targets which are not named
+    /// definitions (`/definitions/Root/properties/n1`).
+    ref_targets: HashMap<DocId, HashSet<String>>,
+    /// Whether a pointer target is converted once under a name of its own rather
+    /// than inlined at every reference ([`Converter::is_shared`]).
+    shared: HashMap<Target, bool>,
+    /// Whether a pointer target holds no pointer `$ref`s ([`Converter::is_leaf`]).
+    leaf: HashMap<Target, bool>,
+    /// Named targets as merged into an `allOf`: `None` once expanded, the
+    /// expansion to copy from the second time on.
+    expanded: HashMap<Target, Option<Schema>>,
     warnings: Vec<Warning>,
     /// (file, location) pairs already warned about, so each skipped part warns once.
     warned: HashSet<(DocId, String)>,
@@ -204,10 +221,11 @@ impl<'a> Converter<'a> {
             let value = self
                 .docs
                 .get(target.doc, &target.pointer)
-                .cloned()
-                .unwrap_or(Value::Null);
+                .unwrap_or(&Value::Null);
             let mut visiting = vec![target.clone()];
-            let schema = self.schema(target.doc, &value, &target.pointer, 0, &mut visiting);
+            // The body, not `schema`: that would turn the target into a
+            // reference to itself.
+            let schema = self.schema_body(target.doc, value, &target.pointer, 0, &mut visiting);
             self.schemas.insert(name, schema);
         }
 
@@ -725,9 +743,93 @@ impl<'a> Converter<'a> {
         self.schema(doc, value, pointer, 0, &mut visiting)
     }
 
-    /// Converts one schema object. `visiting` holds the inline `$ref` targets being
-    /// expanded, so that recursion through them stops.
+    /// Converts the schema at `pointer`. A place that `$ref`s elsewhere point at,
+    /// and that is converted under a name of its own, becomes a reference to that
+    /// name here too, so that its owner and its referrers share one schema.
     fn schema(
+        &mut self,
+        doc: DocId,
+        value: &Value,
+        pointer: &str,
+        depth: usize,
+        visiting: &mut Vec<Target>,
+    ) -> Schema {
+        // The pointer is a location for messages; only a value read from that very
+        // place is the target (a response reached through `$ref` keeps the
+        // operation's pointer).
+        if self
+            .ref_targets
+            .get(&doc)
+            .is_some_and(|ps| ps.contains(pointer))
+            && self
+                .docs
+                .get(doc, pointer)
+                .is_some_and(|v| std::ptr::eq(v, value))
+        {
+            let target = Target {
+                doc,
+                pointer: pointer.to_string(),
+            };
+            if let Some(name) = self.pointer_target_name(&target) {
+                return Schema::named(name);
+            }
+        }
+        self.schema_body(doc, value, pointer, depth, visiting)
+    }
+
+    /// The name under which a `$ref` target that is not a named definition is
+    /// converted, or `None` when it is inlined at each reference instead.
+    ///
+    /// A target that refers by pointer to another target that refers on is
+    /// named: inlining it copies everything it reaches, once per path through the
+    /// references, which is factorial in a mesh of them and infinite in a cycle.
+    /// Any other target costs no more than its own text and that of the small
+    /// targets it names (`#/definitions/Pet/properties/id`, a `type: integer`),
+    /// and keeps its shape at every use, as it always did.
+    fn pointer_target_name(&mut self, target: &Target) -> Option<String> {
+        if let Some(name) = self.named.get(target) {
+            return Some(name.clone());
+        }
+        if !self.is_shared(target) {
+            return None;
+        }
+        let name = pointer_schema_name(self.docs, target);
+        Some(self.register_named(target.clone(), name))
+    }
+
+    /// Whether the schema at `target` refers, in its own structure, to a pointer
+    /// target that is not a leaf. A target that is only a `$ref` is followed
+    /// instead: its target decides.
+    fn is_shared(&mut self, target: &Target) -> bool {
+        if let Some(&shared) = self.shared.get(target) {
+            return shared;
+        }
+        let docs = self.docs;
+        let shared = docs.get(target.doc, &target.pointer).is_some_and(|v| {
+            v.get("$ref").is_none()
+                && pointer_refs(docs, target.doc, v, 0, &mut |t| !self.is_leaf(t))
+        });
+        self.shared.insert(target.clone(), shared);
+        shared
+    }
+
+    /// Whether the schema at `target` holds no pointer `$ref` at all, so that
+    /// inlining it copies its own text and nothing more.
+    fn is_leaf(&mut self, target: &Target) -> bool {
+        if let Some(&leaf) = self.leaf.get(target) {
+            return leaf;
+        }
+        let leaf = !self
+            .docs
+            .get(target.doc, &target.pointer)
+            .is_some_and(|v| pointer_refs(self.docs, target.doc, v, 0, &mut |_| true));
+        self.leaf.insert(target.clone(), leaf);
+        leaf
+    }
+
+    /// Converts one schema object in place. `visiting` holds the inline `$ref`
+    /// targets being expanded, so that recursion through them stops.
+    fn schema_body(
         &mut self,
         doc: DocId,
         value: &Value,
@@ -757,8 +859,11 @@ impl<'a> Converter<'a> {
                 );
                 return Schema::default();
             };
-            if let Some(name) = named_schema_name(self.docs, &target) {
-                let name = self.register_named(target, name);
+            let name = match named_schema_name(self.docs, &target) {
+                Some(name) => Some(self.register_named(target.clone(), name)),
+                None => self.pointer_target_name(&target),
+            };
+            if let Some(name) = name {
                 let mut s = Schema::named(name);
                 // 3.1 allows siblings of $ref; a description is all we keep.
                 s.description = obj
@@ -774,7 +879,7 @@ impl<'a> Converter<'a> {
                 return Schema::default();
             };
             visiting.push(target.clone());
-            let s = self.schema(target.doc, inner, &target.pointer, depth + 1, visiting);
+            let s = self.schema_body(target.doc, inner, &target.pointer, depth + 1, visiting);
             visiting.pop();
             return s;
         }
@@ -923,32 +1028,56 @@ impl<'a> Converter<'a> {
         depth: usize,
         visiting: &mut Vec<Target>,
     ) -> Schema {
-        if let Some(r) = value.get("$ref").and_then(Value::as_str) {
-            let Some(target) = self.docs.target(doc, r) else {
-                let why = self.docs.unresolvable(doc, r);
-                self.warn(
-                    doc,
-                    format!("#{pointer}"),
-                    format!("{why} (in allOf); that part is left out"),
-                );
-                return Schema::default();
-            };
-            if visiting.contains(&target) {
-                return Schema::default();
-            }
-            let Some(inner) = self.docs.get(target.doc, &target.pointer) else {
-                return Schema::default();
-            };
-            // Make sure the named schema itself also exists in the model.
-            if let Some(name) = named_schema_name(self.docs, &target) {
+        let Some(r) = value.get("$ref").and_then(Value::as_str) else {
+            // In place even where pointers elsewhere name it: a reference would
+            // merge as nothing.
+            return self.schema_body(doc, value, pointer, depth, visiting);
+        };
+        let Some(target) = self.docs.target(doc, r) else {
+            let why = self.docs.unresolvable(doc, r);
+            self.warn(
+                doc,
+                format!("#{pointer}"),
+                format!("{why} (in allOf); that part is left out"),
+            );
+            return Schema::default();
+        };
+        // Make sure the named schema itself also exists in the model.
+        let named = match named_schema_name(self.docs, &target) {
+            Some(name) => {
                 self.register_named(target.clone(), name);
+                true
             }
-            visiting.push(target.clone());
-            let s = self.schema(target.doc, inner, &target.pointer, depth, visiting);
-            visiting.pop();
-            return s;
+            None => self.pointer_target_name(&target).is_some(),
+        };
+        if visiting.contains(&target) {
+            return Schema::default();
         }
-        self.schema(doc, value, pointer, depth, visiting)
+        if named {
+            if let Some(Some(s)) = self.expanded.get(&target) {
+                return s.clone();
+            }
+        }
+        let Some(inner) = self.docs.get(target.doc, &target.pointer) else {
+            return Schema::default();
+        };
+        visiting.push(target.clone());
+        let s = self.schema_body(target.doc, inner, &target.pointer, depth, visiting);
+        visiting.pop();
+        // A named schema that merges others in turn is expanded at most twice:
+        // expanding it at every use costs one copy per path through the
+        // `allOf`s, which is factorial in a mesh of them. It is kept from its
+        // second use on, so that one merged only once (large ones in OpenAI's
+        // description) is not kept for nothing; one that merges nothing
+        // (`String` in most properties of the AWS descriptions) is cheaper
+        // converted again than kept. Only a cycle of `allOf`s, which no value
+        // can satisfy anyway, makes the expansion depend on where it was first
+        // met.
+        if named && merges_references(inner) {
+            let keep = self.expanded.contains_key(&target).then(|| s.clone());
+            self.expanded.insert(target, keep);
+        }
+        s
     }
 }
 
@@ -1020,6 +1149,171 @@ fn named_schema_name(docs: &DocSet, target: &Target) -> Option<String> {
         [name] if target.doc != 0 => Some(unescape(name)),
         _ => None,
     }
+}
+
+/// Whether the schema `v` (in document `doc`), itself or among the subschemas the
+/// converter reads, holds a `$ref` to a place that is not a named definition and
+/// for which `hit` says yes.
+fn pointer_refs(
+    docs: &DocSet,
+    doc: DocId,
+    v: &Value,
+    depth: usize,
+    hit: &mut dyn FnMut(&Target) -> bool,
+) -> bool {
+    let Some(obj) = v.as_object() else {
+        return false;
+    };
+    if depth > MAX_INLINE_DEPTH {
+        // Structure this deep is cut off anyway; a name converts it once.
+        return true;
+    }
+    if let Some(r) = obj.get("$ref").and_then(Value::as_str) {
+        return docs
+            .target(doc, r)
+            .is_some_and(|t| named_schema_name(docs, &t).is_none() && hit(&t));
+    }
+    let mut children: Vec<&Value> = Vec::new();
+    children.extend(obj.get("items"));
+    children.extend(obj.get("additionalProperties"));
+    if let Some(Value::Object(props)) = obj.get("properties") {
+        children.extend(props.values());
+    }
+    for key in ["allOf", "oneOf", "anyOf"] {
+        if let Some(Value::Array(members)) = obj.get(key) {
+            children.extend(members);
+        }
+    }
+    children
+        .into_iter()
+        .any(|child| pointer_refs(docs, doc, child, depth + 1, hit))
+}
+
+/// Whether a schema merges a `$ref` through its `allOf`.
+fn merges_references(v: &Value) -> bool {
+    matches!(v.get("allOf"), Some(Value::Array(members)) if members.iter().any(|m| m.get("$ref").is_some()))
+}
+
+/// Every place that some `$ref`, in any document of the set, points at and that
+/// is not a named definition, by document.
+fn pointer_ref_targets(docs: &DocSet) -> HashMap<DocId, HashSet<String>> {
+    let mut out: HashMap<DocId, HashSet<String>> = HashMap::new();
+    for (id, doc) in docs.docs.iter().enumerate() {
+        let mut refs = HashSet::new();
+        collect_refs(&doc.value, &mut refs);
+        for r in refs {
+            if let Some(t) = docs.target(id, r) {
+                if named_schema_name(docs, &t).is_none() {
+                    out.entry(t.doc).or_default().insert(t.pointer);
+                }
+            }
+        }
+    }
+    out
+}
+
+fn collect_refs<'v>(v: &'v Value, out: &mut HashSet<&'v str>) {
+    match v {
+        Value::Object(map) => {
+            if let Some(Value::String(r)) = map.get("$ref") {
+                out.insert(r);
+            }
+            for child in map.values() {
+                collect_refs(child, out);
+            }
+        }
+        Value::Array(items) => {
+            for child in items {
+                collect_refs(child, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A readable name for a `$ref` target that is not a named definition, from its
+/// place: `Root.n1` for `#/definitions/Root/properties/n1`, `Pet.items`,
+/// `Pet.allOf[0]`, `listPets.200` for the schema of that operation's response.
+/// Keywords that only lead to a schema (`content/<mime>`, `schema`) are left out.
+/// Not necessarily unique: [`Converter::register_named`] makes it so.
+fn pointer_schema_name(docs: &DocSet, target: &Target) -> String {
+    let segments: Vec<String> = target
+        .pointer
+        .split('/')
+        .skip(1)
+        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let is_keyword = |s: &str| {
+        matches!(
+            s,
+            "properties" | "items" | "additionalProperties" | "allOf" | "oneOf" | "anyOf"
+        )
+    };
+    let mut parts: Vec<String> = Vec::new();
+    let rest: &[String] = match segments.as_slice() {
+        [c, _kind, name, rest @ ..] if c == "components" => {
+            parts.push(name.clone());
+            rest
+        }
+        [p, path, method, rest @ ..] if p == "paths" && Method::from_http(method).is_some() => {
+            let op = docs
+                .get(
+                    target.doc,
+                    &format!("/paths/{}/{method}", escape_pointer(path)),
+                )
+                .and_then(|op| op.get("operationId"))
+                .and_then(Value::as_str);
+            parts.push(match op {
+                Some(id) => id.to_string(),
+                None => format!("{} {path}", method.to_uppercase()),
+            });
+            rest
+        }
+        [p, path, rest @ ..] if p == "paths" => {
+            parts.push(path.clone());
+            rest
+        }
+        [first, name, rest @ ..]
+            if matches!(first.as_str(), "definitions" | "parameters" | "responses") =>
+        {
+            parts.push(name.clone());
+            rest
+        }
+        [first, rest @ ..] if !is_keyword(first) => {
+            parts.push(first.clone());
+            rest
+        }
+        all => {
+            parts.push(file_stem(docs.path(target.doc)));
+            all
+        }
+    };
+    let mut i = 0;
+    while i < rest.len() {
+        let seg = rest[i].as_str();
+        let next = rest.get(i + 1);
+        match seg {
+            "properties" | "responses" if next.is_some() => {
+                parts.push(next.cloned().unwrap_or_default());
+                i += 2;
+            }
+            "allOf" | "oneOf" | "anyOf" | "parameters" if next.is_some() => {
+                parts.push(format!("{seg}[{}]", next.map_or("", String::as_str)));
+                i += 2;
+            }
+            "content" if next.is_some() => i += 2,
+            "schema" => i += 1,
+            "requestBody" => {
+                parts.push("body".into());
+                i += 1;
+            }
+            _ => {
+                parts.push(seg.to_string());
+                i += 1;
+            }
+        }
+    }
+    parts.join(".")
 }
 
 fn file_stem(path: &Path) -> String {
@@ -1340,6 +1634,201 @@ paths:
         assert!(l.api.operations[0].parameters[0].required);
         assert_eq!(l.api.operations[1].name, "GET /b");
         assert_eq!(l.warnings.len(), 1);
+    }
+
+    /// k schemas that each merge all the others through `allOf`, as pointer
+    /// targets and as named definitions: each expanded once, not once per path
+    /// through the mesh (8! before), and each with every property of the mesh.
+    #[test]
+    fn all_of_meshes_are_merged_once_each() {
+        const K: usize = 8;
+        let head = "openapi: 3.0.0\ninfo: {title: t, version: \"1\"}\npaths: {}\ncomponents:\n  schemas:\n";
+        let mut pointer = format!("{head}    Mesh:\n      type: object\n      properties:\n");
+        let mut named = head.to_string();
+        for x in 1..=K {
+            let own = format!("properties: {{f{x}: {{type: string}}}}");
+            pointer.push_str(&format!(
+                "        a{x}:\n          {own}\n          allOf:\n"
+            ));
+            named.push_str(&format!("    A{x}:\n      {own}\n      allOf:\n"));
+            for y in (1..=K).filter(|y| *y != x) {
+                pointer.push_str(&format!(
+                    "            - $ref: \"#/components/schemas/Mesh/properties/a{y}\"\n"
+                ));
+                named.push_str(&format!("        - $ref: \"#/components/schemas/A{y}\"\n"));
+            }
+        }
+        let all: Vec<String> = (1..=K).map(|y| format!("f{y}")).collect();
+        for (text, prefix, extra) in [(pointer, "Mesh.a", Some("Mesh")), (named, "A", None)] {
+            let l = load_yaml(&text);
+            assert!(l.is_complete(), "{:?}", l.warnings);
+            let mut names: Vec<&str> = l.api.schemas.keys().map(String::as_str).collect();
+            names.sort_unstable();
+            let mut want: Vec<String> = extra.into_iter().map(str::to_string).collect();
+            want.extend((1..=K).map(|x| format!("{prefix}{x}")));
+            assert_eq!(names, want);
+            for x in 1..=K {
+                let a = &l.api.schemas[&format!("{prefix}{x}")];
+                let mut props: Vec<&str> = a.properties.keys().map(String::as_str).collect();
+                props.sort_unstable();
+                assert_eq!(props, all, "{prefix}{x}");
+            }
+        }
+    }
+
+    /// Pointer targets with no pointer `$ref`s of their own stay inline, so a
+    /// primitive keeps its type at every use; responses and parameters are
+    /// followed as before; a pointer target that is a `$ref` is followed to
+    /// what it points at.
+    #[test]
+    fn small_pointer_targets_stay_inline() {
+        let l = load_yaml(
+            r##"
+swagger: "2.0"
+info: {title: t, version: "1"}
+paths:
+  /pets/{id}:
+    parameters: [{$ref: "#/parameters/Id"}]
+    get:
+      operationId: getPet
+      responses:
+        "200": {$ref: "#/responses/PetOk"}
+  /owners:
+    get:
+      operationId: listOwners
+      parameters:
+        - {name: pet, in: query, type: integer, format: int64}
+      responses:
+        "200":
+          description: ok
+          schema: {type: array, items: {$ref: "#/definitions/Pet/properties/owner"}}
+        "201": {description: ok, schema: {$ref: "#/definitions/Pet/properties/alias"}}
+        "202": {description: ok, schema: {$ref: "#/definitions/Pet/properties/tags"}}
+parameters:
+  Id: {name: id, in: path, required: true, type: integer}
+responses:
+  PetOk: {description: ok, schema: {$ref: "#/definitions/Pet"}}
+definitions:
+  Pet:
+    type: object
+    properties:
+      id: {type: integer, format: int64}
+      owner:
+        type: object
+        properties:
+          petId: {$ref: "#/definitions/Pet/properties/id"}
+          name: {type: string}
+      alias: {$ref: "#/definitions/Pet/properties/owner"}
+      tags: {type: array, items: {$ref: "#/definitions/Tag"}}
+  Tag: {type: object, properties: {name: {type: string}}}
+"##,
+        );
+        assert!(l.is_complete(), "{:?}", l.warnings);
+        let api = &l.api;
+        // `owner` refers only to a primitive (`id`): it is inlined, as before.
+        assert_eq!(api.schemas.keys().collect::<Vec<_>>(), vec!["Pet", "Tag"]);
+        let owners = api.operation("listOwners").unwrap();
+        let items = owners.responses["200"].content["application/json"]
+            .items
+            .as_deref()
+            .unwrap();
+        assert_eq!(items.properties["petId"].types, vec![SchemaType::Integer]);
+        assert_eq!(items.properties["petId"].format.as_deref(), Some("int64"));
+        let alias = &owners.responses["201"].content["application/json"];
+        assert_eq!(alias.properties.len(), 2);
+        let tags = &owners.responses["202"].content["application/json"];
+        assert_eq!(
+            tags.items.as_deref().unwrap().reference.as_deref(),
+            Some("Tag")
+        );
+        let get = api.operation("getPet").unwrap();
+        assert_eq!(get.parameters[0].schema.types, vec![SchemaType::Integer]);
+        assert_eq!(
+            get.responses["200"].content["application/json"]
+                .reference
+                .as_deref(),
+            Some("Pet")
+        );
+    }
+
+    /// A pointer target that refers to another is named, the name read from its
+    /// place and kept apart from a definition of the same name.
+    #[test]
+    fn pointer_targets_are_named_from_their_place() {
+        let l = load_yaml(
+            r##"
+openapi: 3.0.0
+info: {title: t, version: "1"}
+paths:
+  /a:
+    get:
+      operationId: getA
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  next: {$ref: "#/paths/~1b/get/responses/200/content/application~1json/schema"}
+  /b:
+    get:
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  back: {$ref: "#/paths/~1a/get/responses/200/content/application~1json/schema"}
+                  list: {$ref: "#/components/schemas/List/items"}
+components:
+  schemas:
+    getA.200: {type: string}
+    List:
+      type: array
+      items:
+        type: object
+        properties: {up: {$ref: "#/components/schemas/List/items"}}
+    Both:
+      allOf:
+        - $ref: "#/components/schemas/List/items"
+        - {properties: {own: {type: boolean}}}
+"##,
+        );
+        assert!(l.is_complete(), "{:?}", l.warnings);
+        let names: Vec<&str> = l.api.schemas.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            vec![
+                "getA.200",
+                "List",
+                "Both",
+                "getA.200_2",
+                "GET /b.200",
+                "List.items"
+            ]
+        );
+        let a = &l.api.operation("getA").unwrap().responses["200"].content["application/json"];
+        assert_eq!(a.reference.as_deref(), Some("getA.200_2"));
+        assert_eq!(
+            l.api.schemas["getA.200_2"].properties["next"]
+                .reference
+                .as_deref(),
+            Some("GET /b.200")
+        );
+        let list = &l.api.schemas["List"];
+        assert_eq!(
+            list.items.as_deref().unwrap().reference.as_deref(),
+            Some("List.items")
+        );
+        let both = &l.api.schemas["Both"];
+        assert_eq!(
+            both.properties.keys().collect::<Vec<_>>(),
+            vec!["up", "own"]
+        );
     }
 
     #[test]
