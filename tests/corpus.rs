@@ -39,7 +39,7 @@ enum Outcome {
 fn run_one(path: &Path, validator: &jsonschema::Validator) -> Outcome {
     let result =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-            || match cartograph::spec::load(path) {
+            || match cartograph::load::load(path) {
                 Ok(loaded) => {
                     let g = graph::build(&loaded.api);
                     let json = export::render(&g, export::Format::Json);

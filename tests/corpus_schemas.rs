@@ -73,7 +73,7 @@ fn every_corpus_response_schema_compiles_or_is_given_up_cleanly() {
                     .unwrap_or(path)
                     .display()
                     .to_string();
-                let Ok(loaded) = cartograph::spec::load(path) else {
+                let Ok(loaded) = cartograph::load::load(path) else {
                     // Load failures are tests/corpus.rs's business.
                     totals.lock().unwrap().not_loaded += 1;
                     continue;

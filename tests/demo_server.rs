@@ -29,7 +29,7 @@ const ALL_OPERATIONS: [&str; 15] = [
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
 fn spec() -> Value {
-    cartograph::spec::parse_text(OPENAPI_YAML, std::path::Path::new("openapi.yaml"))
+    cartograph::load::parse_text(OPENAPI_YAML, std::path::Path::new("openapi.yaml"))
         .expect("openapi.yaml parses")
 }
 

@@ -16,7 +16,7 @@ const GOLDEN: &str = concat!(
 );
 
 fn petstore() -> graph::PropertyGraph {
-    let loaded = cartograph::spec::load(Path::new(SPEC)).expect("petstore loads");
+    let loaded = cartograph::load::load(Path::new(SPEC)).expect("petstore loads");
     assert!(loaded.is_complete(), "{:?}", loaded.warnings);
     graph::build(&loaded.api)
 }

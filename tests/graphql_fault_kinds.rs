@@ -50,7 +50,7 @@ fn requests() -> Vec<Request> {
 }
 
 fn type_system() -> TypeSystem {
-    let loaded = cartograph::spec::load(&fixture(graphql_faults::SCHEMA_PATH))
+    let loaded = cartograph::load::load(&fixture(graphql_faults::SCHEMA_PATH))
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(loaded.is_complete(), "{:?}", loaded.warnings);
     loaded.api.graphql.expect("a GraphQL type system")

@@ -271,7 +271,7 @@ fn the_validator_rejects_invalid_queries() {
 fn generated_queries_validate_against_every_schema() {
     let mut counts = Counts::default();
     let demo =
-        cartograph::spec::load_text(cartograph::demo::GRAPHQL_SDL, Path::new("demo.graphql"))
+        cartograph::load::load_text(cartograph::demo::GRAPHQL_SDL, Path::new("demo.graphql"))
             .expect("the demo schema loads");
     let ts = demo.api.graphql.expect("the demo is GraphQL");
     exercise(
@@ -281,7 +281,7 @@ fn generated_queries_validate_against_every_schema() {
         &mut counts,
     );
     assert_eq!(counts.schemas, 1, "the demo schema is valid");
-    let tricky = cartograph::spec::load_text(TRICKY_SDL, Path::new("tricky.graphql"))
+    let tricky = cartograph::load::load_text(TRICKY_SDL, Path::new("tricky.graphql"))
         .expect("the tricky schema loads");
     let ts = tricky.api.graphql.expect("GraphQL");
     exercise("tricky.graphql", Some(TRICKY_SDL), &ts, &mut counts);
@@ -289,7 +289,7 @@ fn generated_queries_validate_against_every_schema() {
 
     for path in corpus_files() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let loaded = match cartograph::spec::load(&path) {
+        let loaded = match cartograph::load::load(&path) {
             Ok(l) => l,
             Err(e) => {
                 println!("SKIP {name}: does not load: {e}");

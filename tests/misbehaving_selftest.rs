@@ -88,11 +88,11 @@ fn parse_http_date(text: &str) -> Option<SystemTime> {
 
 #[test]
 fn spec_parses_and_lists_every_operation() {
-    let document = cartograph::spec::parse_text(MISBEHAVING_SPEC, Path::new("misbehaving.yaml"))
+    let document = cartograph::load::parse_text(MISBEHAVING_SPEC, Path::new("misbehaving.yaml"))
         .expect("misbehaving.yaml parses");
     assert_eq!(document["openapi"], "3.0.3");
 
-    let loaded = cartograph::spec::load_text(MISBEHAVING_SPEC, Path::new("misbehaving.yaml"))
+    let loaded = cartograph::load::load_text(MISBEHAVING_SPEC, Path::new("misbehaving.yaml"))
         .expect("misbehaving.yaml loads");
     assert!(loaded.is_complete(), "warnings: {:?}", loaded.warnings);
     let names: BTreeSet<&str> = loaded

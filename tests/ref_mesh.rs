@@ -17,11 +17,11 @@ use serde_json::json;
 
 const K: usize = 8;
 
-fn load(file: &str) -> cartograph::spec::Loaded {
+fn load(file: &str) -> cartograph::load::Loaded {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/specs")
         .join(file);
-    cartograph::spec::load(&path).expect("fixture loads")
+    cartograph::load::load(&path).expect("fixture loads")
 }
 
 /// Every schema node of the model: named schemas and those inside operations.

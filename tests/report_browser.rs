@@ -20,7 +20,7 @@ fn browser() -> Option<PathBuf> {
 }
 
 fn graph(text: &str, name: &str) -> (cartograph::model::Api, GraphDocument) {
-    let api = cartograph::spec::load_text(text, Path::new(name))
+    let api = cartograph::load::load_text(text, Path::new(name))
         .unwrap()
         .api;
     let doc = to_document(&cartograph::graph::build(&api));
@@ -327,7 +327,7 @@ fn the_explorer_handles_the_kubernetes_graph_in_chromium() {
         println!("skipped: {} not found", spec.display());
         return;
     }
-    let api = cartograph::spec::load(&spec).unwrap().api;
+    let api = cartograph::load::load(&spec).unwrap().api;
     let doc = to_document(&cartograph::graph::build(&api));
     let dir = tempfile::tempdir().unwrap();
     let html = render_html(&empty_report(&api), &[doc], &Secrets::new());

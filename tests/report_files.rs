@@ -61,7 +61,7 @@ fn validate(file: &Path) -> bool {
 }
 
 fn demo_api() -> cartograph::model::Api {
-    cartograph::spec::load_text(
+    cartograph::load::load_text(
         cartograph::demo::OPENAPI_YAML,
         Path::new("models/demo/openapi.yaml"),
     )
@@ -595,7 +595,7 @@ fn the_page_shows_the_summary_faults_operations_plot_and_graph() {
 fn two_graphs_are_both_embedded_for_the_selector() {
     let rest = demo_graph();
     let graphql = to_document(&cartograph::graph::build(
-        &cartograph::spec::load_text(
+        &cartograph::load::load_text(
             cartograph::demo::GRAPHQL_SDL,
             Path::new("models/demo/schema.graphql"),
         )
@@ -783,7 +783,7 @@ fn the_kubernetes_graph_page_holds_the_whole_graph() {
         println!("skipped: {} not found", spec.display());
         return;
     }
-    let api = cartograph::spec::load(&spec).unwrap().api;
+    let api = cartograph::load::load(&spec).unwrap().api;
     let doc = to_document(&cartograph::graph::build(&api));
     let mut report = hand_built();
     report.faults.clear();

@@ -8,8 +8,8 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::demo::{DemoServer, FAULTS_MD, GRAPHQL_SDL, OPENAPI_YAML};
+use crate::load::SpecSource;
 use crate::run::{execute, RunOptions, EXIT_FAULTS};
-use crate::spec::SpecSource;
 
 /// The embedded descriptions, named by their place in the repository (the
 /// reports' `settings.spec`, and the file a code-scanning upload points at).
@@ -48,8 +48,8 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             server.shutdown().await;
             return Ok(ExitCode::SUCCESS);
         }
-        let rest = crate::spec::load_text(OPENAPI_YAML, Path::new(REST_SPEC))?;
-        let graphql = crate::spec::load_text(GRAPHQL_SDL, Path::new(GRAPHQL_SPEC))?;
+        let rest = crate::load::load_text(OPENAPI_YAML, Path::new(REST_SPEC))?;
+        let graphql = crate::load::load_text(GRAPHQL_SDL, Path::new(GRAPHQL_SPEC))?;
         let rest_source = SpecSource::text(REST_SPEC, OPENAPI_YAML, &rest.api);
         let graphql_source = SpecSource::text(GRAPHQL_SPEC, GRAPHQL_SDL, &graphql.api);
         let mut flags = args.flags.clone();

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::spec::{self, Loaded};
+use crate::load::{self, Loaded};
 
 /// Exit status for usage and configuration errors (a bad flag, an unreadable spec).
 pub const EXIT_USAGE: u8 = 2;
@@ -75,7 +75,7 @@ pub fn main() -> ExitCode {
 
 /// Loads a description, printing one line per skipped part on stderr.
 fn load_spec(path: &Path) -> anyhow::Result<Loaded> {
-    let loaded = spec::load(path)?;
+    let loaded = load::load(path)?;
     let mut stderr = std::io::stderr().lock();
     for w in &loaded.warnings {
         let _ = writeln!(stderr, "warning: {w}");

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use clap::Args;
 
+use crate::load::SpecSource;
 use crate::run::{execute, introspect, RunOptions};
-use crate::spec::SpecSource;
 
 /// Arguments of `cartograph run`.
 #[derive(Debug, Args)]

@@ -77,7 +77,7 @@ impl DemoServer {
 
 /// The embedded OpenAPI description as JSON, pointing its `servers` at `base_url`.
 fn openapi_json(base_url: &str) -> io::Result<Value> {
-    let mut document = crate::spec::parse_text(
+    let mut document = crate::load::parse_text(
         OPENAPI_YAML,
         std::path::Path::new("models/demo/openapi.yaml"),
     )

@@ -293,7 +293,7 @@ mod tests {
     use super::*;
 
     fn api() -> Api {
-        crate::spec::load_text(
+        crate::load::load_text(
             "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths: {}\ncomponents:\n  schemas:\n    Q:\n      type: object\n      required: [limit]\n      properties:\n        limit: {type: integer, minimum: 1, maximum: 100}\n        kind: {type: string, enum: [a, b]}\n        when: {type: string, format: date}\n",
             std::path::Path::new("t.yaml"),
         )

@@ -265,7 +265,7 @@ mod tests {
     fn petstore() -> (Api, PropertyGraph) {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("fixtures/specs/morest-petstore.yaml");
-        let api = crate::spec::load(&path).expect("petstore loads").api;
+        let api = crate::load::load(&path).expect("petstore loads").api;
         let graph = crate::graph::build(&api);
         (api, graph)
     }

@@ -240,7 +240,7 @@ mod tests {
     use super::*;
 
     fn demo() -> Api {
-        crate::spec::load_text(crate::demo::OPENAPI_YAML, std::path::Path::new("demo.yaml"))
+        crate::load::load_text(crate::demo::OPENAPI_YAML, std::path::Path::new("demo.yaml"))
             .unwrap()
             .api
     }

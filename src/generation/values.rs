@@ -176,7 +176,7 @@ mod tests {
     use super::*;
 
     fn api() -> Api {
-        crate::spec::load_text(
+        crate::load::load_text(
             "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths: {}\ncomponents:\n  schemas:\n    Book:\n      type: object\n      required: [title, stock]\n      properties:\n        id: {type: integer, readOnly: true}\n        title: {type: string, minLength: 2, maxLength: 5}\n        stock: {type: integer, minimum: 0, maximum: 3}\n        status: {type: string, enum: [a, b]}\n",
             std::path::Path::new("t.yaml"),
         )

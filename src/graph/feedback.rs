@@ -703,7 +703,7 @@ mod tests {
     use serde_json::json;
 
     fn petstore() -> PropertyGraph {
-        let loaded = crate::spec::load(std::path::Path::new(concat!(
+        let loaded = crate::load::load(std::path::Path::new(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/fixtures/specs/morest-petstore.yaml"
         )))

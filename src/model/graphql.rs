@@ -7,6 +7,13 @@
 use indexmap::IndexMap;
 use serde::Serialize;
 
+use super::{
+    Api, Location, Method, Operation, Parameter, Response, Schema, SchemaType, SpecFormat,
+};
+use std::collections::HashSet;
+
+use serde_json::Value;
+
 /// What sort of named type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -207,4 +214,211 @@ impl TypeSystem {
             self.subscription_type = Some("Subscription".into());
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// Type system → Api
+
+/// Builds the protocol-neutral Api from a type system (the SDL and
+/// introspection loaders' last step, and a live endpoint's): one operation
+/// per root field, one named schema per object, interface, union, input
+/// object and enum.
+pub fn api_from_type_system(ts: TypeSystem, title: String, format: SpecFormat) -> Api {
+    let roots = [
+        (Method::GraphqlQuery, "Query", ts.query_type.as_deref()),
+        (
+            Method::GraphqlMutation,
+            "Mutation",
+            ts.mutation_type.as_deref(),
+        ),
+        (
+            Method::GraphqlSubscription,
+            "Subscription",
+            ts.subscription_type.as_deref(),
+        ),
+    ];
+    let mut operations = Vec::new();
+    for (method, word, root) in roots {
+        let Some(root_type) = root.and_then(|r| ts.get(r)) else {
+            continue;
+        };
+        for field in &root_type.fields {
+            operations.push(operation(&ts, method, word, &root_type.name, field));
+        }
+    }
+
+    let root_names: HashSet<&str> = roots.iter().filter_map(|(_, _, r)| *r).collect();
+    // Root types are entry points, not data, so they get no schema of their own
+    // unless a field returns one (GitHub's `relay: Query!`): a reference to a schema
+    // that is not there would leave the graph with a dangling edge.
+    let referenced_roots: HashSet<&str> = ts
+        .types
+        .values()
+        .flat_map(|t| {
+            t.fields
+                .iter()
+                .map(|f| f.ty.base())
+                .chain(t.input_fields.iter().map(|f| f.ty.base()))
+        })
+        .filter(|base| root_names.contains(base))
+        .collect();
+    let mut schemas = IndexMap::new();
+    for t in ts.types.values() {
+        if t.kind == TypeKind::Scalar
+            || t.name.starts_with("__")
+            || (root_names.contains(t.name.as_str()) && !referenced_roots.contains(t.name.as_str()))
+        {
+            continue;
+        }
+        schemas.insert(t.name.clone(), named_type_schema(&ts, t));
+    }
+
+    Api {
+        title,
+        version: None,
+        format,
+        servers: Vec::new(),
+        operations,
+        schemas,
+        webhooks: Vec::new(),
+        graphql: Some(ts),
+    }
+}
+
+fn operation(ts: &TypeSystem, method: Method, word: &str, root: &str, field: &Field) -> Operation {
+    let parameters = field
+        .args
+        .iter()
+        .map(|a| Parameter {
+            name: a.name.clone(),
+            location: Location::Argument,
+            required: a.ty.is_non_null() && a.default_value.is_none(),
+            schema: type_schema(ts, &a.ty),
+            description: a.description.clone(),
+            examples: Vec::new(),
+        })
+        .collect();
+    let mut responses = IndexMap::new();
+    responses.insert(
+        "200".to_string(),
+        Response {
+            description: "GraphQL response".to_string(),
+            content: IndexMap::from([("application/json".to_string(), type_schema(ts, &field.ty))]),
+            headers: IndexMap::new(),
+            links: Vec::new(),
+        },
+    );
+    Operation {
+        name: format!("{word}.{}", field.name),
+        operation_id: None,
+        method,
+        path: field.name.clone(),
+        summary: field.description.as_deref().and_then(first_line),
+        tags: Vec::new(),
+        deprecated: field.deprecated,
+        parameters,
+        request_body: None,
+        responses,
+        pointer: format!("{root}.{}", field.name),
+    }
+}
+
+fn first_line(text: &str) -> Option<String> {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_string)
+}
+
+/// The schema of values of type `ty`, null included unless `ty` is non-null.
+///
+/// A nullable reference to a named type is `Schema::named(X)` with
+/// `types: [Null]` alongside the reference: "X or null", without wrapping it in
+/// alternatives. A nullable custom scalar stays untyped, since an empty `types`
+/// already allows null and adding `Null` would allow only null.
+fn type_schema(ts: &TypeSystem, ty: &TypeRef) -> Schema {
+    match ty {
+        TypeRef::NonNull(inner) => non_null_schema(ts, inner),
+        _ => {
+            let mut s = non_null_schema(ts, ty);
+            if (!s.types.is_empty() || s.reference.is_some()) && !s.nullable() {
+                s.types.push(SchemaType::Null);
+            }
+            s
+        }
+    }
+}
+
+/// The schema of the non-null values of type `ty`.
+fn non_null_schema(ts: &TypeSystem, ty: &TypeRef) -> Schema {
+    match ty {
+        // `T!!` is not valid GraphQL, but a hand-built type system may hold it.
+        TypeRef::NonNull(inner) => non_null_schema(ts, inner),
+        TypeRef::List(inner) => Schema::array_of(type_schema(ts, inner)),
+        TypeRef::Named(name) => named_ref_schema(ts, name),
+    }
+}
+
+fn named_ref_schema(ts: &TypeSystem, name: &str) -> Schema {
+    let scalar = |t: SchemaType, format: Option<&str>| Schema {
+        types: vec![t],
+        format: format.map(str::to_string),
+        ..Schema::default()
+    };
+    match name {
+        "Int" => scalar(SchemaType::Integer, Some("int32")),
+        "Float" => scalar(SchemaType::Number, None),
+        "String" => scalar(SchemaType::String, None),
+        "Boolean" => scalar(SchemaType::Boolean, None),
+        "ID" => scalar(SchemaType::String, Some("ID")),
+        _ => match ts.get(name).map(|t| t.kind) {
+            Some(TypeKind::Scalar) => Schema {
+                format: Some(name.to_string()),
+                ..Schema::default()
+            },
+            _ => Schema::named(name),
+        },
+    }
+}
+
+/// The named schema of a non-scalar type.
+fn named_type_schema(ts: &TypeSystem, t: &NamedType) -> Schema {
+    let mut s = Schema {
+        description: t.description.clone(),
+        ..Schema::default()
+    };
+    match t.kind {
+        TypeKind::Object | TypeKind::Interface => {
+            s.types = vec![SchemaType::Object];
+            for f in &t.fields {
+                s.properties.insert(f.name.clone(), type_schema(ts, &f.ty));
+                if f.ty.is_non_null() {
+                    s.required.push(f.name.clone());
+                }
+            }
+        }
+        TypeKind::InputObject => {
+            s.types = vec![SchemaType::Object];
+            for f in &t.input_fields {
+                s.properties.insert(f.name.clone(), type_schema(ts, &f.ty));
+                // As for arguments: a non-null input field with a default may be omitted.
+                if f.ty.is_non_null() && f.default_value.is_none() {
+                    s.required.push(f.name.clone());
+                }
+            }
+        }
+        TypeKind::Enum => {
+            s.types = vec![SchemaType::String];
+            s.enum_values = t
+                .enum_values
+                .iter()
+                .map(|v| Value::String(v.clone()))
+                .collect();
+        }
+        TypeKind::Union | TypeKind::Scalar => {}
+    }
+    if matches!(t.kind, TypeKind::Union | TypeKind::Interface) {
+        s.alternatives = t.possible_types.iter().map(Schema::named).collect();
+    }
+    s
 }

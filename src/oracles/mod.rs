@@ -687,7 +687,7 @@ mod tests {
 
     #[test]
     fn server_error_means_500_to_599_only() {
-        let api = crate::spec::load_text(
+        let api = crate::load::load_text(
             crate::demo::OPENAPI_YAML,
             std::path::Path::new("openapi.yaml"),
         )

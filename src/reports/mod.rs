@@ -214,7 +214,7 @@ impl Tally {
     }
 
     /// Records where the description writes each operation (operation name →
-    /// line, as [`crate::spec::operation_lines`] finds them).
+    /// line, as [`crate::load::operation_lines`] finds them).
     pub fn with_lines(mut self, lines: &std::collections::HashMap<String, u32>) -> Tally {
         for op in &mut self.operations {
             op.line = lines.get(&op.operation).copied();

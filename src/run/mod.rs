@@ -24,10 +24,10 @@ use crate::generation::rest::Rest;
 use crate::generation::search::Protocol;
 use crate::generation::Search;
 use crate::graph::{self, export::GraphDocument, feedback::Feedback};
+use crate::load::SpecSource;
 use crate::model::Api;
 use crate::reports::{self, Report};
 use crate::reproduce;
-use crate::spec::SpecSource;
 
 /// Exit status when faults were found.
 pub const EXIT_FAULTS: u8 = 1;

@@ -10,11 +10,11 @@ use super::replay::{confirm_faults, Link};
 use super::{RunSummary, Session};
 use crate::execution::{Exchange, RequestSpec, TestRun};
 use crate::generation::graphql::coverage::CoverageTally;
+use crate::load::query_log::{self, LoggedQuery, OpKind};
+use crate::load::SpecSource;
 use crate::oracles::{witness::Ledger, Checker, Faults};
 use crate::reports;
 use crate::reproduce::{self, phase::Recorder, Script, Step};
-use crate::spec::query_log::{self, LoggedQuery, OpKind};
-use crate::spec::SpecSource;
 
 /// One logged request, sent once.
 struct Once(Option<RequestSpec>);

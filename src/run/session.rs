@@ -8,9 +8,9 @@ use std::time::Duration;
 use super::options::RunOptions;
 use super::RunSummary;
 use crate::execution::{self, secrets::Secrets, Credentials};
+use crate::load::SpecSource;
 use crate::model::Api;
 use crate::reports::{self, Settings, Tally};
-use crate::spec::SpecSource;
 
 /// The schema of the GraphQL endpoint `target`, from the standard
 /// introspection query (sent with the flags' headers).
@@ -21,7 +21,7 @@ pub async fn introspect(target: &str, flags: &RunOptions) -> anyhow::Result<Api>
     for h in &flags.headers {
         headers.push(execution::parse_header(h).map_err(|e| anyhow::anyhow!("--header: {e}"))?);
     }
-    let loaded = crate::spec::introspection::fetch(&endpoint, &headers, flags.timeout).await?;
+    let loaded = crate::load::introspection::fetch(&endpoint, &headers, flags.timeout).await?;
     eprintln!(
         "cartograph: schema from introspection: {} root fields",
         loaded.api.operations.len()

@@ -96,7 +96,7 @@ mod tests {
     use serde_json::json;
 
     fn demo() -> TypeSystem {
-        let loaded = crate::spec::load_text(
+        let loaded = crate::load::load_text(
             crate::demo::GRAPHQL_SDL,
             std::path::Path::new("schema.graphql"),
         )

@@ -79,7 +79,7 @@ impl GqlGenerator {
                 }
             }
         }
-        let no_api = crate::spec::graphql::api_from_type_system(
+        let no_api = crate::load::graphql::api_from_type_system(
             TypeSystem::default(),
             String::new(),
             SpecFormat::GraphqlSdl,
@@ -721,7 +721,7 @@ mod tests {
     use crate::generation::graphql::genes::ArgMode;
 
     fn demo() -> TypeSystem {
-        crate::spec::load_text(
+        crate::load::load_text(
             crate::demo::GRAPHQL_SDL,
             std::path::Path::new("demo.graphql"),
         )

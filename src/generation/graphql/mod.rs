@@ -338,7 +338,7 @@ mod tests {
     use std::path::Path;
 
     fn load(sdl: &str) -> (Arc<Api>, TypeSystem, PropertyGraph) {
-        let loaded = crate::spec::load_text(sdl, Path::new("schema.graphql")).unwrap();
+        let loaded = crate::load::load_text(sdl, Path::new("schema.graphql")).unwrap();
         let graph = crate::graph::build(&loaded.api);
         let ts = loaded.api.graphql.clone().unwrap();
         (Arc::new(loaded.api), ts, graph)

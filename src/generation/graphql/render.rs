@@ -401,7 +401,7 @@ mod tests {
     use crate::generation::values::Rng64;
 
     fn demo() -> TypeSystem {
-        crate::spec::load_text(
+        crate::load::load_text(
             crate::demo::GRAPHQL_SDL,
             std::path::Path::new("demo.graphql"),
         )
@@ -477,7 +477,7 @@ mod tests {
     fn sdl_round_trips_through_the_loader() {
         let ts = demo();
         let sdl = to_sdl(&ts);
-        let again = crate::spec::load_text(&sdl, std::path::Path::new("again.graphql"))
+        let again = crate::load::load_text(&sdl, std::path::Path::new("again.graphql"))
             .unwrap()
             .api
             .graphql

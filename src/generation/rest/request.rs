@@ -106,7 +106,7 @@ mod tests {
 
     #[test]
     fn path_query_and_body_are_encoded() {
-        let api = crate::spec::load_text(
+        let api = crate::load::load_text(
             "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a/{x}:\n    post:\n      operationId: op\n      parameters: [{name: x, in: path, required: true, schema: {type: string}}]\n      responses: {'200': {description: ok}}\n",
             std::path::Path::new("t.yaml"),
         )

@@ -375,7 +375,7 @@ mod tests {
     use serde_json::json;
 
     fn demo() -> (Arc<Api>, crate::graph::PropertyGraph) {
-        let api = crate::spec::load_text(crate::demo::OPENAPI_YAML, std::path::Path::new("d.yaml"))
+        let api = crate::load::load_text(crate::demo::OPENAPI_YAML, std::path::Path::new("d.yaml"))
             .unwrap()
             .api;
         let graph = crate::graph::build(&api);
@@ -518,7 +518,7 @@ mod segment_tests {
     #[test]
     fn empty_and_dot_path_values_are_replaced() {
         let api = Arc::new(
-            crate::spec::load_text(crate::demo::OPENAPI_YAML, std::path::Path::new("d.yaml"))
+            crate::load::load_text(crate::demo::OPENAPI_YAML, std::path::Path::new("d.yaml"))
                 .unwrap()
                 .api,
         );

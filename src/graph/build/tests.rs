@@ -14,7 +14,7 @@ input ReviewInput { bookId: ID!, stars: Int! }
 "#;
 
 fn graph_of(sdl: &str) -> PropertyGraph {
-    let loaded = crate::spec::load_text(sdl, std::path::Path::new("t.graphql")).unwrap();
+    let loaded = crate::load::load_text(sdl, std::path::Path::new("t.graphql")).unwrap();
     build(&loaded.api)
 }
 

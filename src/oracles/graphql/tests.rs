@@ -5,7 +5,7 @@ use serde_json::json;
 use std::path::Path;
 
 fn demo() -> TypeSystem {
-    crate::spec::load_text(crate::demo::GRAPHQL_SDL, Path::new("schema.graphql"))
+    crate::load::load_text(crate::demo::GRAPHQL_SDL, Path::new("schema.graphql"))
         .expect("demo SDL loads")
         .api
         .graphql
@@ -31,7 +31,7 @@ const LIB_SDL: &str = r#"
     "#;
 
 fn lib() -> TypeSystem {
-    crate::spec::load_text(LIB_SDL, Path::new("lib.graphql"))
+    crate::load::load_text(LIB_SDL, Path::new("lib.graphql"))
         .expect("lib SDL loads")
         .api
         .graphql

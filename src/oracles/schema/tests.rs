@@ -6,13 +6,13 @@ use crate::model::SchemaType;
 use std::path::Path;
 
 fn demo() -> Api {
-    crate::spec::load_text(crate::demo::OPENAPI_YAML, Path::new("d.yaml"))
+    crate::load::load_text(crate::demo::OPENAPI_YAML, Path::new("d.yaml"))
         .unwrap()
         .api
 }
 
 fn load(text: &str, name: &str) -> Api {
-    let loaded = crate::spec::load_text(text, Path::new(name)).unwrap();
+    let loaded = crate::load::load_text(text, Path::new(name)).unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
     loaded.api
 }

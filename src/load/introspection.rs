@@ -108,7 +108,7 @@ mod tests {
         assert!(loaded.api.operation("Query.book").is_some());
         assert!(loaded.api.operation("Mutation.createAuthor").is_some());
         // The same schema as the shipped SDL: the same root fields.
-        let sdl = crate::spec::load_text(crate::demo::GRAPHQL_SDL, Path::new("s.graphql")).unwrap();
+        let sdl = crate::load::load_text(crate::demo::GRAPHQL_SDL, Path::new("s.graphql")).unwrap();
         let names = |a: &crate::model::Api| {
             let mut n: Vec<String> = a.operations.iter().map(|o| o.name.clone()).collect();
             n.sort();

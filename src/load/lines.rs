@@ -169,7 +169,7 @@ mod tests {
     use std::path::Path;
 
     fn lines_of(text: &str, name: &str) -> HashMap<String, u32> {
-        let api = crate::spec::load_text(text, Path::new(name)).unwrap().api;
+        let api = crate::load::load_text(text, Path::new(name)).unwrap().api;
         assert!(!api.operations.is_empty());
         operation_lines(text, &api)
     }
@@ -192,7 +192,7 @@ mod tests {
     fn every_demo_operation_is_found_at_its_method_key() {
         let text = crate::demo::OPENAPI_YAML;
         let lines = lines_of(text, "models/demo/openapi.yaml");
-        let api = crate::spec::load_text(text, Path::new("openapi.yaml"))
+        let api = crate::load::load_text(text, Path::new("openapi.yaml"))
             .unwrap()
             .api;
         assert_eq!(lines.len(), api.operations.len(), "{lines:?}");
@@ -231,7 +231,7 @@ mod tests {
         )
         .unwrap();
         let path = dir.path().join("api.json");
-        let api = crate::spec::load_text(text, &path).unwrap().api;
+        let api = crate::load::load_text(text, &path).unwrap().api;
         let lines = operation_lines(text, &api);
         assert_eq!(lines["getA"], 7);
         assert_eq!(lines["DELETE /a/{id}"], 8);
@@ -242,7 +242,7 @@ mod tests {
     fn graphql_root_fields_are_found_at_their_definitions() {
         let text = crate::demo::GRAPHQL_SDL;
         let lines = lines_of(text, "schema.graphql");
-        let api = crate::spec::load_text(text, Path::new("schema.graphql"))
+        let api = crate::load::load_text(text, Path::new("schema.graphql"))
             .unwrap()
             .api;
         assert_eq!(lines.len(), api.operations.len(), "{lines:?}");
@@ -257,7 +257,7 @@ mod tests {
 
     #[test]
     fn text_that_does_not_parse_finds_nothing_and_does_not_panic() {
-        let api = crate::spec::load_text(
+        let api = crate::load::load_text(
             crate::demo::OPENAPI_YAML,
             Path::new("models/demo/openapi.yaml"),
         )
