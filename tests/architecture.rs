@@ -289,9 +289,41 @@ struct Reading {
     uses: BTreeMap<Vec<String>, BTreeSet<Vec<String>>>,
 }
 
+/// The modules a file declares under `#[cfg(test)]` (`mod tests;`): test
+/// code, like the inline test modules.
+fn test_modules(module: &[String], text: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        let after = rest[at + "#[cfg(test)]".len()..].trim_start();
+        if let Some(decl) = after.strip_prefix("mod ") {
+            let name: String = decl
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if decl[name.len()..].trim_start().starts_with(';') {
+                let mut m = module.to_vec();
+                m.push(name);
+                out.push(m);
+            }
+        }
+        rest = &rest[at + 1..];
+    }
+    out
+}
+
 fn read() -> Reading {
     let mut files = Vec::new();
     rust_files(&src(), &mut files);
+    let mut test_only: BTreeSet<Vec<String>> = BTreeSet::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        test_only.extend(test_modules(&module_of(file), &text));
+    }
+    files.retain(|f| {
+        let m = module_of(f);
+        !test_only.iter().any(|t| m.starts_with(t))
+    });
     let modules: BTreeSet<Vec<String>> = files.iter().map(|f| module_of(f)).collect();
     let mut uses: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
     for file in &files {

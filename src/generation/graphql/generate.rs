@@ -79,7 +79,7 @@ impl GqlGenerator {
                 }
             }
         }
-        let no_api = crate::load::graphql::api_from_type_system(
+        let no_api = crate::model::graphql::api_from_type_system(
             TypeSystem::default(),
             String::new(),
             SpecFormat::GraphqlSdl,

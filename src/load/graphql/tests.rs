@@ -4,8 +4,8 @@ use super::*;
 use std::borrow::Cow;
 
 use crate::model::graphql::{InputValue, TypeKind, TypeRef, TypeSystem};
-use sdl::prepare;
 use crate::model::{Api, Location, Method, Operation, Parameter, Schema, SchemaType, SpecFormat};
+use sdl::prepare;
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;

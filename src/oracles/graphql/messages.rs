@@ -5,8 +5,7 @@
 
 use serde_json::Value;
 
-use super::findings::{render, Out, Seg};
-use super::walk::Walker;
+use super::findings::Seg;
 
 /// Lower-case message phrases that only a validation (or request) error of the
 /// query itself uses, whatever the path.
@@ -72,7 +71,7 @@ const PARSE_WORDING: &[&str] = &[
 ];
 
 /// Lower-case phrases of a server reporting a non-null field it resolved to null.
-const NULL_REPORT_WORDING: &[&str] = &[
+pub(super) const NULL_REPORT_WORDING: &[&str] = &[
     "cannot return null for non-nullable",
     "was declared as a non null type",
 ];
@@ -105,7 +104,7 @@ pub const INTERNAL_WORDING: &[&str] = &[
 ];
 
 /// `extensions.code` / `classification` values of an unexpected failure.
-const INTERNAL_CODES: &[&str] = &["INTERNAL_SERVER_ERROR", "INTERNAL_ERROR", "INTERNAL"];
+pub(super) const INTERNAL_CODES: &[&str] = &["INTERNAL_SERVER_ERROR", "INTERNAL_ERROR", "INTERNAL"];
 
 /// `extensions.code` / `classification` values of a rejected request.
 const VALIDATION_CODES: &[&str] = &[
@@ -252,60 +251,4 @@ pub(super) fn entry_leak(e: &ErrorEntry) -> Option<(&'static str, String)> {
         return Some((what, format!("{marker:?}")));
     }
     structured_stacktrace(ext, 0).then(|| ("a stack trace", "`extensions` stacktrace".to_string()))
-}
-
-/// Applies the error rules to entry `i`.
-pub(super) fn classify_error(
-    i: usize,
-    e: &ErrorEntry,
-    data_absent: bool,
-    walker: Option<&Walker>,
-    roots: &[String],
-    out: &mut Out,
-) {
-    let path = e.path.as_deref().map_or("-".to_string(), render);
-    let excerpt = {
-        let one_line = e.message.lines().next().unwrap_or("");
-        if one_line.chars().count() > 120 {
-            format!("{}…", one_line.chars().take(120).collect::<String>())
-        } else {
-            one_line.to_string()
-        }
-    };
-    let (code, message) = if let Some((what, marker)) = entry_leak(e) {
-        (
-            "graphql_stack_leak",
-            format!("errors[{i}] holds {what} ({marker}): {excerpt}"),
-        )
-    } else if is_validation(e, data_absent) {
-        (
-            "graphql_validation_error",
-            format!("errors[{i}] rejects the query itself: {excerpt}"),
-        )
-    } else if NULL_REPORT_WORDING
-        .iter()
-        .any(|w| e.message.to_lowercase().contains(w))
-    {
-        (
-            "graphql_null_violation",
-            format!("errors[{i}]: the server resolved a non-null field to null: {excerpt}"),
-        )
-    } else if e.has_code(INTERNAL_CODES) || {
-        let m = e.message.to_lowercase();
-        INTERNAL_WORDING.iter().any(|w| m.contains(w))
-    } {
-        (
-            "graphql_internal_error",
-            format!("errors[{i}] reports an internal failure: {excerpt}"),
-        )
-    } else {
-        return;
-    };
-    let targets: Vec<String> = match walker {
-        Some(w) => w.roots_of_error(e),
-        None => roots.to_vec(),
-    };
-    for root in targets {
-        out.push(code, root, path.clone(), message.clone());
-    }
 }

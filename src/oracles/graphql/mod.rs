@@ -64,8 +64,8 @@ use graphql_parser::query as q;
 use serde_json::Value;
 
 use crate::model::graphql::TypeSystem;
-use findings::{json_kind, Out, Seg};
-use messages::{classify_error, ErrorEntry};
+use findings::{json_kind, render, Out, Seg};
+use messages::{entry_leak, is_validation, ErrorEntry, INTERNAL_CODES, NULL_REPORT_WORDING};
 pub use messages::{INTERNAL_WORDING, VALIDATION_WORDING};
 use operation::Operation;
 use walk::Walker;
@@ -219,4 +219,60 @@ pub fn inspect(
         }
     }
     out.answer()
+}
+
+/// Applies the error rules to entry `i`.
+fn classify_error(
+    i: usize,
+    e: &ErrorEntry,
+    data_absent: bool,
+    walker: Option<&Walker>,
+    roots: &[String],
+    out: &mut Out,
+) {
+    let path = e.path.as_deref().map_or("-".to_string(), render);
+    let excerpt = {
+        let one_line = e.message.lines().next().unwrap_or("");
+        if one_line.chars().count() > 120 {
+            format!("{}…", one_line.chars().take(120).collect::<String>())
+        } else {
+            one_line.to_string()
+        }
+    };
+    let (code, message) = if let Some((what, marker)) = entry_leak(e) {
+        (
+            "graphql_stack_leak",
+            format!("errors[{i}] holds {what} ({marker}): {excerpt}"),
+        )
+    } else if is_validation(e, data_absent) {
+        (
+            "graphql_validation_error",
+            format!("errors[{i}] rejects the query itself: {excerpt}"),
+        )
+    } else if NULL_REPORT_WORDING
+        .iter()
+        .any(|w| e.message.to_lowercase().contains(w))
+    {
+        (
+            "graphql_null_violation",
+            format!("errors[{i}]: the server resolved a non-null field to null: {excerpt}"),
+        )
+    } else if e.has_code(INTERNAL_CODES) || {
+        let m = e.message.to_lowercase();
+        INTERNAL_WORDING.iter().any(|w| m.contains(w))
+    } {
+        (
+            "graphql_internal_error",
+            format!("errors[{i}] reports an internal failure: {excerpt}"),
+        )
+    } else {
+        return;
+    };
+    let targets: Vec<String> = match walker {
+        Some(w) => w.roots_of_error(e),
+        None => roots.to_vec(),
+    };
+    for root in targets {
+        out.push(code, root, path.clone(), message.clone());
+    }
 }
