@@ -1,10 +1,51 @@
 //! Cartograph: black-box web API testing driven by a property graph of the API.
 //!
-//! The pipeline reads left to right:
-//! `spec` (read a description) → `model` (one protocol-neutral API model) →
-//! `graph` (the property graph of operations and schemas) → `generation`
-//! (call sequences, templates, values, the MIO search) → `execution` (the
-//! run loop, politeness, transport) → `oracles` → `reproduce` (confirm, shrink, render reproducers) → `reports`.
+//! The modules read like the pipeline, and data flows down it once:
+//!
+//! ```text
+//!   cli          arguments and commands only (run, demo, graph, inspect, replay…)
+//!    │
+//!   run          one run, REST or GraphQL: session, search phase, replays, outputs
+//!    │
+//!   reports      report.json, junit.xml, report.sarif, report.html (the graph explorer)
+//!   reproduce    confirming and shrinking faults; curl reproducers, the Hurl suite
+//!    │
+//!   generation   the one search (MIO) over protocol-neutral tests;
+//!    │           the REST and GraphQL protocols supply the genes
+//!   oracles      what an answer shows: the checks, fault identity, the ledger
+//!    │
+//!   graph        the property graph: built from the model, refined by feedback
+//!   load         descriptions (OpenAPI 2/3.0/3.1, GraphQL SDL and introspection) into the model
+//!    │
+//!   model        the protocol-neutral API model (operations, schemas, names)
+//!   execution    HTTP: the engine, politeness, credentials, the trace
+//!
+//!   demo         the built-in bookshop API (served for `cartograph demo` and the tests)
+//! ```
+//!
+//! Which module may use which (checked by `tests/architecture.rs`, which
+//! reads every `crate::` and `super::` path outside test code):
+//!
+//! | module | may use |
+//! |---|---|
+//! | `model`, `execution` | nothing of the crate |
+//! | `load`, `graph` | `model` |
+//! | `oracles` | `model`, `execution` |
+//! | `generation` | `model`, `graph`, `execution`, `oracles` |
+//! | `reproduce` | `model`, `execution`, `oracles`, `generation` |
+//! | `reports` | `model`, `graph`, `execution`, `oracles`, `generation` |
+//! | `run` | everything above but `cli` and `demo` |
+//! | `demo` | `model`, `load` |
+//! | `cli` | everything |
+//!
+//! and no two modules under one parent use each other, directly or through a
+//! circle (a parent and its own children may).
+//!
+//! The search's seam is [`generation::search::Protocol`]: MIO, sampling
+//! policy, the archive, the budget and the graph's feedback live once in
+//! [`generation::search`]; [`generation::rest`] and [`generation::graphql`]
+//! say how a call is sampled and mutated, how it becomes a request and how
+//! an answer is read.
 
 pub mod cli;
 pub mod demo;
