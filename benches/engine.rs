@@ -388,7 +388,7 @@ fn bench(c: &mut Criterion) {
     };
 
     let loaded =
-        cartograph::spec::load_text(cartograph::demo::OPENAPI_YAML, Path::new("openapi.yaml"))
+        cartograph::load::load_text(cartograph::demo::OPENAPI_YAML, Path::new("openapi.yaml"))
             .expect("demo description loads");
     let api = Arc::new(loaded.api);
     let graph = cartograph::graph::build(&api);

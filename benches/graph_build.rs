@@ -21,7 +21,7 @@ const LARGEST: [&str; 7] = [
 ];
 
 fn load_build_export(path: &Path) -> usize {
-    let loaded = cartograph::spec::load(path).expect("corpus document loads");
+    let loaded = cartograph::load::load(path).expect("corpus document loads");
     let g = graph::build(&loaded.api);
     export::render(&g, export::Format::Json).len()
 }

@@ -129,7 +129,7 @@ fn bench(c: &mut Criterion) {
             eprintln!("large_api: {} not found; skipped", path.display());
             continue;
         }
-        let loaded = cartograph::spec::load(&path).expect("corpus document loads");
+        let loaded = cartograph::load::load(&path).expect("corpus document loads");
         let api = Arc::new(loaded.api);
         let graph = cartograph::graph::build(&api);
         let started = Instant::now();

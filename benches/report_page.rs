@@ -49,13 +49,13 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("report_page");
     group.sample_size(10);
     // The demo's page: its REST and GraphQL graphs.
-    let rest = cartograph::spec::load_text(
+    let rest = cartograph::load::load_text(
         cartograph::demo::OPENAPI_YAML,
         Path::new("models/demo/openapi.yaml"),
     )
     .expect("demo description loads")
     .api;
-    let graphql = cartograph::spec::load_text(
+    let graphql = cartograph::load::load_text(
         cartograph::demo::GRAPHQL_SDL,
         Path::new("models/demo/schema.graphql"),
     )
@@ -87,7 +87,7 @@ fn bench(c: &mut Criterion) {
         group.finish();
         return;
     }
-    let api = cartograph::spec::load(&spec)
+    let api = cartograph::load::load(&spec)
         .expect("corpus document loads")
         .api;
     let doc = export::to_document(&graph::build(&api));

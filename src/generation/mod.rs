@@ -1,5 +1,5 @@
 //! Choosing what to send: one search ([`search`]) over protocol-neutral tests
-//! ([`test`]: sequences of calls to operations of the model), each call's
+//! ([`test`](mod@test): sequences of calls to operations of the model), each call's
 //! genes supplied by its protocol ([`rest`], [`graphql`]). The shared parts:
 //! the graph's advice ([`plan`]), call sequences from the graph
 //! ([`sequences`]) and resource templates ([`templates`]), values built from

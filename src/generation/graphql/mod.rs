@@ -3,7 +3,7 @@
 //! calls whose first ones are the mutations the graph says create what the
 //! last one needs (`book(id)` ← `Book.id` ← `createBook`); values of those
 //! schemas' properties in earlier answers flow into the arguments ([`run`]);
-//! and an answer is read by its data, errors and nulls ([`learn`]), which
+//! and an answer is read by its data, errors and nulls (`learn`), which
 //! refine the graph through the shared feedback (observed produces edges,
 //! equivalences, edges suspended after λ answers with an error or null data
 //! for the values they gave).

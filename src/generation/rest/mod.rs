@@ -2,7 +2,7 @@
 //! or not, with a value) and its body; calls are sampled with Morest's
 //! parameter rules from the graph's sequences, resource templates or at
 //! random, mutated by EvoMaster's operators, sent with the values earlier
-//! answers give ([`run`]), and read by status and body ([`learn`]).
+//! answers give ([`run`]), and read by status and body (`learn`).
 
 mod learn;
 mod mutate;

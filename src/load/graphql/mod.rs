@@ -1,11 +1,11 @@
 //! The GraphQL loader: SDL documents and introspection results into the model.
 //!
-//! Both inputs become one [`TypeSystem`], which is then checked (undefined or
+//! Both inputs become one [`TypeSystem`](crate::model::graphql::TypeSystem), which is then checked (undefined or
 //! misplaced types are left out with a [`Warning`]) and flattened into the
-//! protocol-neutral [`Api`] by [`api_from_type_system`]: one operation per root
+//! protocol-neutral [`Api`](crate::model::Api) by [`api_from_type_system`]: one operation per root
 //! field, one named schema per object, interface, union, input object and enum.
-//! [`sdl`] reads SDL, [`introspection_json`] an introspection result,
-//! [`checks`] keeps only what a server could serve.
+//! `sdl` reads SDL, `introspection_json` an introspection result,
+//! `checks` keeps only what a server could serve.
 
 use std::path::Path;
 

@@ -15,7 +15,7 @@
 //! | minLength, maxLength | the string is too short or too long (in code points) | — |
 //! | pattern | the string does not match | the pattern does not compile for the Rust regex engines (ECMA-262 syntax in specs): it is dropped; matching gives up (backtracking limit) |
 //! | format | never | always: formats are asserted by no one consistently (`int64` on strings, custom names) |
-//! | minItems | the array is shorter, for limits up to [`JSON_ITEMS`] | the limit exceeds [`JSON_ITEMS`]: bodies arrive with arrays cut at that many items |
+//! | minItems | the array is shorter, for limits up to [`JSON_ITEMS`](crate::execution::JSON_ITEMS) | the limit exceeds [`JSON_ITEMS`](crate::execution::JSON_ITEMS): bodies arrive with arrays cut at that many items |
 //! | maxItems, uniqueItems, items | the array is too long, repeats an item, or an item is wrong | — |
 //! | properties | a listed property's value is wrong | — |
 //! | required | a required property is absent (the pointer names it) | the property is `writeOnly` (a server never sends it) |
