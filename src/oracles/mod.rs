@@ -220,6 +220,10 @@ pub struct Finding {
     pub detail: String,
     /// How a script without Cartograph tells that the fault showed.
     pub check: Option<FaultCheck>,
+    /// Whether the fault belongs to `detail` alone (a GraphQL schema
+    /// location such as `Book.author`), whichever operation reached it: its
+    /// signature then leaves the operation out.
+    pub shared: bool,
 }
 
 impl Finding {
@@ -231,12 +235,16 @@ impl Finding {
             message,
             detail,
             check: None,
+            shared: false,
         }
     }
 
     /// What makes two occurrences the same fault.
     pub fn signature(&self, status: Option<u16>) -> String {
         let status = status.map_or("-".to_string(), |s| s.to_string());
+        if self.shared {
+            return format!("{}:{}:{status}", self.code, self.detail);
+        }
         if self.detail.is_empty() {
             format!("{}:{}:{status}", self.code, self.operation)
         } else {
@@ -338,14 +346,12 @@ impl Checker {
                     }
                     _ => None,
                 };
-                let detail = if f.path == "-" {
-                    String::new()
-                } else {
-                    f.path.clone()
-                };
+                // One fault per (code, schema location or root field, kind),
+                // however many query paths and root fields reach it.
                 Finding {
                     check,
-                    ..Finding::new(f.code, &f.root_field, f.message, detail)
+                    shared: true,
+                    ..Finding::new(f.code, &f.root_field, f.message, f.location)
                 }
             })
             .collect()
@@ -706,5 +712,76 @@ mod tests {
         assert_eq!(codes(800), ["undocumented_status"]);
         assert_eq!(codes(600), ["undocumented_status"]);
         assert_eq!(codes(499), ["undocumented_status"]);
+    }
+}
+
+#[cfg(test)]
+mod graphql_identity_tests {
+    use super::*;
+    use crate::execution::RequestSpec;
+
+    fn answer(seq: u64, query: &str, body: serde_json::Value) -> Exchange {
+        Exchange {
+            seq,
+            request: RequestSpec {
+                operation: "Query.book".into(),
+                method: "POST".into(),
+                path: String::new(),
+                headers: Vec::new(),
+                body: Some(serde_json::json!({ "query": query }).to_string()),
+                content_type: Some("application/json".into()),
+                graphql_query: true,
+            },
+            status: Some(200),
+            headers: Vec::new(),
+            body: body.to_string(),
+            truncated: false,
+            failure: None,
+            elapsed: std::time::Duration::ZERO,
+            parsed: Default::default(),
+        }
+    }
+
+    #[test]
+    fn one_broken_field_is_one_fault_whatever_path_reaches_it() {
+        let api = crate::load::load_text(
+            crate::demo::GRAPHQL_SDL,
+            std::path::Path::new("schema.graphql"),
+        )
+        .unwrap()
+        .api;
+        let checker = Checker::new(&api, Vec::new(), None);
+        let mut faults = Faults::new();
+        let ledger = witness::Ledger::new();
+        let answers = [
+            answer(
+                0,
+                "{ book(id: \"4\") { author { name } } }",
+                serde_json::json!({"data": {"book": {"author": null}}}),
+            ),
+            answer(
+                1,
+                "{ order(id: \"2\") { book { author { name } } } }",
+                serde_json::json!({"data": {"order": {"book": {"author": null}}}}),
+            ),
+            answer(
+                2,
+                "{ authors { books { author { name } } } }",
+                serde_json::json!({"data": {"authors": [{"books": [{"author": null}, {"author": null}]}]}}),
+            ),
+        ];
+        for ex in &answers {
+            let findings = checker.test(&api, std::slice::from_ref(ex));
+            faults.record(std::slice::from_ref(ex), &findings, &ledger);
+        }
+        let all = faults.faults();
+        assert_eq!(all.len(), 1, "{all:#?}");
+        assert_eq!(all[0].code, "graphql_null_violation");
+        assert_eq!(all[0].count, 3);
+        assert!(
+            all[0].signature.contains("Book.author"),
+            "{}",
+            all[0].signature
+        );
     }
 }

@@ -11,7 +11,8 @@ use super::{Answer, GraphqlFinding, MAX_FINDINGS};
 #[derive(Default)]
 pub(super) struct Out {
     pub(super) items: Vec<GraphqlFinding>,
-    pub(super) seen: HashSet<(&'static str, String, String)>,
+    /// (code, location) pairs already found in this answer.
+    pub(super) seen: HashSet<(&'static str, String)>,
     pub(super) covered: indexmap::IndexSet<(String, String)>,
     pub(super) data_roots: Vec<String>,
 }
@@ -25,21 +26,24 @@ impl Out {
         }
     }
 
+    /// Records a finding, once per (code, location) in one answer.
     pub(super) fn push(
         &mut self,
         code: &'static str,
         root_field: String,
         path: String,
+        location: String,
         message: String,
     ) {
         if self.items.len() >= MAX_FINDINGS {
             return;
         }
-        if self.seen.insert((code, root_field.clone(), path.clone())) {
+        if self.seen.insert((code, location.clone())) {
             self.items.push(GraphqlFinding {
                 code,
                 root_field,
                 path,
+                location,
                 message,
             });
         }

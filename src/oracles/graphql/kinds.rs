@@ -31,6 +31,7 @@ impl<'q> Walker<'q> {
             out,
             "graphql_typename_violation",
             path,
+            format!("{}.__typename", stat.name),
             format!("__typename is {what}, expected {expected}"),
         );
     }
@@ -55,6 +56,7 @@ impl<'q> Walker<'q> {
                             out,
                             "graphql_null_violation",
                             path,
+                            label.to_string(),
                             format!(
                                 "{label} is {full}, but {} is null and no error explains it",
                                 render(path)
@@ -78,6 +80,7 @@ impl<'q> Walker<'q> {
                     out,
                     "graphql_list_mismatch",
                     path,
+                    format!("{label} not a list"),
                     format!(
                         "{label} is {full}, but the value is {}, not a list",
                         json_kind(other)
@@ -95,6 +98,7 @@ impl<'q> Walker<'q> {
                         out,
                         "graphql_list_mismatch",
                         path,
+                        format!("{label} a list"),
                         format!("{label} is {full}, but the value is a list"),
                     );
                     return;
@@ -106,6 +110,7 @@ impl<'q> Walker<'q> {
                                 out,
                                 "graphql_wrong_type",
                                 path,
+                                format!("{label} {}", json_kind(v)),
                                 format!(
                                     "{label} is {full}, but the value is {} ({})",
                                     json_kind(v),
@@ -123,6 +128,7 @@ impl<'q> Walker<'q> {
                                 out,
                                 "graphql_enum_violation",
                                 path,
+                                label.to_string(),
                                 format!(
                                     "{label} is {full}, but {} is not one of its values",
                                     show(v)
@@ -136,6 +142,7 @@ impl<'q> Walker<'q> {
                             out,
                             "graphql_wrong_type",
                             path,
+                            format!("{label} {}", json_kind(other)),
                             format!(
                                 "{label} is {full}, but the value is {} ({})",
                                 json_kind(other),

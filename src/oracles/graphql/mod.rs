@@ -66,7 +66,7 @@ use serde_json::Value;
 use crate::model::graphql::TypeSystem;
 use findings::{json_kind, render, Out, Seg};
 use messages::{entry_leak, is_validation, ErrorEntry, INTERNAL_CODES, NULL_REPORT_WORDING};
-pub use messages::{INTERNAL_WORDING, VALIDATION_WORDING};
+pub use messages::{error_wording, INTERNAL_WORDING, VALIDATION_WORDING};
 use operation::Operation;
 use walk::Walker;
 
@@ -79,6 +79,11 @@ pub struct GraphqlFinding {
     pub root_field: String,
     /// The response path, list indexes as `[*]` (`data.books[*].price`); `-` when none.
     pub path: String,
+    /// What makes two findings one fault, besides the code: the schema
+    /// location (`Book.author`: a broken field is one fault whichever query
+    /// path or root field reaches it), or for an `errors` entry its root
+    /// field and the wording of its message with the values hidden.
+    pub location: String,
     /// What was seen, for people.
     pub message: String,
 }
@@ -149,6 +154,7 @@ pub fn inspect(
                 "graphql_server_error",
                 root.clone(),
                 "-".into(),
+                root.clone(),
                 format!("the server answered {s}"),
             );
         }
@@ -163,6 +169,7 @@ pub fn inspect(
                     "graphql_stack_leak",
                     root.clone(),
                     "-".into(),
+                    format!("{root} {}", marker.trim()),
                     format!("the body holds {what} ({marker:?})"),
                 );
             }
@@ -174,6 +181,7 @@ pub fn inspect(
                         "graphql_missing_field",
                         w.root_label(name),
                         format!("data.{key}"),
+                        w.root_label(name),
                         "the answer has neither `data` nor `errors`".into(),
                     );
                 }
@@ -202,6 +210,7 @@ pub fn inspect(
             Some(other) if !other.is_null() => out.push(
                 "graphql_wrong_type",
                 "-".into(),
+                "data".into(),
                 "data".into(),
                 format!("`data` is {}, not an object", json_kind(other)),
             ),
@@ -239,40 +248,62 @@ fn classify_error(
             one_line.to_string()
         }
     };
-    let (code, message) = if let Some((what, marker)) = entry_leak(e) {
-        (
-            "graphql_stack_leak",
-            format!("errors[{i}] holds {what} ({marker}): {excerpt}"),
-        )
-    } else if is_validation(e, data_absent) {
-        (
+    // Codes do not mask each other: a stack trace of a database failure is
+    // a leak and an internal error; only our own rejected query stands alone.
+    let wording = messages::error_wording(e.message);
+    let mut found: Vec<(&'static str, String, String)> = Vec::new();
+    if is_validation(e, data_absent) {
+        found.push((
             "graphql_validation_error",
             format!("errors[{i}] rejects the query itself: {excerpt}"),
-        )
-    } else if NULL_REPORT_WORDING
-        .iter()
-        .any(|w| e.message.to_lowercase().contains(w))
-    {
-        (
-            "graphql_null_violation",
-            format!("errors[{i}]: the server resolved a non-null field to null: {excerpt}"),
-        )
-    } else if e.has_code(INTERNAL_CODES) || {
-        let m = e.message.to_lowercase();
-        INTERNAL_WORDING.iter().any(|w| m.contains(w))
-    } {
-        (
-            "graphql_internal_error",
-            format!("errors[{i}] reports an internal failure: {excerpt}"),
-        )
+            wording.clone(),
+        ));
     } else {
+        if let Some((what, marker)) = entry_leak(e) {
+            found.push((
+                "graphql_stack_leak",
+                format!("errors[{i}] holds {what} ({marker}): {excerpt}"),
+                marker.to_string(),
+            ));
+        }
+        if NULL_REPORT_WORDING
+            .iter()
+            .any(|w| e.message.to_lowercase().contains(w))
+        {
+            found.push((
+                "graphql_null_violation",
+                format!("errors[{i}]: the server resolved a non-null field to null: {excerpt}"),
+                wording.clone(),
+            ));
+        }
+        let internal = e.has_code(INTERNAL_CODES) || {
+            let m = e.message.to_lowercase();
+            INTERNAL_WORDING.iter().any(|w| m.contains(w))
+        };
+        if internal {
+            found.push((
+                "graphql_internal_error",
+                format!("errors[{i}] reports an internal failure: {excerpt}"),
+                wording.clone(),
+            ));
+        }
+    }
+    if found.is_empty() {
         return;
-    };
+    }
     let targets: Vec<String> = match walker {
         Some(w) => w.roots_of_error(e),
         None => roots.to_vec(),
     };
     for root in targets {
-        out.push(code, root, path.clone(), message.clone());
+        for (code, message, kind) in &found {
+            out.push(
+                code,
+                root.clone(),
+                path.clone(),
+                format!("{root} {kind}"),
+                message.clone(),
+            );
+        }
     }
 }

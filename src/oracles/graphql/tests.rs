@@ -74,7 +74,7 @@ fn f7_null_author_is_one_null_violation() {
 }
 
 #[test]
-fn f8_backtrace_is_a_stack_leak_only() {
+fn f8_backtrace_is_a_stack_leak_and_the_panic_an_internal_error() {
     let ts = demo();
     let q = r#"{ book(id: "abc") { title } }"#;
     let body = json!({"data":null,"errors":[{
@@ -82,9 +82,13 @@ fn f8_backtrace_is_a_stack_leak_only() {
             "locations":[{"line":1,"column":3}],
             "path":["book"]}]});
     let f = run(&ts, q, json!({}), 200, body);
+    // Two faults, neither hiding the other: the leak, and the crash it shows.
     assert_eq!(
         codes(&f),
-        vec![("graphql_stack_leak", "Query.book", "data.book")]
+        vec![
+            ("graphql_stack_leak", "Query.book", "data.book"),
+            ("graphql_internal_error", "Query.book", "data.book")
+        ]
     );
     // The near miss: a plain domain error, and the root field's null data.
     let plain = json!({"data":null,"errors":[{"message":"invalid id \"abc\"","path":["author"]}]});
@@ -108,7 +112,10 @@ fn stack_traces_in_extensions_leak_too() {
             "extensions":{"code":"INTERNAL_SERVER_ERROR","exception":{"stacktrace":["Error: boom","    at resolve (/app/x.js:1:2)"]}}}]});
     assert_eq!(
         codes(&run(&ts, q, json!({}), 200, apollo)),
-        vec![("graphql_stack_leak", "Query.book", "data.book")]
+        vec![
+            ("graphql_stack_leak", "Query.book", "data.book"),
+            ("graphql_internal_error", "Query.book", "data.book")
+        ]
     );
     let sql = json!({"data":{"book":null},"errors":[{"message":"db","path":["book"],
             "extensions":{"detail":"ERROR: syntax error at or near \"abc\""}}]});

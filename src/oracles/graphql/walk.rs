@@ -358,6 +358,7 @@ impl<'q> Walker<'q> {
                     "graphql_null_violation",
                     self.root_label(c.name),
                     format!("data.{}", c.key),
+                    format!("{}.{}", self.op.root.name, f.name),
                     format!(
                         "`data` is null with no error, though {}.{} is {}",
                         self.op.root.name, f.name, f.ty
@@ -372,9 +373,18 @@ impl<'q> Walker<'q> {
         self.check_object(self.op.root, data, &[self.op.selection], &mut path, out);
     }
 
-    pub(super) fn finding(&self, out: &mut Out, code: &'static str, path: &[Seg], message: String) {
+    /// A finding at `path` of the answer about the schema's `location`
+    /// (`Book.author`), under the root field the path starts at.
+    pub(super) fn finding(
+        &self,
+        out: &mut Out,
+        code: &'static str,
+        path: &[Seg],
+        location: String,
+        message: String,
+    ) {
         let root = self.root_of(path).unwrap_or_else(|| "-".into());
-        out.push(code, root, render(path), message);
+        out.push(code, root, render(path), location, message);
     }
 
     /// The concrete type of an object value of static type `stat`: itself
@@ -421,6 +431,7 @@ impl<'q> Walker<'q> {
                             out,
                             "graphql_missing_field",
                             path,
+                            format!("{on}.{}", c.name),
                             format!("the selected field {on}.{} is absent", c.name),
                         );
                     }
