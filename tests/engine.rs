@@ -644,13 +644,16 @@ async fn the_readme_first_command_runs_the_demo_and_scores_it() {
     .await;
     let stdout = String::from_utf8_lossy(&result.stdout);
     let stderr = String::from_utf8_lossy(&result.stderr);
-    // Four seconds find some planted faults, not all: the demo says which it
-    // missed and exits 1 (it exits 0 only when it finds every one).
-    assert_eq!(result.status.code(), Some(1), "{stdout}");
-    assert!(
-        stderr.contains("the demo missed planted fault(s)"),
-        "{stderr}"
-    );
+    // Four seconds may or may not find every planted fault: the demo exits
+    // 0 only when it found every one, and otherwise 1, saying which it missed.
+    match result.status.code() {
+        Some(0) => assert!(!stderr.contains("missed"), "{stderr}"),
+        Some(1) => assert!(
+            stderr.contains("the demo missed planted fault(s)"),
+            "{stderr}"
+        ),
+        other => panic!("exit {other:?}: {stderr}"),
+    }
     assert!(
         stdout.contains("operations answered 2xx: 15 of 15"),
         "{stdout}"

@@ -261,12 +261,15 @@ async fn replay_queries_reports_each_kind() {
     let report = read_report(out.path());
     let faults = report["faults"].as_array().expect("faults[]");
     for (name, code, root, path) in EXPECTED {
+        // One fault per broken schema location (`Book.isbn`), named in the
+        // signature, whatever response path showed it.
+        let field = path.rsplit('.').next().unwrap_or(path);
         let matching: Vec<&Value> = faults
             .iter()
             .filter(|f| f["code"] == *code && f["operation"] == *root)
             .filter(|f| {
                 f["signature"].as_str().is_some_and(|s| {
-                    s.starts_with(&format!("{code}:{root}:")) && s.ends_with(&format!(":{path}"))
+                    s.starts_with(&format!("{code}:")) && s.contains(&format!(".{field}"))
                 })
             })
             .collect();

@@ -57,7 +57,7 @@ async fn a_production_log_is_deduplicated_checked_and_measured() {
     let faults = report["faults"].as_array().unwrap();
     assert_eq!(faults.len(), 1, "{faults:#?}");
     assert_eq!(
-        faults[0]["signature"], "graphql_null_violation:Query.book:200:data.book.author",
+        faults[0]["signature"], "graphql_null_violation:Book.author:200",
         "{faults:#?}"
     );
     assert_eq!(faults[0]["confirmation"], "confirmed");

@@ -204,6 +204,9 @@ pub struct Reproducer {
     /// Whether it creates what it uses; false when it names resources it does
     /// not create (the server's own data, or what the run made earlier).
     pub standalone: bool,
+    /// What it names without creating (`getBook bookId = 4`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmade: Vec<String>,
 }
 
 /// What one check found in one answer.

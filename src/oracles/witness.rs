@@ -5,6 +5,7 @@
 //! or changed which id, and a witness is completed with those requests,
 //! transitively.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use indexmap::IndexMap;
@@ -189,6 +190,79 @@ fn location_path(location: &str) -> String {
         .to_string()
 }
 
+/// Appends `e` to `out`, after what was added for it (oldest first, each
+/// after its own additions), once.
+fn place(
+    e: &Exchange,
+    deps: &HashMap<u64, Vec<Arc<Exchange>>>,
+    placed: &mut std::collections::HashSet<u64>,
+    out: &mut Vec<Exchange>,
+) {
+    if !placed.insert(e.seq) {
+        return;
+    }
+    let mut before: Vec<&Arc<Exchange>> = deps.get(&e.seq).into_iter().flatten().collect();
+    before.sort_by_key(|d| d.seq);
+    for d in before {
+        place(d, deps, placed, out);
+    }
+    out.push(e.clone());
+}
+
+/// Whether `ex` made the resource at path `at`: a successful creation whose
+/// `Location`, or whose collection and id, is `at`.
+fn made(ex: &Exchange, at: &str) -> bool {
+    if !ex.is_success() || !(ex.request.method == "POST" || ex.status == Some(201)) {
+        return false;
+    }
+    let path = ex
+        .request
+        .path
+        .split('?')
+        .next()
+        .unwrap_or("")
+        .trim_end_matches('/');
+    given_ids(ex).iter().any(|id| {
+        let by_location = ex
+            .header("location")
+            .is_some_and(|l| location_path(l) == at.trim_end_matches('/'));
+        by_location || format!("{path}/{id}") == at
+    })
+}
+
+/// Records that `consumer` needs `c` before it, and adds `c` (to be
+/// completed in turn) unless it is given or added already. The need is
+/// recorded either way: ordering follows every need, not only the first.
+fn need(
+    c: &Arc<Exchange>,
+    consumer: u64,
+    given: &[Exchange],
+    added: &mut Vec<Arc<Exchange>>,
+    deps: &mut HashMap<u64, Vec<Arc<Exchange>>>,
+    todo: &mut Vec<Exchange>,
+) {
+    if c.seq == consumer {
+        return;
+    }
+    let known = added.iter().any(|a| a.seq == c.seq) || given.iter().any(|e| e.seq == c.seq);
+    if !known && added.len() >= MAX_ADDED {
+        return;
+    }
+    deps.entry(consumer).or_default().push(c.clone());
+    if !known {
+        added.push(c.clone());
+        todo.push((**c).clone());
+    }
+}
+
+/// `path` with the resource path `old` (a whole prefix of it) replaced by `new`.
+fn replace_prefix(path: &str, old: &str, new: &str) -> String {
+    match path.strip_prefix(old) {
+        Some(rest) if rest.is_empty() || rest.starts_with(['/', '?']) => format!("{new}{rest}"),
+        _ => path.to_string(),
+    }
+}
+
 /// How well a resource path fits a field name (`/orders/26` for `orderId`).
 fn fit(resource: &str, hint: &str) -> u8 {
     let collection = resource
@@ -217,6 +291,30 @@ impl Ledger {
         resources.entry(path).or_default()
     }
 
+    /// The resources created directly into `collection` (`/authors/37/books`
+    /// → `/authors/37/books/4`) before `seq`, oldest first, at most
+    /// [`MAX_ADDED`].
+    fn children(&self, collection: &str, seq: u64) -> Vec<&Resource> {
+        if collection.is_empty() {
+            return Vec::new();
+        }
+        let prefix = format!("{collection}/");
+        let mut found: Vec<&Resource> = self
+            .by_id
+            .values()
+            .flat_map(|resources| resources.iter())
+            .filter(|(path, r)| {
+                path.strip_prefix(&prefix)
+                    .is_some_and(|rest| !rest.is_empty() && !rest.contains('/'))
+                    && r.creator.as_ref().is_some_and(|c| c.seq < seq)
+            })
+            .map(|(_, r)| r)
+            .collect();
+        found.sort_by_key(|r| r.creator.as_ref().map(|c| c.seq));
+        found.truncate(MAX_ADDED);
+        found
+    }
+
     /// Remembers a successful state-changing request: as the creator of the
     /// resources its answer names (`Location`, body `id`), and as a change of
     /// the resources its path names (`/orders/26/cancel` changes `/orders/26`).
@@ -230,9 +328,21 @@ impl Ledger {
         }
         let shared = Arc::new(ex.clone());
         let mut created = Vec::new();
-        // Only a POST, or an answer 201, creates: an update echoes its resource's id.
+        // Only a POST, or an answer 201, creates: an update echoes its
+        // resource's id, and so does an action on it (`POST /orders/5/cancel`
+        // answering 200 with order 5 changes it). A creation may still
+        // share its parent's id (`POST /authors/11/books` making book 11):
+        // it says so with 201 or a `Location`.
         let creates = ex.request.method == "POST" || ex.status == Some(201);
-        for id in given_ids(ex).into_iter().filter(|_| creates) {
+        let says_created = ex.status == Some(201) || ex.header("location").is_some();
+        let named_in_path = |id: &str| {
+            path.split('/')
+                .any(|seg| percent_encoding::percent_decode_str(seg).decode_utf8_lossy() == id)
+        };
+        for id in given_ids(ex)
+            .into_iter()
+            .filter(|id| creates && (says_created || !named_in_path(id)))
+        {
             let at = match ex.header("location") {
                 Some(l) if location_path(l).ends_with(&format!("/{id}")) => location_path(l),
                 _ => format!("{}/{id}", path.trim_end_matches('/')),
@@ -301,16 +411,43 @@ impl Ledger {
         })
     }
 
+    /// Whether the run created a resource whose id is `value` (so a request
+    /// that names it literally depends on the run's history, unlike one that
+    /// names data the server started with).
+    pub fn run_made(&self, value: &str) -> bool {
+        self.by_id
+            .get(value)
+            .is_some_and(|r| r.values().any(|r| r.creator.is_some()))
+    }
+
     /// `exchanges`, preceded by the earlier requests that created the
     /// resources they name and changed them since (transitively, in run
     /// order), unless an earlier exchange of theirs gave the id.
     pub fn complete(&self, exchanges: &[Exchange]) -> Vec<Exchange> {
+        self.completed(exchanges, false)
+    }
+
+    /// [`Ledger::complete`] for a fault in the items of the collection the
+    /// last exchange reads (`/1/price` of `GET /authors/37/books`): what was
+    /// created into that collection, and changed since, goes first too.
+    pub fn complete_listing(&self, exchanges: &[Exchange]) -> Vec<Exchange> {
+        self.completed(exchanges, true)
+    }
+
+    fn completed(&self, exchanges: &[Exchange], listing: bool) -> Vec<Exchange> {
         let mut added: Vec<Arc<Exchange>> = Vec::new();
+        // Consumer's seq → the requests added for it; each goes right
+        // before the request that needed it.
+        let mut deps: HashMap<u64, Vec<Arc<Exchange>>> = HashMap::new();
         let mut todo: Vec<Exchange> = exchanges.to_vec();
+        // Paths the witness names that the run deleted (seed data among
+        // them), each with a resource of the same kind the run made instead.
+        let mut rewrites: Vec<(String, String)> = Vec::new();
         let mut guard = 0;
         while let Some(consumer) = todo.pop() {
             guard += 1;
-            if guard > 64 || added.len() >= MAX_ADDED {
+            // A full `added` still lets later consumers link to what is in.
+            if guard > 64 {
                 break;
             }
             let position = exchanges
@@ -318,23 +455,110 @@ impl Ledger {
                 .position(|e| e.seq == consumer.seq)
                 .unwrap_or(0);
             let earlier = &exchanges[..position];
+            // The read that shows the fault, of a collection
+            // (`GET /authors/37/books`), shows what was created into it and
+            // how it was changed since: those go first.
+            let shows_fault = exchanges.last().is_some_and(|l| l.seq == consumer.seq);
+            if listing && consumer.request.method == "GET" && shows_fault {
+                let collection = consumer
+                    .request
+                    .path
+                    .split('?')
+                    .next()
+                    .unwrap_or("")
+                    .trim_end_matches('/')
+                    .to_string();
+                for r in self.children(&collection, consumer.seq) {
+                    let creator = r.creator.iter().filter(|c| c.seq < consumer.seq);
+                    let changes = r.changes.iter().filter(|c| c.seq < consumer.seq);
+                    for c in creator.chain(changes) {
+                        need(c, consumer.seq, exchanges, &mut added, &mut deps, &mut todo);
+                    }
+                }
+            }
             for (value, hint) in sent_ids(&consumer) {
-                if answered(earlier, &value)
-                    || added
+                let at = format!(
+                    "{hint}/{}",
+                    crate::execution::wire::encode_segment(&Value::String(value.clone()))
+                );
+                // Given already by the sequence: for a path, by the request
+                // that made that very resource (author 11 is not book 11);
+                // what was done to it since, elsewhere in the run, still goes
+                // in (a price PATCH another test made).
+                let given = if hint.starts_with('/') {
+                    let maker = earlier
                         .iter()
-                        .any(|a| a.seq < consumer.seq && given_ids(a).contains(&value))
-                {
+                        .map(|e| (e.seq, made(e, &at)))
+                        .chain(
+                            added
+                                .iter()
+                                .map(|a| (a.seq, a.seq < consumer.seq && made(a, &at))),
+                        )
+                        .filter(|(_, m)| *m)
+                        .map(|(seq, _)| seq)
+                        .max();
+                    if let (Some(since), Some(r)) =
+                        (maker, self.by_id.get(&value).and_then(|r| r.get(&at)))
+                    {
+                        for c in r
+                            .changes
+                            .iter()
+                            .filter(|c| c.seq > since && c.seq < consumer.seq)
+                        {
+                            need(c, consumer.seq, exchanges, &mut added, &mut deps, &mut todo);
+                        }
+                    }
+                    // An added maker still goes before this consumer.
+                    if let Some(a) = added.iter().find(|a| Some(a.seq) == maker).cloned() {
+                        need(
+                            &a,
+                            consumer.seq,
+                            exchanges,
+                            &mut added,
+                            &mut deps,
+                            &mut todo,
+                        );
+                    }
+                    maker.is_some()
+                } else {
+                    let by_added = added
+                        .iter()
+                        .find(|a| a.seq < consumer.seq && given_ids(a).contains(&value))
+                        .cloned();
+                    if let Some(a) = &by_added {
+                        need(a, consumer.seq, exchanges, &mut added, &mut deps, &mut todo);
+                    }
+                    answered(earlier, &value) || by_added.is_some()
+                };
+                if given {
                     continue;
                 }
-                let Some(resources) = self.by_id.get(&value) else {
+                let resources = self.by_id.get(&value);
+                let known = resources.and_then(|r| r.get(&at));
+                if hint.starts_with('/')
+                    && known.is_none_or(|r| r.creator.is_none())
+                    && self.deleted.contains(&at)
+                {
+                    // The run deleted what the witness names (seed data
+                    // included): on its server, and in a reproducer, a
+                    // resource of the same kind that the run made stands in.
+                    if let Some((path, r)) = self.stand_in(&at, consumer.seq) {
+                        if !rewrites.iter().any(|(old, _)| *old == at) {
+                            rewrites.push((at.clone(), path));
+                        }
+                        let creator = r.creator.iter();
+                        let changes = r.changes.iter().filter(|c| c.seq < consumer.seq);
+                        for c in creator.chain(changes) {
+                            need(c, consumer.seq, exchanges, &mut added, &mut deps, &mut todo);
+                        }
+                    }
+                    continue;
+                }
+                let Some(resources) = resources else {
                     continue;
                 };
                 let resource = if hint.starts_with('/') {
-                    let at = format!(
-                        "{hint}/{}",
-                        crate::execution::wire::encode_segment(&Value::String(value.clone()))
-                    );
-                    resources.get(&at)
+                    known
                 } else {
                     resources
                         .iter()
@@ -351,19 +575,55 @@ impl Ledger {
                     .iter()
                     .filter(|c| c.seq < consumer.seq && creator.is_none_or(|k| c.seq > k.seq));
                 for c in creator.into_iter().chain(changes) {
-                    if !added.iter().any(|a| a.seq == c.seq) && added.len() < MAX_ADDED {
-                        added.push(c.clone());
-                        todo.push((**c).clone());
-                    }
+                    need(c, consumer.seq, exchanges, &mut added, &mut deps, &mut todo);
                 }
             }
         }
-        added.sort_by_key(|a| a.seq);
-        added
-            .into_iter()
-            .map(|a| (*a).clone())
-            .chain(exchanges.iter().cloned())
+        // The most specific path first: a book's stand-in carries its own
+        // parent.
+        rewrites.sort_by_key(|(old, _)| std::cmp::Reverse(old.len()));
+        let mut out = Vec::with_capacity(added.len() + exchanges.len());
+        let mut placed = std::collections::HashSet::new();
+        for e in exchanges {
+            place(e, &deps, &mut placed, &mut out);
+        }
+        out.into_iter()
+            .map(|mut e| {
+                for (old, new) in &rewrites {
+                    e.request.path = replace_prefix(&e.request.path, old, new);
+                }
+                e
+            })
             .collect()
+    }
+
+    /// A resource the run made, not deleted, of the same kind as the path
+    /// `at` (`/authors/1/books/1` → `/authors/7/books/9`: the literal
+    /// segments equal, the ids any): the latest made; its creation goes
+    /// before the witness whenever it happened. Its changes before `seq`
+    /// come with it.
+    fn stand_in(&self, at: &str, _seq: u64) -> Option<(String, &Resource)> {
+        let want: Vec<&str> = at.split('/').filter(|s| !s.is_empty()).collect();
+        let is_id = |s: &str| s.chars().any(|c| c.is_ascii_digit()) || self.by_id.contains_key(s);
+        self.by_id
+            .values()
+            .flat_map(|resources| resources.iter())
+            .filter(|(path, r)| {
+                let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+                segs.len() == want.len()
+                    && segs
+                        .iter()
+                        .zip(&want)
+                        .all(|(a, b)| if is_id(b) { is_id(a) } else { a == b })
+                    && r.creator.is_some()
+                    && !self.deleted.contains(path.as_str())
+                    && !self
+                        .deleted
+                        .iter()
+                        .any(|d| path.starts_with(&format!("{d}/")))
+            })
+            .max_by_key(|(_, r)| r.creator.as_ref().map(|c| c.seq))
+            .map(|(path, r)| (path.clone(), r))
     }
 }
 
@@ -389,5 +649,168 @@ mod tests {
         assert!(!identifies("/calc/{n}/{x}", "x", &int));
         assert!(!identifies("/delay/{delay}", "delay", &int));
         assert!(!identifies("/anything/{anything}", "anything", &text));
+    }
+
+    fn ex(
+        seq: u64,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+        status: u16,
+        answer: &str,
+    ) -> Exchange {
+        let location = (status == 201)
+            .then(|| serde_json::from_str::<Value>(answer).ok())
+            .flatten()
+            .and_then(|v| v.get("id").and_then(text))
+            .map(|id| format!("{}/{id}", path.trim_end_matches('/')));
+        Exchange {
+            seq,
+            request: crate::execution::RequestSpec {
+                operation: format!("{method} {path}"),
+                method: method.into(),
+                path: path.into(),
+                headers: vec![],
+                body: body.map(str::to_string),
+                content_type: body.map(|_| "application/json".to_string()),
+                graphql_query: false,
+            },
+            status: Some(status),
+            headers: location
+                .map(|l| vec![("location".to_string(), l)])
+                .unwrap_or_default(),
+            body: answer.into(),
+            truncated: false,
+            failure: None,
+            elapsed: std::time::Duration::ZERO,
+            parsed: Default::default(),
+        }
+    }
+
+    fn seqs(v: &[Exchange]) -> Vec<u64> {
+        v.iter().map(|e| e.seq).collect()
+    }
+
+    /// The run of an order cancelled twice: author 3, their book 4 (whose
+    /// stock a PATCH changed), order 3 for it, its first cancel.
+    fn order_history() -> (Ledger, Vec<Exchange>) {
+        let history = vec![
+            ex(
+                0,
+                "POST",
+                "/authors",
+                Some(r#"{"name":"a"}"#),
+                201,
+                r#"{"id":3}"#,
+            ),
+            ex(
+                2,
+                "POST",
+                "/authors/3/books",
+                Some(r#"{"title":"t"}"#),
+                201,
+                r#"{"id":4}"#,
+            ),
+            ex(
+                12,
+                "PATCH",
+                "/authors/3/books/4",
+                Some(r#"{"stock":0}"#),
+                200,
+                r#"{"id":4}"#,
+            ),
+            ex(
+                31,
+                "POST",
+                "/orders",
+                Some(r#"{"bookId":4}"#),
+                201,
+                r#"{"id":3}"#,
+            ),
+            ex(33, "POST", "/orders/3/cancel", None, 200, r#"{"id":3}"#),
+        ];
+        let mut ledger = Ledger::new();
+        for e in &history {
+            ledger.note(e);
+        }
+        (ledger, history)
+    }
+
+    #[test]
+    fn an_action_on_a_resource_changes_it_and_a_child_sharing_its_parents_id_is_made() {
+        let (ledger, _) = order_history();
+        // The cancel answered order 3: a change, not a new order.
+        let order = &ledger.by_id["3"]["/orders/3"];
+        assert_eq!(order.creator.as_ref().map(|c| c.seq), Some(31));
+        assert_eq!(
+            seqs(
+                &order
+                    .changes
+                    .iter()
+                    .map(|c| (**c).clone())
+                    .collect::<Vec<_>>()
+            ),
+            [33]
+        );
+        // Book 11 of author 11 is still a creation.
+        let mut ledger = Ledger::new();
+        ledger.note(&ex(
+            0,
+            "POST",
+            "/authors/11/books",
+            Some("{}"),
+            201,
+            r#"{"id":11}"#,
+        ));
+        assert!(ledger.by_id["11"]["/authors/11/books/11"].creator.is_some());
+    }
+
+    #[test]
+    fn a_completed_witness_puts_every_maker_before_what_needs_it() {
+        let (ledger, _) = order_history();
+        let witness = [ex(59, "POST", "/orders/3/cancel", None, 500, "{}")];
+        assert_eq!(seqs(&ledger.complete(&witness)), [0, 2, 12, 31, 33, 59]);
+    }
+
+    #[test]
+    fn a_collection_read_brings_what_was_made_and_changed_in_it() {
+        let mut ledger = Ledger::new();
+        let author = ex(57, "POST", "/authors", Some("{}"), 201, r#"{"id":11}"#);
+        let book = ex(
+            59,
+            "POST",
+            "/authors/11/books",
+            Some("{}"),
+            201,
+            r#"{"id":11}"#,
+        );
+        let patch = ex(
+            60,
+            "PATCH",
+            "/authors/11/books/11",
+            Some(r#"{"price":2}"#),
+            200,
+            r#"{"id":11}"#,
+        );
+        for e in [&author, &book, &patch] {
+            ledger.note(e);
+        }
+        let read = ex(805, "GET", "/authors/11/books", None, 200, "[]");
+        let witness = [author, book, read];
+        assert_eq!(seqs(&ledger.complete_listing(&witness)), [57, 59, 60, 805]);
+        // A fault in the read itself (a 500 on its query) needs none of it.
+        assert_eq!(seqs(&ledger.complete(&witness)), [57, 59, 805]);
+    }
+
+    #[test]
+    fn a_deleted_seed_resource_is_stood_in_for_by_one_the_run_made() {
+        let mut ledger = Ledger::new();
+        let made = ex(3, "POST", "/authors", Some("{}"), 201, r#"{"id":7}"#);
+        ledger.note(&made);
+        ledger.note(&ex(5, "DELETE", "/authors/1", None, 204, ""));
+        let read = ex(9, "GET", "/authors/1/books", None, 200, "[]");
+        let done = ledger.complete(&[read]);
+        assert_eq!(seqs(&done), [3, 9]);
+        assert_eq!(done[1].request.path, "/authors/7/books");
     }
 }

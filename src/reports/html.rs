@@ -427,20 +427,37 @@ fn faults(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
             if let Some(r) = &f.reproducer {
                 let _ = write!(
                     out,
-                    "<div class=\"steps\"><h4>Reproducer (minimised)</h4><ol>\n{}</ol>\n<dl class=\"kv files\"><dt>Shell script</dt><dd>{}</dd><dt>JSON</dt><dd>{}</dd><dt>Cost</dt><dd>{} request(s) spent confirming and shrinking it</dd></dl></div>\n",
+                    "<div class=\"steps\"><h4>Reproducer (minimised)</h4><ol>\n{}</ol>\n<dl class=\"kv files\"><dt>Shell script</dt><dd>{}</dd><dt>JSON</dt><dd>{}</dd><dt>Cost</dt><dd>{} request(s) spent confirming and shrinking it</dd>{}</dl></div>\n",
                     r.steps
                         .iter()
                         .map(|s| step_item(s, false, t) + "\n")
                         .collect::<String>(),
                     file_link(&r.shell, t),
                     file_link(&r.json, t),
-                    r.requests
+                    r.requests,
+                    standalone_note(r, t),
                 );
             }
             out.push_str("</div>\n");
         }
         out.push_str("</article>\n");
     }
+}
+
+/// Why a reproducer needs the run's server, when it does.
+fn standalone_note(r: &crate::oracles::Reproducer, t: &dyn Fn(&str) -> String) -> String {
+    if r.standalone {
+        return String::new();
+    }
+    let why = if r.unmade.is_empty() {
+        "it leaves out requests that made what it uses".to_string()
+    } else {
+        format!("it names what it does not create: {}", r.unmade.join("; "))
+    };
+    format!(
+        "<dt>Fresh server</dt><dd>may not show the fault: {}</dd>",
+        t(&why)
+    )
 }
 
 fn operations(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {

@@ -536,6 +536,7 @@ fn result(f: &Fault, rule_index: usize, report: &Report) -> Value {
                     "shell": r.shell,
                     "json": r.json,
                     "standalone": r.standalone,
+                    "unmade": r.unmade,
                     "requests": r.requests,
                     "steps": r.steps.iter().map(step_json).collect::<Vec<_>>(),
                 }),

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::{Capture, Script, Source, Step};
+use super::{Capture, Script, Source, Step, Unmade};
 use crate::execution::Exchange;
 use crate::model::Api;
 
@@ -160,6 +160,10 @@ fn sources(
             } else {
                 continue;
             };
+            // An item's place in a list is this server's history: any
+            // answer that gave the value by name (its maker's) is better.
+            let in_list = pointer.split('/').any(|s| s.parse::<usize>().is_ok());
+            let score = if in_list { score / 2 } else { score };
             consider(Candidate {
                 step: j,
                 source: Source::Json { pointer },
@@ -180,8 +184,8 @@ pub fn script(
 ) -> Script {
     let positions = api.operation_positions();
     let mut steps: Vec<Step> = Vec::new();
-    // Whether some step names, literally, a resource no earlier step made.
-    let mut literal_ids = false;
+    // What steps name, literally, that no earlier step made.
+    let mut unmade: Vec<Unmade> = Vec::new();
     // (step, source) → var, so one captured value keeps one name.
     let mut vars: Vec<((usize, Source), String)> = Vec::new();
     let mut names: HashMap<String, usize> = HashMap::new();
@@ -219,13 +223,11 @@ pub fn script(
             .path
             .split_once('?')
             .map_or((ex.request.path.as_str(), None), |(p, q)| (p, Some(q)));
-        let template: Option<Vec<&str>> = positions.get(&ex.request.operation).map(|&o| {
-            api.operations[o]
-                .path
-                .split('/')
-                .filter(|s| !s.is_empty())
-                .collect()
-        });
+        let op = positions
+            .get(&ex.request.operation)
+            .map(|&o| &api.operations[o]);
+        let template: Option<Vec<&str>> =
+            op.map(|o| o.path.split('/').filter(|s| !s.is_empty()).collect());
         // Path segments.
         let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
         let mut out_path = String::new();
@@ -243,12 +245,28 @@ pub fn script(
             let value = percent_encoding::percent_decode_str(seg)
                 .decode_utf8_lossy()
                 .into_owned();
-            let named = param.is_some() && template.is_some();
-            let var = param.and_then(|name| {
-                sources(earlier, &value, &name, &chain, location)
-                    .map(|c| capture(&mut steps, &c, &name))
+            // Only a parameter that names a resource can name one the
+            // script does not create (`/calc/{n}/{x}` names nothing).
+            let identifies = match (&param, op) {
+                (Some(name), Some(op)) => {
+                    let schema = op
+                        .parameters
+                        .iter()
+                        .find(|p| p.location == crate::model::Location::Path && &p.name == name)
+                        .map(|p| p.schema.clone())
+                        .unwrap_or_default();
+                    crate::oracles::witness::identifies(&op.path, name, &schema)
+                }
+                _ => false,
+            };
+            let var = param.as_deref().and_then(|name| {
+                sources(earlier, &value, name, &chain, location)
+                    .map(|c| capture(&mut steps, &c, name))
             });
-            literal_ids |= named && var.is_none();
+            if identifies && var.is_none() {
+                let name = param.as_deref().unwrap_or("id");
+                unmade.push(Unmade::new(ex, name, &value));
+            }
             out_path.push('/');
             match var {
                 Some(v) => out_path.push_str(&format!("{{{{{v}}}}}")),
@@ -273,7 +291,7 @@ pub fn script(
                 match var {
                     Some(var) => pairs.push(format!("{key}={{{{{var}}}}}")),
                     None if is_id_name(&k) => {
-                        literal_ids = true;
+                        unmade.push(Unmade::new(ex, &k, &v));
                         pairs.push(format!(
                             "{key}={}",
                             url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>()
@@ -306,7 +324,9 @@ pub fn script(
                         continue;
                     }
                     let found = sources(earlier, &t, &field, "", location);
-                    literal_ids |= found.is_none();
+                    if found.is_none() {
+                        unmade.push(Unmade::new(ex, &pointer[1..], &t));
+                    }
                     if let Some(c) = found {
                         let var = capture(&mut steps, &c, &field);
                         if let Some(slot) = value.pointer_mut(&pointer) {
@@ -348,6 +368,60 @@ pub fn script(
         target: target.to_string(),
         fault: None,
         steps,
-        standalone: !literal_ids,
+        standalone: unmade.is_empty(),
+        unmade,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(path: &str, status: u16, location: Option<&str>, body: &str) -> Exchange {
+        Exchange {
+            seq: 0,
+            request: crate::execution::RequestSpec {
+                operation: String::new(),
+                method: "GET".into(),
+                path: path.into(),
+                headers: vec![],
+                body: None,
+                content_type: None,
+                graphql_query: false,
+            },
+            status: Some(status),
+            headers: location
+                .map(|l| vec![("location".to_string(), l.to_string())])
+                .unwrap_or_default(),
+            body: body.into(),
+            truncated: false,
+            failure: None,
+            elapsed: std::time::Duration::ZERO,
+            parsed: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_maker_beats_a_listing_that_showed_the_value_first() {
+        let earlier = vec![
+            answer(
+                "/orders",
+                200,
+                None,
+                r#"[{"id":1,"bookId":4},{"id":2,"bookId":9}]"#,
+            ),
+            answer(
+                "/authors/3/books",
+                201,
+                Some("/authors/3/books/9"),
+                r#"{"id":9}"#,
+            ),
+        ];
+        let loc = |l: &str| Some(l.to_string());
+        let best = sources(&earlier, "9", "bookId", "", &loc).unwrap();
+        assert_eq!(best.step, 1, "{:?}", best.source);
+        // With no maker in the sequence, the listing is all there is.
+        let best = sources(&earlier[..1], "9", "bookId", "", &loc).unwrap();
+        assert_eq!(best.step, 0);
     }
 }

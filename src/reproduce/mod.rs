@@ -23,6 +23,46 @@ pub struct Script {
     /// create, the server's own data or what the run made earlier).
     #[serde(default = "yes")]
     pub standalone: bool,
+    /// What it names without creating.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmade: Vec<Unmade>,
+}
+
+/// A value a script's step names without an earlier step making it: a
+/// resource of the server's own, or one the run made earlier.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unmade {
+    /// The step's operation.
+    pub operation: String,
+    /// Where the value goes (`bookId`, `variables/id`).
+    pub name: String,
+    /// The value, as sent.
+    pub value: String,
+}
+
+impl Unmade {
+    fn new(ex: &crate::execution::Exchange, name: &str, value: &str) -> Unmade {
+        Unmade {
+            operation: ex.request.operation.clone(),
+            name: name.to_string(),
+            value: value.to_string(),
+        }
+    }
+
+    /// Whether a step of `script` still names it (shrinking may drop it).
+    pub fn in_script(&self, script: &Script) -> bool {
+        script.steps.iter().any(|s| {
+            s.operation == self.operation
+                && (s.path.contains(&self.value)
+                    || s.body.as_deref().is_some_and(|b| b.contains(&self.value)))
+        })
+    }
+}
+
+impl std::fmt::Display for Unmade {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {} = {}", self.operation, self.name, self.value)
+    }
 }
 
 fn yes() -> bool {

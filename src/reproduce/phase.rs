@@ -15,7 +15,7 @@ use crate::execution::{
     TraceWriter, Transport,
 };
 use crate::model::Api;
-use crate::oracles::{Checker, Confirmation, Kept, Reproducer, WitnessStep};
+use crate::oracles::{witness::Ledger, Checker, Confirmation, Kept, Reproducer, WitnessStep};
 
 /// What the phase may spend, at most: a fifth of the run's time budget,
 /// and no more than this.
@@ -115,8 +115,38 @@ impl Channel {
 }
 
 /// The script of a kept fault: its completed witness, with the fault's check.
-pub fn fault_script(api: &Api, checker: &Checker, target: &str, kept: &Kept) -> Vec<Script> {
+pub fn fault_script(
+    api: &Api,
+    checker: &Checker,
+    ledger: &Ledger,
+    target: &str,
+    kept: &Kept,
+) -> Vec<Script> {
     let location = |l: &str| checker.location_path(l);
+    // Completed again with what the whole run knows: a resource the witness
+    // names may have been deleted since the fault was found (seed data
+    // included); one the run made stands in for it.
+    use crate::oracles::FaultCheck;
+    let in_items = match &kept.check {
+        FaultCheck::JsonType { pointer, .. }
+        | FaultCheck::JsonValue { pointer, .. }
+        | FaultCheck::JsonMissing { pointer, .. } => pointer
+            .split('/')
+            .nth(1)
+            .is_some_and(|s| s.parse::<usize>().is_ok()),
+        _ => false,
+    };
+    let complete = |w: &[Exchange]| {
+        if w.is_empty() {
+            Vec::new()
+        } else if in_items {
+            ledger.complete_listing(w)
+        } else {
+            ledger.complete(w)
+        }
+    };
+    let witness = complete(&kept.witness);
+    let first = complete(&kept.first);
     // Last resort: the test alone, without the requests that made what it
     // used (they may fail now that the run has changed the server's state).
     let own: Vec<Exchange> = kept
@@ -130,7 +160,7 @@ pub fn fault_script(api: &Api, checker: &Checker, target: &str, kept: &Kept) -> 
     } else {
         Vec::new()
     };
-    [&kept.witness, &kept.first, &own]
+    [&witness, &first, &own]
         .into_iter()
         .enumerate()
         .filter(|(_, w)| !w.is_empty())
@@ -141,11 +171,30 @@ pub fn fault_script(api: &Api, checker: &Checker, target: &str, kept: &Kept) -> 
                 code: kept.fault.code.clone(),
                 signature: kept.fault.signature.clone(),
                 message: kept.fault.message.clone(),
-                check: kept.check.clone(),
+                check: check_of(api, checker, w, &kept.fault.signature)
+                    .unwrap_or_else(|| kept.check.clone()),
             });
             script
         })
         .collect()
+}
+
+/// The check of the fault `signature` as the last exchange of `witness`
+/// shows it: the fault's first sighting may have shown it elsewhere in the
+/// body (`/1/price` there, `/0/price` here).
+fn check_of(
+    api: &Api,
+    checker: &Checker,
+    witness: &[Exchange],
+    signature: &str,
+) -> Option<crate::oracles::FaultCheck> {
+    let last = witness.last()?;
+    checker
+        .test(api, witness)
+        .pop()?
+        .into_iter()
+        .find(|f| f.signature(last.status) == signature)
+        .map(|f| f.script_check(last.status))
 }
 
 /// Confirms and shrinks each fault (skipping, in read-only mode, those whose
@@ -413,14 +462,23 @@ pub fn write_reproducers(
         let stem = format!("{:02}-{}-{}", i + 1, slug(&code), slug(&op));
         let sh = folder.join(format!("{stem}.sh"));
         let json = folder.join(format!("{stem}.json"));
-        std::fs::write(&sh, secrets.redact(&shell::render(&o.script)).as_bytes())
+        // Shrinking may have cut the steps that named what the run made.
+        let mut script = o.script.clone();
+        let kept: Vec<_> = script
+            .unmade
+            .iter()
+            .filter(|u| u.in_script(&script))
+            .cloned()
+            .collect();
+        script.unmade = kept;
+        std::fs::write(&sh, secrets.redact(&shell::render(&script)).as_bytes())
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", sh.display()))?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(&sh, std::fs::Permissions::from_mode(0o755));
         }
-        let text = serde_json::to_string_pretty(&o.script)?;
+        let text = serde_json::to_string_pretty(&script)?;
         std::fs::write(&json, format!("{}\n", secrets.redact(&text)))
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", json.display()))?;
         let steps = o
@@ -443,7 +501,12 @@ pub fn write_reproducers(
                 shell: format!("reproducers/{stem}.sh"),
                 json: format!("reproducers/{stem}.json"),
                 requests: o.requests,
-                standalone: o.script.standalone,
+                standalone: script.standalone,
+                unmade: script
+                    .unmade
+                    .iter()
+                    .map(|u| secrets.redact(&u.to_string()).into_owned())
+                    .collect(),
             }),
         ));
     }

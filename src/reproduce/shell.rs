@@ -206,6 +206,9 @@ pub fn render(script: &Script) -> String {
     out.push_str("# Needs curl, and jq or python3 when values are read from JSON bodies.\n");
     if !script.standalone {
         out.push_str("# Note: this sequence names resources it does not create (the server's own\n# data, or what the run made earlier), so it shows the fault against a\n# server that has them.\n");
+        for u in &script.unmade {
+            out.push_str(&format!("#   {}\n", u.to_string().replace('\n', " ")));
+        }
     }
     out.push('\n');
     // A timeout is reproduced with the run's own limit; anything else may

@@ -359,6 +359,7 @@ mod tests {
                 graphql_clean: false,
             }],
             standalone: true,
+            unmade: Vec::new(),
         };
         let cuts = value_cuts(&script);
         assert_eq!(cuts.len(), 2, "{cuts:?}");
