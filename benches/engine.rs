@@ -266,8 +266,13 @@ impl Bench {
             timeout: Duration::from_secs(10),
             max_body: MAX_BODY,
             max_retries: 3,
+            fence: Default::default(),
+            per_operation: Vec::new(),
+            tls: Default::default(),
         };
-        let transport = Transport::new(self.url.clone(), MAX_BODY, CONCURRENCY).expect("transport");
+        let transport =
+            Transport::new(self.url.clone(), MAX_BODY, CONCURRENCY, &Default::default())
+                .expect("transport");
         let mut answered = 0u64;
         let diag = std::env::var_os("ENGINE_BENCH_DIAG").is_some();
         let mut seen: Vec<(Duration, String, u16, usize, Duration)> = Vec::new();

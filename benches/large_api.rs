@@ -93,8 +93,12 @@ fn run(
         timeout: Duration::from_secs(10),
         max_body: 4 << 20,
         max_retries: 3,
+        fence: Default::default(),
+        per_operation: Vec::new(),
+        tls: Default::default(),
     };
-    let transport = Transport::new(url, 4 << 20, CONCURRENCY).expect("transport");
+    let transport =
+        Transport::new(url, 4 << 20, CONCURRENCY, &Default::default()).expect("transport");
     let started = Instant::now();
     let politeness = std::sync::Arc::new(config.politeness());
     let outcome = rt.block_on(execution::run(

@@ -31,6 +31,11 @@ fn settings() -> Settings {
         skipped_checks: vec![],
         graph: true,
         feedback: true,
+        include: vec![],
+        exclude: vec![],
+        excluded_operations: vec![],
+        rate_for: Default::default(),
+        insecure: false,
     }
 }
 
@@ -38,6 +43,7 @@ fn outcome() -> RunOutcome {
     RunOutcome {
         requests: 0,
         refused: 0,
+        fenced: 0,
         stop: StopReason::Budget,
         elapsed: Duration::ZERO,
         auth_error: None,

@@ -45,10 +45,16 @@ fn empty_report(api: &cartograph::model::Api) -> Report {
         skipped_checks: vec![],
         graph: true,
         feedback: true,
+        include: vec![],
+        exclude: vec![],
+        excluded_operations: vec![],
+        rate_for: Default::default(),
+        insecure: false,
     };
     let outcome = cartograph::execution::RunOutcome {
         requests: 0,
         refused: 0,
+        fenced: 0,
         stop: cartograph::execution::StopReason::MaxRequests,
         elapsed: std::time::Duration::ZERO,
         auth_error: None,

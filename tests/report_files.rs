@@ -223,6 +223,11 @@ fn hand_built() -> Report {
         skipped_checks: vec![],
         graph: true,
         feedback: true,
+        include: vec![],
+        exclude: vec![],
+        excluded_operations: vec![],
+        rate_for: Default::default(),
+        insecure: false,
     };
     let faults = vec![
         Fault {
@@ -248,6 +253,7 @@ fn hand_built() -> Report {
                 json: "reproducers/server_error-placeOrder-500.json".into(),
                 requests: 9,
                 standalone: true,
+                unmade: Vec::new(),
             }),
         },
         Fault {
@@ -286,6 +292,7 @@ fn hand_built() -> Report {
         settings,
         requests: 1234,
         refused_mutations: 0,
+        excluded_requests: 0,
         stop: "max_requests".into(),
         elapsed_s: 12.5,
         operations: vec![
@@ -1068,6 +1075,11 @@ fn every_fault_kind() -> Report {
             json: format!("reproducers/{:02}-{code}-x.json", i + 3),
             requests: 4,
             standalone: i % 2 == 0,
+            unmade: if i % 2 == 0 {
+                Vec::new()
+            } else {
+                vec![format!("getBook bookId = {i}")]
+            },
         });
         let status_text = status.map_or("-".to_string(), |s| s.to_string());
         report.faults.push(Fault {
@@ -1421,9 +1433,20 @@ fn report_from_json(r: &Value) -> Report {
             skipped_checks: texts(&s["skipped_checks"]),
             graph: s["graph"].as_bool().unwrap(),
             feedback: s["feedback"].as_bool().unwrap(),
+            include: texts(&s["include"]),
+            exclude: texts(&s["exclude"]),
+            excluded_operations: texts(&s["excluded_operations"]),
+            rate_for: s["rate_for"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.as_f64().unwrap()))
+                .collect(),
+            insecure: s["insecure"].as_bool().unwrap(),
         },
         requests: r["requests"].as_u64().unwrap(),
         refused_mutations: r["refused_mutations"].as_u64().unwrap(),
+        excluded_requests: r["excluded_requests"].as_u64().unwrap(),
         stop: text(&r["stop"]),
         elapsed_s: r["elapsed_s"].as_f64().unwrap(),
         operations: r["operations"]
@@ -1465,6 +1488,7 @@ fn report_from_json(r: &Value) -> Report {
                     json: text(&p["json"]),
                     requests: p["requests"].as_u64().unwrap(),
                     standalone: p["standalone"].as_bool().unwrap_or(true),
+                    unmade: Vec::new(),
                 }),
             })
             .collect(),
@@ -1533,7 +1557,10 @@ fn a_real_demo_run_renders_valid_files() {
     )));
     for f in &report.faults {
         assert!(
-            html.contains(&format!("<code>{}</code>", f.signature)),
+            html.contains(&format!(
+                "<code>{}</code>",
+                quick_xml::escape::escape(f.signature.as_str())
+            )),
             "{}",
             f.signature
         );

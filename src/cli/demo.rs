@@ -48,8 +48,20 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             server.shutdown().await;
             return Ok(ExitCode::SUCCESS);
         }
-        let rest = crate::load::load_text(OPENAPI_YAML, Path::new(REST_SPEC))?;
-        let graphql = crate::load::load_text(GRAPHQL_SDL, Path::new(GRAPHQL_SPEC))?;
+        let mut rest = crate::load::load_text(OPENAPI_YAML, Path::new(REST_SPEC))?;
+        let mut graphql = crate::load::load_text(GRAPHQL_SDL, Path::new(GRAPHQL_SPEC))?;
+        super::select(&mut [&mut rest.api, &mut graphql.api], &args.flags.select)?;
+        let left_out: Vec<String> = rest
+            .api
+            .left_out
+            .iter()
+            .chain(&graphql.api.left_out)
+            .map(|op| op.name.clone())
+            .collect();
+        let (run_rest, run_graphql) = (
+            !rest.api.operations.is_empty(),
+            !graphql.api.operations.is_empty(),
+        );
         let rest_source = SpecSource::text(REST_SPEC, OPENAPI_YAML, &rest.api);
         let graphql_source = SpecSource::text(GRAPHQL_SPEC, GRAPHQL_SDL, &graphql.api);
         let mut flags = args.flags.clone();
@@ -58,47 +70,80 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         }
         // One seed for both parts, so one number repeats the whole demo.
         flags.seed = Some(flags.seed.unwrap_or_else(rand::random::<u64>));
-        let (rest_flags, graphql_flags) = split(&flags);
+        let (mut rest_flags, mut graphql_flags) = split(&flags);
         eprintln!("cartograph: demo API started at {base}");
-        eprintln!(
-            "cartograph: 1/2 the REST API ({}), then 2/2 the GraphQL endpoint ({}, output in {})",
-            share(&rest_flags),
-            share(&graphql_flags),
-            graphql_flags.out.display()
-        );
-        let rest_run = execute(Arc::new(rest.api), &rest_source, &base, &rest_flags).await?;
-        if rest_run.unreachable {
-            server.shutdown().await;
-            return Ok(rest_run.exit_code());
+        if run_rest && run_graphql {
+            eprintln!(
+                "cartograph: 1/2 the REST API ({}), then 2/2 the GraphQL endpoint ({}, output in {})",
+                share(&rest_flags),
+                share(&graphql_flags),
+                graphql_flags.out.display()
+            );
+        } else {
+            // The selection leaves one part: it gets the whole budget.
+            let out = graphql_flags.out.clone();
+            rest_flags = flags.clone();
+            graphql_flags = flags.clone();
+            graphql_flags.out = out;
+            eprintln!(
+                "cartograph: only the {} ({}): the selection leaves nothing of the other",
+                if run_rest { "REST API" } else { "GraphQL endpoint" },
+                share(&flags)
+            );
         }
-        // The REST part leaves thousands of authors behind, and `authors`
-        // lists every one with their books unpaginated: megabytes per answer.
-        // The GraphQL part starts from the seed data, as a fresh server would.
-        if let Err(e) = reqwest::Client::new()
-            .post(format!("{base}/__reset"))
-            .send()
-            .await
-            .and_then(|r| r.error_for_status())
-        {
-            eprintln!("warning: could not reset the demo API between the parts: {e}");
-        }
-        let graphql_run = execute(
-            Arc::new(graphql.api),
-            &graphql_source,
-            &format!("{base}/graphql"),
-            &graphql_flags,
-        )
-        .await?;
+        let rest_run = if run_rest {
+            let run = execute(Arc::new(rest.api), &rest_source, &base, &rest_flags).await?;
+            if run.unreachable {
+                server.shutdown().await;
+                return Ok(run.exit_code());
+            }
+            // The REST part leaves thousands of authors behind, and `authors`
+            // lists every one with their books unpaginated: megabytes per
+            // answer. The GraphQL part starts from the seed data, as a fresh
+            // server would.
+            if let Err(e) = reqwest::Client::new()
+                .post(format!("{base}/__reset"))
+                .send()
+                .await
+                .and_then(|r| r.error_for_status())
+            {
+                eprintln!("warning: could not reset the demo API between the parts: {e}");
+            }
+            Some(run)
+        } else {
+            None
+        };
+        let graphql_run = if run_graphql {
+            Some(
+                execute(
+                    Arc::new(graphql.api),
+                    &graphql_source,
+                    &format!("{base}/graphql"),
+                    &graphql_flags,
+                )
+                .await?,
+            )
+        } else {
+            None
+        };
         server.shutdown().await;
 
-        let rest_report = rest_run.report.clone();
-        let mut summary = rest_run;
-        merge(&mut summary.report, graphql_run.report, "graphql");
+        let rest_report = rest_run.as_ref().map(|r| r.report.clone());
+        let (mut summary, graphql_graph) = match (rest_run, graphql_run) {
+            (Some(mut summary), Some(graphql_run)) => {
+                merge(&mut summary.report, graphql_run.report, "graphql");
+                (summary, graphql_run.graph)
+            }
+            (Some(summary), None) => (summary, None),
+            (None, Some(summary)) => (summary, None),
+            (None, None) => anyhow::bail!("--include/--exclude leave no operation to test"),
+        };
+        summary.report.settings.excluded_operations = left_out.clone();
         // One explorer for both APIs: the page switches between their graphs.
         let graphs: Vec<_> = summary
             .graph
             .iter()
-            .chain(graphql_run.graph.iter())
+            .chain(graphql_graph.iter())
             .cloned()
             .collect();
         let secrets = crate::execution::secrets::Secrets::new();
@@ -111,11 +156,13 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
 
         let report = &summary.report;
         println!("\nDemo summary");
-        println!(
-            "  operations answered 2xx: {} of {}",
-            rest_report.operations_reached,
-            rest_report.operations.len()
-        );
+        if let Some(rest_report) = &rest_report {
+            println!(
+                "  operations answered 2xx: {} of {}",
+                rest_report.operations_reached,
+                rest_report.operations.len()
+            );
+        }
         if let Some(c) = &report.schema_coverage {
             println!(
                 "  GraphQL root fields answered data: {} of {}; schema coverage {} of {} (type, field) pairs",
@@ -130,7 +177,16 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             println!("    {:<24} {:<20} {}", f.code, f.operation, f.message);
         }
         // Scored only now, after the run: the search never sees the answers.
-        let planted = planted_faults(FAULTS_MD);
+        // A fault planted only on excluded operations cannot be found.
+        let mut planted = planted_faults(FAULTS_MD);
+        let planted_all = planted.len();
+        planted.retain(|p| p.operations.iter().any(|o| !left_out.contains(o)));
+        if planted.len() < planted_all {
+            println!(
+                "  planted faults on excluded operations only, not scored: {}",
+                planted_all - planted.len()
+            );
+        }
         let found: Vec<&PlantedFault> = planted
             .iter()
             .filter(|p| {

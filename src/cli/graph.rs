@@ -14,7 +14,8 @@ use crate::graph::{self, export};
 )]
 pub struct GraphArgs {
     /// The API description: OpenAPI 3.0/3.1 or Swagger 2.0 (JSON or YAML), GraphQL SDL
-    /// (.graphql) or a GraphQL introspection result (JSON).
+    /// (.graphql) or a GraphQL introspection result (JSON); a file or an
+    /// http(s):// URL.
     #[arg(required_unless_present = "diff")]
     pub spec: Option<PathBuf>,
     /// Compare two JSON exports (such as a run's graph-initial.json and
@@ -28,6 +29,8 @@ pub struct GraphArgs {
     /// Write to this file instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub select: crate::run::options::SelectArgs,
 }
 
 /// Runs the command.
@@ -52,7 +55,8 @@ pub fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
     let Some(spec) = &args.spec else {
         anyhow::bail!("give a SPEC to export, or --diff BEFORE AFTER");
     };
-    let loaded = super::load_spec(spec)?;
+    let (mut loaded, _) = super::load_any(spec, &super::plain_client()?, &[])?;
+    super::select(&mut [&mut loaded.api], &args.select)?;
     let g = graph::build(&loaded.api);
     let text = export::render(&g, args.format);
     super::write_output(&text, args.output.as_ref())?;

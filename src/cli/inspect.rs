@@ -17,7 +17,8 @@ use crate::model::Location;
     after_help = "Examples:\n  cartograph inspect petstore.yaml\n  cartograph inspect petstore.yaml --op getPetById\n  cartograph inspect petstore.yaml --chain deleteOrder\n  cartograph inspect petstore.yaml --sequences"
 )]
 pub struct InspectArgs {
-    /// The API description (OpenAPI, Swagger, GraphQL SDL or introspection JSON).
+    /// The API description (OpenAPI, Swagger, GraphQL SDL or introspection
+    /// JSON): a file or an http(s):// URL.
     pub spec: PathBuf,
     /// Show where each input of this operation can come from, and what consumes its
     /// outputs. Operations are named by operationId, else `METHOD /path`
@@ -33,11 +34,14 @@ pub struct InspectArgs {
     /// first, at most this many.
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "50", conflicts_with = "op")]
     pub sequences: Option<usize>,
+    #[command(flatten)]
+    pub select: crate::run::options::SelectArgs,
 }
 
 /// Runs the command.
 pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
-    let loaded = super::load_spec(&args.spec)?;
+    let (mut loaded, _) = super::load_any(&args.spec, &super::plain_client()?, &[])?;
+    super::select(&mut [&mut loaded.api], &args.select)?;
     let g = graph::build(&loaded.api);
     let text = if let Some(name) = &args.op {
         let ix = find_operation(&g, name)?;

@@ -1,5 +1,6 @@
 //! Command-line interface: argument definitions and one module per command.
 
+mod config;
 mod demo;
 mod graph;
 mod inspect;
@@ -14,6 +15,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::load::{self, Loaded};
+use crate::model::select::Selection;
+use crate::run::options::SelectArgs;
 
 /// Exit status for usage and configuration errors (a bad flag, an unreadable spec).
 pub const EXIT_USAGE: u8 = 2;
@@ -49,7 +52,14 @@ enum Command {
 
 /// Runs the command line and returns the process exit status.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let argv = match config::expand(std::env::args_os().collect()) {
+        Ok(argv) => argv,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let cli = Cli::parse_from(argv);
     let result = match cli.command {
         Command::Demo(args) => demo::run(&args),
         Command::Run(args) => run::run(&args),
@@ -90,6 +100,94 @@ fn load_spec(path: &Path) -> anyhow::Result<Loaded> {
         );
     }
     Ok(loaded)
+}
+
+/// Loads SPEC, a file or an `http(s)://` URL (fetched with `client`, sending
+/// `headers`), with how the reports name it.
+fn load_any(
+    spec: &Path,
+    client: &reqwest::Client,
+    headers: &[(String, String)],
+) -> anyhow::Result<(Loaded, load::SpecSource)> {
+    let text = spec.to_string_lossy();
+    if !load::remote::is_url(&text) {
+        let loaded = load_spec(spec)?;
+        let source = load::SpecSource::file(spec, &loaded.api);
+        return Ok((loaded, source));
+    }
+    let url = url::Url::parse(&text).map_err(|e| anyhow::anyhow!("{text}: not a URL: {e}"))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let remote = runtime.block_on(load::remote::fetch(client, &url, headers))?;
+    for w in &remote.loaded.warnings {
+        eprintln!("warning: {w}");
+    }
+    eprintln!(
+        "cartograph: description from {}: {} operations",
+        remote.url,
+        remote.loaded.api.operations.len()
+    );
+    let source = load::SpecSource::text(remote.url.as_str(), &remote.text, &remote.loaded.api);
+    Ok((remote.loaded, source))
+}
+
+/// A client for fetching a description when no run flags say how (`graph`, `inspect`).
+fn plain_client() -> anyhow::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .user_agent(concat!("cartograph/", env!("CARGO_PKG_VERSION")))
+        .timeout(std::time::Duration::from_secs(30))
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot build the HTTP client: {e}"))
+}
+
+/// Leaves out of `apis` the operations `select` excludes, saying on stderr
+/// what was left out and which patterns named nothing (in any of them).
+/// Excluding every operation is an error.
+fn select(apis: &mut [&mut crate::model::Api], select: &SelectArgs) -> anyhow::Result<()> {
+    let selection =
+        Selection::parse(&select.include, &select.exclude).map_err(anyhow::Error::msg)?;
+    if selection.is_empty() {
+        return Ok(());
+    }
+    let mut unmatched: Option<Vec<String>> = None;
+    let mut excluded = Vec::new();
+    let mut kept = 0;
+    for api in apis.iter_mut() {
+        let done = selection.apply(api);
+        unmatched = Some(match unmatched {
+            None => done.unmatched,
+            Some(before) => before
+                .into_iter()
+                .filter(|p| done.unmatched.contains(p))
+                .collect(),
+        });
+        excluded.extend(done.excluded);
+        kept += api.operations.len();
+    }
+    for p in unmatched.unwrap_or_default() {
+        eprintln!("warning: the pattern {p:?} names no operation (patterns: an operationId glob, `METHOD /path`, `tag:NAME`, `Query.field`); see `cartograph inspect SPEC` for the names");
+    }
+    if kept == 0 {
+        anyhow::bail!(
+            "--include/--exclude leave no operation to work on ({} excluded): loosen the patterns",
+            excluded.len()
+        );
+    }
+    if !excluded.is_empty() {
+        let shown: Vec<&str> = excluded.iter().take(10).map(String::as_str).collect();
+        eprintln!(
+            "cartograph: {} operation(s) excluded, never called: {}{}",
+            excluded.len(),
+            shown.join(", "),
+            if excluded.len() > shown.len() {
+                ", …"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(())
 }
 
 /// Writes text to a file, or to stdout when no file is given.

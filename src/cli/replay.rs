@@ -87,9 +87,13 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
             timeout: args.timeout,
             max_body: 4 * 1024 * 1024,
             max_retries: 3,
+            fence: Default::default(),
+            per_operation: Vec::new(),
+            tls: Default::default(),
         };
         let transport =
-            Transport::new(target.clone(), config.max_body, 1).map_err(|e| anyhow::anyhow!(e))?;
+            Transport::new(target.clone(), config.max_body, 1, &config.tls)
+                .map_err(|e| anyhow::anyhow!(e))?;
         let resolve_target = target.clone();
         let run = ScriptRun::new(
             script.clone(),

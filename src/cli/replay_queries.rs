@@ -57,6 +57,8 @@ pub struct ReplayQueriesArgs {
     /// Output folder.
     #[arg(long, default_value = "cartograph-out", value_name = "DIR")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub select: crate::run::options::SelectArgs,
 }
 
 /// The run flags' defaults, with what this command sets.
@@ -76,6 +78,7 @@ fn run_flags(args: &ReplayQueriesArgs) -> RunOptions {
     flags.fail_on = args.fail_on.clone();
     flags.no_replay = args.no_replay;
     flags.out = args.out.clone();
+    flags.select = args.select.clone();
     // Recorded as 0: replaying a log draws nothing at random.
     flags.seed = Some(0);
     flags
@@ -112,6 +115,8 @@ pub fn run(args: &ReplayQueriesArgs) -> anyhow::Result<ExitCode> {
             SpecSource::url(&args.target),
         ),
     };
+    let mut api = api;
+    super::select(&mut [&mut api], &args.select)?;
     let name = args.log.display().to_string();
     let summary = runtime.block_on(queries::execute(
         Arc::new(api),

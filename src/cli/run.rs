@@ -12,13 +12,15 @@ use crate::run::{execute, introspect, RunOptions};
 /// Arguments of `cartograph run`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit status: 0 no faults, 1 faults found, 2 usage or configuration error, 3 target unreachable.\n\nExamples:\n  cartograph run openapi.yaml --target http://127.0.0.1:8080 --budget 2m\n  cartograph run openapi.yaml --target https://staging.example.com --rate 2/s --read-only -H 'Authorization: Bearer $TOKEN'"
+    after_help = "Exit status: 0 no faults, 1 faults found, 2 usage or configuration error, 3 target unreachable.\n\nExamples:\n  cartograph run openapi.yaml --target http://127.0.0.1:8080 --budget 2m\n  cartograph run openapi.yaml --target https://staging.example.com --rate 2/s --read-only -H 'Authorization: Bearer $TOKEN'\n  cartograph run http://127.0.0.1:8080/openapi.json --exclude 'POST /admin/*'\n  cartograph run --config cartograph.toml --seed 9"
 )]
 pub struct RunArgs {
     /// The API description: OpenAPI 3.0/3.1 or Swagger 2.0 (JSON or YAML), or
-    /// a GraphQL schema (SDL or introspection JSON). Leave it out with
-    /// --graphql to ask the endpoint for its schema.
-    #[arg(required_unless_present = "graphql")]
+    /// a GraphQL schema (SDL or introspection JSON); a file or an http(s)://
+    /// URL (fetched with the run's headers and TLS settings; its relative
+    /// $refs and server URLs are resolved against it, and its origin is the
+    /// default target). Leave it out with --graphql to ask the endpoint for
+    /// its schema.
     pub spec: Option<PathBuf>,
     /// Base URL to test (default: the description's first server); for
     /// GraphQL, the endpoint (`http://127.0.0.1:8080/graphql`).
@@ -28,33 +30,60 @@ pub struct RunArgs {
     /// the standard introspection query.
     #[arg(long)]
     pub graphql: bool,
+    /// Read settings from this TOML file: each key a flag's long name
+    /// (`target = "http://…"`, `budget = "90s"`, `exclude = ["DELETE *"]`,
+    /// `rate_for = { "POST /search" = "1/s" }`) or `spec`; flags given on
+    /// the command line win, and list flags add to the file's.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub flags: RunOptions,
 }
 
 /// Runs the command.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+    if args.flags.insecure {
+        eprintln!("warning: --insecure: server certificates are not checked; anyone on the path can read and change this run's traffic, credentials included");
+    }
     let runtime = tokio::runtime::Runtime::new()?;
     let (api, source) = match &args.spec {
         Some(spec) => {
-            let loaded = super::load_spec(spec)?;
+            let mut headers = Vec::new();
+            for h in &args.flags.headers {
+                headers.push(
+                    crate::execution::parse_header(h)
+                        .map_err(|e| anyhow::anyhow!("--header: {e}"))?,
+                );
+            }
+            let (loaded, source) = super::load_any(spec, &args.flags.client()?, &headers)?;
             if args.graphql && !loaded.api.format.is_graphql() {
                 anyhow::bail!(
                     "--graphql: {} is not a GraphQL schema (SDL or introspection JSON)",
                     spec.display()
                 );
             }
-            let source = SpecSource::file(spec, &loaded.api);
             (loaded.api, source)
         }
         None => {
             let Some(target) = &args.target else {
-                anyhow::bail!("--graphql without a schema file needs --target URL (the endpoint to introspect)");
+                anyhow::bail!("give a SPEC (a file or an http(s):// URL), or --graphql --target URL to ask a GraphQL endpoint for its schema");
             };
+            if !args.graphql {
+                let lower = target.to_ascii_lowercase();
+                let hint = if lower.contains("graphql") || lower.ends_with("/gql") {
+                    format!("; {target} looks like a GraphQL endpoint: add --graphql to ask it for its schema")
+                } else {
+                    "; pass the API description (a file, or its URL such as http://…/openapi.json)"
+                        .to_string()
+                };
+                anyhow::bail!("no SPEC to test {target} from{hint}");
+            }
             let api = runtime.block_on(introspect(target, &args.flags))?;
             (api, SpecSource::url(target))
         }
     };
+    let mut api = api;
+    super::select(&mut [&mut api], &args.flags.select)?;
     let named = || {
         args.spec
             .as_ref()

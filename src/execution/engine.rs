@@ -72,6 +72,8 @@ pub struct RunOutcome {
     pub requests: u64,
     /// Requests a test asked for that read-only mode refused to send.
     pub refused: u64,
+    /// Requests a test asked for that would have reached an excluded operation.
+    pub fenced: u64,
     /// Why it ended.
     pub stop: StopReason,
     /// How long it took.
@@ -107,6 +109,7 @@ struct Shared {
     stop: Stop,
     sent: AtomicU64,
     refused: AtomicU64,
+    fenced: AtomicU64,
     deadline: Option<Instant>,
     auth_error: Mutex<Option<String>>,
     /// Requests answered, and requests that failed before any answer.
@@ -197,6 +200,7 @@ pub async fn run(
         stop: Stop::default(),
         sent: AtomicU64::new(0),
         refused: AtomicU64::new(0),
+        fenced: AtomicU64::new(0),
         auth_error: Mutex::new(None),
     });
 
@@ -246,6 +250,7 @@ pub async fn run(
     RunOutcome {
         requests: shared.sent.load(Ordering::SeqCst),
         refused: shared.refused.load(Ordering::SeqCst),
+        fenced: shared.fenced.load(Ordering::SeqCst),
         stop,
         elapsed: started.elapsed(),
         auth_error,
@@ -291,6 +296,15 @@ async fn worker(shared: Arc<Shared>, tx: mpsc::UnboundedSender<Exchange>, seq: A
             if shared.config.read_only && request.is_mutation() {
                 // Never sent; the rest of the test depends on it, so it ends here.
                 shared.refused.fetch_add(1, Ordering::SeqCst);
+                break;
+            }
+            if shared
+                .config
+                .fence
+                .refuses(&request.operation, &request.method, &request.path)
+            {
+                // Excluded by the user: never sent, whatever asked for it.
+                shared.fenced.fetch_add(1, Ordering::SeqCst);
                 break;
             }
             match send_with_retries(&shared, &request, &seq).await {

@@ -8,8 +8,10 @@
 mod auth;
 mod bounded;
 mod engine;
+pub mod fence;
 mod politeness;
 pub mod secrets;
+pub mod tls;
 mod trace;
 mod transport;
 pub mod wire;
@@ -179,12 +181,23 @@ pub struct RunConfig {
     pub max_body: usize,
     /// How many times a request answered 429/503 is retried after waiting.
     pub max_retries: u32,
+    /// Operations never to call (`--include`/`--exclude`).
+    pub fence: std::sync::Arc<fence::Fence>,
+    /// Limits of some operations only (`--rate-for`): each rate is shared by
+    /// the operations named with it.
+    pub per_operation: Vec<(Rate, Vec<String>)>,
+    /// How servers' certificates are checked (`--cacert`, `--insecure`, `--cert`).
+    pub tls: tls::Tls,
 }
 
 impl RunConfig {
     /// The politeness these settings ask for: created once per run and
     /// shared by its phases.
     pub fn politeness(&self) -> Politeness {
-        Politeness::new(self.rate, self.burst, self.concurrency)
+        let mut politeness = Politeness::new(self.rate, self.burst, self.concurrency);
+        for (rate, operations) in &self.per_operation {
+            politeness.limit_operations(*rate, operations.iter().cloned());
+        }
+        politeness
     }
 }

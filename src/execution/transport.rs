@@ -40,7 +40,12 @@ pub struct Transport {
 
 impl Transport {
     /// A transport for `base`, reading at most `max_body` bytes of each body.
-    pub fn new(base: url::Url, max_body: usize, concurrency: usize) -> Result<Transport, String> {
+    pub fn new(
+        base: url::Url,
+        max_body: usize,
+        concurrency: usize,
+        tls: &super::tls::Tls,
+    ) -> Result<Transport, String> {
         let origin = base.origin();
         let policy = reqwest::redirect::Policy::custom(move |attempt| {
             if attempt.previous().len() >= 5 {
@@ -54,17 +59,19 @@ impl Transport {
             }
         });
         let builder = || {
-            reqwest::Client::builder()
-                .user_agent(concat!("cartograph/", env!("CARGO_PKG_VERSION")))
-                .pool_max_idle_per_host(concurrency.max(1))
-                .connect_timeout(Duration::from_secs(10))
-                .tcp_nodelay(true)
+            tls.apply(
+                reqwest::Client::builder()
+                    .user_agent(concat!("cartograph/", env!("CARGO_PKG_VERSION")))
+                    .pool_max_idle_per_host(concurrency.max(1))
+                    .connect_timeout(Duration::from_secs(10))
+                    .tcp_nodelay(true),
+            )
         };
-        let client = builder()
+        let client = builder()?
             .redirect(policy)
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-        let direct = builder()
+        let direct = builder()?
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;

@@ -2,7 +2,6 @@
 //! sent once, its answer read by the introspection loader.
 
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::Value;
 
@@ -42,14 +41,10 @@ fragment TypeRef on __Type {
 /// Asks `endpoint` for its schema. Errors say what the server answered and
 /// what to do (give the schema file) when introspection is off.
 pub async fn fetch(
+    client: &reqwest::Client,
     endpoint: &url::Url,
     headers: &[(String, String)],
-    timeout: Duration,
 ) -> anyhow::Result<Loaded> {
-    let client = reqwest::Client::builder()
-        .timeout(timeout)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()?;
     let mut request = client
         .post(endpoint.clone())
         .header("content-type", "application/json")
@@ -100,7 +95,7 @@ mod tests {
     async fn the_demo_endpoint_describes_itself() {
         let server = crate::demo::DemoServer::start(0).await.unwrap();
         let endpoint = url::Url::parse(&format!("{}/graphql", server.base_url())).unwrap();
-        let loaded = fetch(&endpoint, &[], Duration::from_secs(10))
+        let loaded = fetch(&reqwest::Client::new(), &endpoint, &[])
             .await
             .unwrap();
         let ts = loaded.api.graphql.as_ref().expect("a type system");
@@ -122,7 +117,7 @@ mod tests {
     async fn a_non_graphql_endpoint_gets_a_clear_error() {
         let server = crate::demo::DemoServer::start(0).await.unwrap();
         let endpoint = url::Url::parse(&format!("{}/authors", server.base_url())).unwrap();
-        let err = fetch(&endpoint, &[], Duration::from_secs(10))
+        let err = fetch(&reqwest::Client::new(), &endpoint, &[])
             .await
             .unwrap_err()
             .to_string();

@@ -12,6 +12,7 @@ pub mod introspection;
 pub mod lines;
 mod openapi;
 pub mod query_log;
+pub mod remote;
 mod source;
 
 use std::fmt;

@@ -282,6 +282,7 @@ pub fn api_from_type_system(ts: TypeSystem, title: String, format: SpecFormat) -
         schemas,
         webhooks: Vec::new(),
         graphql: Some(ts),
+        left_out: Vec::new(),
     }
 }
 

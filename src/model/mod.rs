@@ -8,6 +8,7 @@
 pub mod graphql;
 pub mod names;
 mod schema;
+pub mod select;
 
 pub use schema::{Schema, SchemaType};
 
@@ -74,6 +75,9 @@ pub struct Api {
     /// The full GraphQL type system, for GraphQL descriptions.
     #[serde(skip)]
     pub graphql: Option<graphql::TypeSystem>,
+    /// Operations `--include`/`--exclude` left out: never called, listed in reports.
+    #[serde(skip)]
+    pub left_out: Vec<Operation>,
 }
 
 impl Api {

@@ -61,6 +61,16 @@ pub struct Settings {
     pub graph: bool,
     /// Whether responses refined the graph (`--no-feedback` turns it off).
     pub feedback: bool,
+    /// `--include` patterns, as given.
+    pub include: Vec<String>,
+    /// `--exclude` patterns, as given.
+    pub exclude: Vec<String>,
+    /// The operations those patterns left out: never called.
+    pub excluded_operations: Vec<String>,
+    /// Per-operation rate limits (`--rate-for`), pattern → requests per second.
+    pub rate_for: BTreeMap<String, f64>,
+    /// Whether TLS certificates went unchecked (`--insecure`).
+    pub insecure: bool,
 }
 
 /// Status counts of one operation.
@@ -97,6 +107,8 @@ pub struct Report {
     pub requests: u64,
     /// Requests refused by read-only mode.
     pub refused_mutations: u64,
+    /// Requests not sent because they would have reached an excluded operation.
+    pub excluded_requests: u64,
     /// Why the run ended.
     pub stop: String,
     /// Wall-clock seconds.
@@ -321,6 +333,7 @@ impl Tally {
             settings,
             requests: outcome.requests,
             refused_mutations: outcome.refused,
+            excluded_requests: outcome.fenced,
             stop: serde_json::to_value(outcome.stop)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))

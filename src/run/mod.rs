@@ -128,7 +128,7 @@ async fn drive<P: Protocol>(
         .faults()
         .counter();
     let started = std::time::Instant::now();
-    let config = options.run_config(&target, seed);
+    let config = options.run_config(&api, &target, seed);
     // One politeness for every phase: the rate holds from the server's view.
     let politeness = Arc::new(config.politeness());
     let transport = search::transport(&api, &config)?;
@@ -167,7 +167,9 @@ async fn drive<P: Protocol>(
         let faults: Vec<_> = search
             .faults()
             .kept()
-            .map(|k| reproduce::phase::fault_script(&api, &checker, target.as_str(), k))
+            .map(|k| {
+                reproduce::phase::fault_script(&api, &checker, search.ledger(), target.as_str(), k)
+            })
             .collect();
         let suite = search.suite_runs();
         let ledger = search.take_ledger();

@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::execution::fence::{Fence, Route};
 use crate::execution::{self, RunConfig};
 use crate::generation::MioConfig;
+use crate::model::{Api, Method};
 
 /// What a run is told (the flags of `run` and `demo`).
 #[derive(Debug, Args, Clone)]
@@ -30,6 +32,11 @@ pub struct RunOptions {
     /// Global rate limit across all operations: `10/s`, `120/m`, `1000/h`.
     #[arg(long, value_parser = execution::parse_rate, value_name = "RATE")]
     pub rate: Option<execution::Rate>,
+    /// A rate limit for the operations a pattern names, besides --rate
+    /// (repeatable): `--rate-for 'POST /search=1/s' --rate-for 'Mutation.*=10/m'`.
+    /// The operations one pattern names share its limit.
+    #[arg(long = "rate-for", value_parser = parse_rate_for, value_name = "'PATTERN=RATE'")]
+    pub rate_for: Vec<(String, execution::Rate)>,
     /// Requests that may go at once above the rate (with --rate).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub burst: u32,
@@ -51,6 +58,20 @@ pub struct RunOptions {
     /// Re-run --auth-command this often (`15m`).
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub auth_refresh: Option<Duration>,
+    /// Trust the CA certificates of this PEM file besides the system's (a
+    /// staging server with its own CA).
+    #[arg(long, value_name = "FILE", help_heading = "TLS")]
+    pub cacert: Option<PathBuf>,
+    /// Do not check the server's certificate at all (a warning says so, on
+    /// stderr and in the report). Prefer --cacert.
+    #[arg(long, help_heading = "TLS")]
+    pub insecure: bool,
+    /// Client certificate (PEM) for servers that ask for one; with --key.
+    #[arg(long, value_name = "FILE", requires = "key", help_heading = "TLS")]
+    pub cert: Option<PathBuf>,
+    /// Private key (PEM) of --cert.
+    #[arg(long, value_name = "FILE", requires = "cert", help_heading = "TLS")]
+    pub key: Option<PathBuf>,
     /// Give up on a request after this long.
     #[arg(long, value_parser = parse_duration, default_value = "10s", value_name = "DURATION")]
     pub timeout: Duration,
@@ -111,6 +132,25 @@ pub struct RunOptions {
     /// final test suite), graph-initial.json and graph-final.json.
     #[arg(long, default_value = "cartograph-out", value_name = "DIR")]
     pub out: PathBuf,
+    #[command(flatten)]
+    pub select: SelectArgs,
+}
+
+/// Which operations a command works on.
+#[derive(Debug, Args, Clone, Default)]
+pub struct SelectArgs {
+    /// Only the operations this pattern names (repeatable): an operationId
+    /// glob (`get*`), `METHOD /path` as written in the description
+    /// (`GET /users/*`; `*` is any text, `/` included), `tag:NAME`, or a
+    /// GraphQL root field (`Query.user*`).
+    #[arg(long, value_name = "PATTERN", help_heading = "Selection")]
+    pub include: Vec<String>,
+    /// Never the operations this pattern names (repeatable; same patterns as
+    /// --include, and it wins over it): `--exclude 'POST /admin/*'
+    /// --exclude 'Mutation.shutdown'`. Excluded operations get no request in
+    /// any phase.
+    #[arg(long, value_name = "PATTERN", help_heading = "Selection")]
+    pub exclude: Vec<String>,
 }
 
 impl RunOptions {
@@ -132,7 +172,7 @@ impl RunOptions {
     }
 
     /// How the engine talks to `target` under these options, in the search.
-    pub fn run_config(&self, target: &url::Url, seed: u64) -> RunConfig {
+    pub fn run_config(&self, api: &Api, target: &url::Url, seed: u64) -> RunConfig {
         RunConfig {
             target: target.clone(),
             budget: self.search_budget(),
@@ -145,7 +185,40 @@ impl RunOptions {
             timeout: self.timeout,
             max_body: self.max_body,
             max_retries: self.retries,
+            fence: std::sync::Arc::new(fence(api)),
+            per_operation: self
+                .rate_for
+                .iter()
+                .map(|(pattern, rate)| (*rate, named(api, pattern)))
+                .collect(),
+            tls: self.tls(),
         }
+    }
+
+    /// The TLS settings of these options.
+    pub fn tls(&self) -> execution::tls::Tls {
+        execution::tls::Tls {
+            cacert: self.cacert.clone(),
+            insecure: self.insecure,
+            cert: self.cert.clone(),
+            key: self.key.clone(),
+        }
+    }
+
+    /// An HTTP client for what a run fetches besides its requests (the
+    /// description, the introspection query): the run's TLS settings and
+    /// timeout, no redirect followed.
+    pub fn client(&self) -> anyhow::Result<reqwest::Client> {
+        self.tls()
+            .apply(
+                reqwest::Client::builder()
+                    .user_agent(concat!("cartograph/", env!("CARGO_PKG_VERSION")))
+                    .timeout(self.timeout)
+                    .redirect(reqwest::redirect::Policy::limited(5)),
+            )
+            .map_err(anyhow::Error::msg)?
+            .build()
+            .map_err(|e| anyhow::anyhow!("cannot build the HTTP client: {e}"))
     }
 
     /// What the search is told: these options, the seed and the target.
@@ -179,6 +252,46 @@ impl RunOptions {
             max_length: self.max_length.max(1),
         }
     }
+}
+
+/// The operations of `api` that `pattern` names (none when it is not one).
+fn named(api: &Api, pattern: &str) -> Vec<String> {
+    let Ok(p) = crate::model::select::Pattern::parse(pattern) else {
+        return Vec::new();
+    };
+    api.operations
+        .iter()
+        .filter(|op| p.matches(op))
+        .map(|op| op.name.clone())
+        .collect()
+}
+
+/// The fence around what the selection left out of `api`.
+fn fence(api: &Api) -> Fence {
+    let route = |op: &crate::model::Operation| {
+        Method::HTTP
+            .contains(&op.method)
+            .then(|| Route::new(op.method.as_str(), &op.path))
+    };
+    Fence::new(
+        api.left_out.iter().map(|op| op.name.clone()),
+        api.left_out.iter().filter_map(route).collect(),
+        api.operations.iter().filter_map(route).collect(),
+    )
+}
+
+/// Parses `PATTERN=RATE` (`POST /search=1/s`).
+pub fn parse_rate_for(text: &str) -> Result<(String, execution::Rate), String> {
+    let Some((pattern, rate)) = text.rsplit_once('=') else {
+        return Err(format!(
+            "{text:?}: write PATTERN=RATE, e.g. 'POST /search=1/s'"
+        ));
+    };
+    crate::model::select::Pattern::parse(pattern)?;
+    Ok((
+        pattern.trim().to_string(),
+        execution::parse_rate(rate.trim())?,
+    ))
 }
 
 /// Parses `90s`, `5m`, `1h`.

@@ -63,12 +63,24 @@ pub async fn execute(
         Err(unreachable) => return Ok(unreachable),
     };
     let (mut sent, mut skipped_mutations, mut subscriptions) = (Vec::new(), 0usize, 0usize);
+    let excluded = |q: &LoggedQuery| {
+        q.root_fields
+            .iter()
+            .any(|f| api.left_out.iter().any(|op| op.name == *f))
+    };
+    let mut fenced = 0usize;
     for q in &log.queries {
         match q.kind {
+            _ if excluded(q) => fenced += q.count,
             OpKind::Subscription => subscriptions += 1,
             OpKind::Mutation if flags.read_only => skipped_mutations += q.count,
             _ => sent.push(q.clone()),
         }
+    }
+    if fenced > 0 {
+        eprintln!(
+            "cartograph: {fenced} logged request(s) left out: they call an excluded root field"
+        );
     }
     if subscriptions > 0 {
         eprintln!(
@@ -89,7 +101,7 @@ pub async fn execute(
         }
     );
 
-    let mut config = flags.run_config(&target, 0);
+    let mut config = flags.run_config(&api, &target, 0);
     config.budget = None;
     config.max_requests = None;
     // In log order, one at a time: a production session's mutations come
@@ -170,6 +182,7 @@ pub async fn execute(
                     graphql_clean: ex.status.is_some() && !errors,
                 }],
                 standalone: true,
+                unmade: Vec::new(),
             },
             format!("{}: logged at {}{seen}", q.root_fields.join(", "), q.source),
         ));
@@ -190,7 +203,8 @@ pub async fn execute(
     let kept: Vec<_> = faults
         .kept()
         .map(|k| {
-            let mut scripts = reproduce::phase::fault_script(&api, &checker, target.as_str(), k);
+            let mut scripts =
+                reproduce::phase::fault_script(&api, &checker, &ledger, target.as_str(), k);
             for s in &mut scripts {
                 s.standalone &= !mutated;
             }

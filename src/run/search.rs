@@ -14,8 +14,13 @@ use crate::reports::Tally;
 /// The run's transport: one for every phase, sending the requests of
 /// operations that document a redirect without following it.
 pub fn transport(api: &crate::model::Api, config: &RunConfig) -> anyhow::Result<Transport> {
-    let transport = Transport::new(config.target.clone(), config.max_body, config.concurrency)
-        .map_err(|e| anyhow::anyhow!(e))?;
+    let transport = Transport::new(
+        config.target.clone(),
+        config.max_body,
+        config.concurrency,
+        &config.tls,
+    )
+    .map_err(|e| anyhow::anyhow!(e))?;
     Ok(transport.without_redirects_for(
         api.operations
             .iter()

@@ -21,7 +21,7 @@ pub async fn introspect(target: &str, flags: &RunOptions) -> anyhow::Result<Api>
     for h in &flags.headers {
         headers.push(execution::parse_header(h).map_err(|e| anyhow::anyhow!("--header: {e}"))?);
     }
-    let loaded = crate::load::introspection::fetch(&endpoint, &headers, flags.timeout).await?;
+    let loaded = crate::load::introspection::fetch(&flags.client()?, &endpoint, &headers).await?;
     eprintln!(
         "cartograph: schema from introspection: {} root fields",
         loaded.api.operations.len()
@@ -104,6 +104,15 @@ pub async fn open_session(
         skipped_checks: flags.skip_checks.clone(),
         graph: !flags.no_graph,
         feedback: !flags.no_feedback && !flags.no_graph,
+        include: flags.select.include.clone(),
+        exclude: flags.select.exclude.clone(),
+        excluded_operations: api.left_out.iter().map(|op| op.name.clone()).collect(),
+        rate_for: flags
+            .rate_for
+            .iter()
+            .map(|(p, r)| (p.clone(), r.per_second))
+            .collect(),
+        insecure: flags.insecure,
     };
 
     let tally = Tally::new(api).with_lines(&source.lines);
@@ -112,6 +121,7 @@ pub async fn open_session(
         let outcome = execution::RunOutcome {
             requests: 0,
             refused: 0,
+            fenced: 0,
             stop: execution::StopReason::Exhausted,
             elapsed: Duration::ZERO,
             auth_error: None,

@@ -8,3 +8,4 @@ pub mod cli;
 pub mod conforming;
 pub mod graphql_faults;
 pub mod misbehaving;
+pub mod recording;

@@ -250,6 +250,7 @@ impl<'a> Converter<'a> {
             schemas: std::mem::take(&mut self.schemas),
             webhooks,
             graphql: None,
+            left_out: Vec::new(),
         })
     }
 

@@ -1,0 +1,221 @@
+//! A description served over HTTP (`cartograph run https://…/openapi.json`):
+//! fetched with the run's client, its relative `$ref` files fetched beside it
+//! (same origin only), mirrored into a temporary folder so the file loader
+//! resolves them as it does on disk, and its relative server URLs resolved
+//! against where it came from.
+
+use std::path::{Path, PathBuf};
+
+use super::{load, Loaded, SpecError};
+
+/// Whether the SPEC argument names a URL rather than a file.
+pub fn is_url(spec: &str) -> bool {
+    spec.starts_with("http://") || spec.starts_with("https://")
+}
+
+/// A description loaded from a URL.
+pub struct Remote {
+    /// The loaded API, its servers made absolute.
+    pub loaded: Loaded,
+    /// The root document's text (for the reports' line numbers).
+    pub text: String,
+    /// The URL it came from.
+    pub url: url::Url,
+}
+
+/// Most files a description may pull in through `$ref`s.
+const MAX_FILES: usize = 200;
+
+/// Fetches and loads the description at `url` with `client`, sending
+/// `headers` (the run's credentials) to its origin only.
+pub async fn fetch(
+    client: &reqwest::Client,
+    url: &url::Url,
+    headers: &[(String, String)],
+) -> Result<Remote, SpecError> {
+    let shown = PathBuf::from(url.as_str());
+    let dir = tempfile::tempdir()
+        .map_err(|e| SpecError::new(&shown, format!("cannot make a temporary folder: {e}")))?;
+    let local = |u: &url::Url| -> PathBuf {
+        let mut p = dir.path().to_path_buf();
+        for seg in u.path().split('/').filter(|s| !s.is_empty() && *s != "..") {
+            p.push(seg);
+        }
+        if u.path().ends_with('/') || u.path().is_empty() {
+            p.push("index");
+        }
+        p
+    };
+    let root_text = get(client, url, headers).await?;
+    let root_path = local(url);
+    write(&root_path, &root_text, &shown)?;
+    // Every relative `$ref` file, transitively, fetched beside the root.
+    let mut todo = vec![(url.clone(), root_text.clone())];
+    let mut seen = vec![url.clone()];
+    while let Some((at, text)) = todo.pop() {
+        let Ok(value) = super::document::parse_text(&text, &local(&at)) else {
+            continue;
+        };
+        let mut files = Vec::new();
+        external_files(&value, &mut files);
+        for file in files {
+            let Ok(next) = at.join(&file) else { continue };
+            let mut next_doc = next.clone();
+            next_doc.set_fragment(None);
+            if next_doc.origin() != url.origin()
+                || seen.contains(&next_doc)
+                || seen.len() >= MAX_FILES
+            {
+                continue;
+            }
+            seen.push(next_doc.clone());
+            // A file that cannot be fetched is reported where it is used.
+            if let Ok(text) = get(client, &next_doc, headers).await {
+                if write(&local(&next_doc), &text, &shown).is_ok() {
+                    todo.push((next_doc, text));
+                }
+            }
+        }
+    }
+    let mut loaded = load(&root_path).map_err(|mut e| {
+        e.file = shown.clone();
+        e
+    })?;
+    let prefix = dir.path().to_string_lossy().into_owned();
+    let base = url
+        .join(".")
+        .map_or_else(|_| url.to_string(), |u| u.to_string());
+    // Messages name the URLs, not the temporary copies.
+    let named = |p: &Path| -> PathBuf {
+        match p.strip_prefix(dir.path()) {
+            Ok(rel) => PathBuf::from(format!("{base}{}", rel.to_string_lossy())),
+            Err(_) => p.to_path_buf(),
+        }
+    };
+    for w in &mut loaded.warnings {
+        w.file = if w.file == root_path {
+            shown.clone()
+        } else {
+            named(&w.file)
+        };
+        w.message = w.message.replace(&format!("{prefix}/"), &base);
+    }
+    loaded.api.servers = servers(&loaded.api.servers, url);
+    Ok(Remote {
+        loaded,
+        text: root_text,
+        url: url.clone(),
+    })
+}
+
+/// The servers with relative URLs (`/api/v3`, `v1`) resolved against the
+/// description's URL; with none, its origin.
+pub fn servers(servers: &[String], url: &url::Url) -> Vec<String> {
+    let resolved: Vec<String> = servers
+        .iter()
+        .filter_map(|s| {
+            if is_url(s) {
+                Some(s.clone())
+            } else {
+                url.join(s).ok().map(|u| u.to_string())
+            }
+        })
+        .collect();
+    if resolved.is_empty() {
+        vec![url.origin().ascii_serialization()]
+    } else {
+        resolved
+    }
+}
+
+async fn get(
+    client: &reqwest::Client,
+    url: &url::Url,
+    headers: &[(String, String)],
+) -> Result<String, SpecError> {
+    let shown = PathBuf::from(url.as_str());
+    let mut request = client.get(url.clone()).header(
+        "accept",
+        "application/json, application/yaml, text/yaml, */*",
+    );
+    for (name, value) in headers {
+        request = request.header(name.as_str(), value.as_str());
+    }
+    let answer = request.send().await.map_err(|e| {
+        let mut why = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            why = format!("{why}: {s}");
+            source = s.source();
+        }
+        SpecError::new(&shown, format!("cannot fetch the description: {why}"))
+            .hint("check the URL, and pass --cacert or --insecure for a server whose certificate is not trusted")
+    })?;
+    let status = answer.status();
+    if !status.is_success() {
+        return Err(SpecError::new(
+            &shown,
+            format!("fetching the description answered {status}"),
+        )
+        .hint("check the URL; pass -H for a description behind authentication"));
+    }
+    answer
+        .text()
+        .await
+        .map_err(|e| SpecError::new(&shown, format!("cannot read the description: {e}")))
+}
+
+fn write(path: &Path, text: &str, shown: &Path) -> Result<(), SpecError> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| SpecError::new(shown, format!("cannot write a temporary copy: {e}")))?;
+    }
+    std::fs::write(path, text)
+        .map_err(|e| SpecError::new(shown, format!("cannot write a temporary copy: {e}")))
+}
+
+/// The files `$ref`s of `v` name (`common.yaml`, not `#/components/…`).
+fn external_files(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            if let Some(serde_json::Value::String(r)) = map.get("$ref") {
+                let file = r.split('#').next().unwrap_or("");
+                if !file.is_empty() && !out.iter().any(|f| f == file) {
+                    out.push(file.to_string());
+                }
+            }
+            for child in map.values() {
+                external_files(child, out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for child in items {
+                external_files(child, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_servers_resolve_against_the_description() {
+        let url = url::Url::parse("http://127.0.0.1:9000/docs/openapi.json").unwrap();
+        assert_eq!(
+            servers(&["/api/v3".into()], &url),
+            ["http://127.0.0.1:9000/api/v3"]
+        );
+        assert_eq!(
+            servers(&["v1".into()], &url),
+            ["http://127.0.0.1:9000/docs/v1"]
+        );
+        assert_eq!(servers(&[], &url), ["http://127.0.0.1:9000"]);
+        assert_eq!(
+            servers(&["https://api.example.com".into()], &url),
+            ["https://api.example.com"]
+        );
+    }
+}

@@ -1,0 +1,288 @@
+//! Which operations a run may touch: `--include` and `--exclude` patterns
+//! matched against operationIds, `METHOD /path`, tags and GraphQL root fields.
+
+use super::{Api, Method, Operation};
+
+/// One pattern as the user wrote it, and what it is matched against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pattern {
+    /// The text as given (for messages and the report).
+    pub text: String,
+    kind: Kind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Kind {
+    /// `tag:NAME`: any of the operation's tags.
+    Tag(String),
+    /// `METHOD /path` (method `*` for any) or a bare `/path`.
+    Route(Option<String>, String),
+    /// An operationId, an operation's name, or a GraphQL root field
+    /// (`Mutation.shutdown*`).
+    Name(String),
+}
+
+impl Pattern {
+    /// Reads a pattern; an empty one is an error.
+    pub fn parse(text: &str) -> Result<Pattern, String> {
+        let t = text.trim();
+        if t.is_empty() {
+            return Err("an empty pattern matches nothing: write an operationId, `METHOD /path`, `tag:NAME` or `Mutation.field`".into());
+        }
+        let kind = if let Some(tag) = t.strip_prefix("tag:") {
+            Kind::Tag(tag.trim().to_string())
+        } else if t.starts_with('/') {
+            Kind::Route(None, t.to_string())
+        } else if let Some((method, path)) = t.split_once(char::is_whitespace) {
+            let path = path.trim();
+            let method_ok = method == "*" || Method::from_http(method).is_some();
+            if !method_ok || !path.starts_with('/') {
+                return Err(format!(
+                    "`{t}`: a route pattern is `METHOD /path` (GET, POST, … or *), e.g. `DELETE /users/*`"
+                ));
+            }
+            let method = (method != "*").then(|| method.to_ascii_uppercase());
+            Kind::Route(method, path.to_string())
+        } else {
+            Kind::Name(t.to_string())
+        };
+        Ok(Pattern {
+            text: t.to_string(),
+            kind,
+        })
+    }
+
+    /// Whether `op` is one this pattern names.
+    pub fn matches(&self, op: &Operation) -> bool {
+        match &self.kind {
+            Kind::Tag(tag) => op.tags.iter().any(|t| glob(tag, t, true)),
+            Kind::Route(method, path) => {
+                let http = Method::HTTP.contains(&op.method);
+                http && method.as_deref().is_none_or(|m| m == op.method.as_str())
+                    && glob(path, &op.path, false)
+            }
+            Kind::Name(name) => {
+                glob(name, &op.name, false)
+                    || op
+                        .operation_id
+                        .as_deref()
+                        .is_some_and(|id| glob(name, id, false))
+                    || graphql_name(op).is_some_and(|n| glob(name, &n, false))
+            }
+        }
+    }
+}
+
+/// A GraphQL root field as users write it (`Mutation.shutdown`), whatever
+/// the root type is called.
+fn graphql_name(op: &Operation) -> Option<String> {
+    let root = match op.method {
+        Method::GraphqlQuery => "Query",
+        Method::GraphqlMutation => "Mutation",
+        Method::GraphqlSubscription => "Subscription",
+        _ => return None,
+    };
+    Some(format!("{root}.{}", op.path))
+}
+
+/// Shell-style matching: `*` is any run of characters (`/` included) and `?`
+/// one character; everything else is literal. Hand-written because glob
+/// crates read `{a,b}` as alternatives, and path templates are full of braces
+/// (`/pets/{petId}`).
+fn glob(pattern: &str, text: &str, fold_case: bool) -> bool {
+    let norm = |s: &str| -> Vec<char> {
+        if fold_case {
+            s.to_lowercase().chars().collect()
+        } else {
+            s.chars().collect()
+        }
+    };
+    let (p, t) = (norm(pattern), norm(text));
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// The `--include` and `--exclude` patterns of a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// When any: only operations one of these names are kept.
+    pub include: Vec<Pattern>,
+    /// Operations any of these names are dropped (even when included).
+    pub exclude: Vec<Pattern>,
+}
+
+/// What applying a [`Selection`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selected {
+    /// The operations left out, by name, in document order.
+    pub excluded: Vec<String>,
+    /// Patterns that named no operation (`--include 'x'`), as written.
+    pub unmatched: Vec<String>,
+}
+
+impl Selection {
+    /// Reads the patterns of `--include` and `--exclude`.
+    pub fn parse(include: &[String], exclude: &[String]) -> Result<Selection, String> {
+        let read = |list: &[String], flag: &str| {
+            list.iter()
+                .map(|p| Pattern::parse(p).map_err(|e| format!("--{flag} {e}")))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        Ok(Selection {
+            include: read(include, "include")?,
+            exclude: read(exclude, "exclude")?,
+        })
+    }
+
+    /// Whether no pattern was given.
+    pub fn is_empty(&self) -> bool {
+        self.include.is_empty() && self.exclude.is_empty()
+    }
+
+    /// Whether `op` is kept.
+    pub fn keeps(&self, op: &Operation) -> bool {
+        (self.include.is_empty() || self.include.iter().any(|p| p.matches(op)))
+            && !self.exclude.iter().any(|p| p.matches(op))
+    }
+
+    /// The patterns that name none of `ops`.
+    pub fn unmatched<'a>(&self, ops: impl Iterator<Item = &'a Operation> + Clone) -> Vec<String> {
+        self.include
+            .iter()
+            .chain(&self.exclude)
+            .filter(|p| !ops.clone().any(|op| p.matches(op)))
+            .map(|p| p.text.clone())
+            .collect()
+    }
+
+    /// Drops from `api` the operations this selection leaves out.
+    pub fn apply(&self, api: &mut Api) -> Selected {
+        let unmatched = self.unmatched(api.operations.iter());
+        let mut excluded = Vec::new();
+        let (kept, left): (Vec<_>, Vec<_>) = std::mem::take(&mut api.operations)
+            .into_iter()
+            .partition(|op| self.keeps(op));
+        api.operations = kept;
+        for op in left {
+            excluded.push(op.name.clone());
+            api.left_out.push(op);
+        }
+        Selected {
+            excluded,
+            unmatched,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(name: &str, id: Option<&str>, method: Method, path: &str, tags: &[&str]) -> Operation {
+        Operation {
+            name: name.into(),
+            operation_id: id.map(str::to_string),
+            method,
+            path: path.into(),
+            summary: None,
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            deprecated: false,
+            parameters: vec![],
+            request_body: None,
+            responses: Default::default(),
+            pointer: String::new(),
+        }
+    }
+
+    #[test]
+    fn globs_treat_braces_as_text() {
+        assert!(glob("/pets/{petId}", "/pets/{petId}", false));
+        assert!(glob("/users/*", "/users/{id}/roles", false));
+        assert!(!glob("/users/*", "/users", false));
+        assert!(glob("delete*", "deleteUser", false));
+        assert!(!glob("delete*", "undelete", false));
+        assert!(glob("a?c", "abc", false));
+        assert!(glob("Admin", "admin", true));
+    }
+
+    #[test]
+    fn each_kind_of_pattern_names_its_operations() {
+        let shutdown = op(
+            "shutdown",
+            Some("shutdown"),
+            Method::Post,
+            "/admin/shutdown",
+            &["Admin"],
+        );
+        let delete = op(
+            "DELETE /users/{id}",
+            None,
+            Method::Delete,
+            "/users/{id}",
+            &[],
+        );
+        let unload = op(
+            "Mutation.unloadCode",
+            None,
+            Method::GraphqlMutation,
+            "unloadCode",
+            &[],
+        );
+        let p = |t: &str| Pattern::parse(t).unwrap();
+        assert!(p("POST /admin/shutdown").matches(&shutdown));
+        assert!(p("post /admin/*").matches(&shutdown));
+        assert!(!p("GET /admin/*").matches(&shutdown));
+        assert!(p("/admin/*").matches(&shutdown));
+        assert!(p("tag:admin").matches(&shutdown));
+        assert!(p("shut*").matches(&shutdown));
+        assert!(p("DELETE /users/*").matches(&delete));
+        assert!(p("* /users/{id}").matches(&delete));
+        assert!(p("DELETE /users/{id}").matches(&delete));
+        assert!(p("Mutation.unload*").matches(&unload));
+        assert!(!p("Query.*").matches(&unload));
+        assert!(
+            !p("/unloadCode").matches(&unload),
+            "a GraphQL field is no route"
+        );
+        assert!(Pattern::parse("FETCH /x").is_err());
+        assert!(Pattern::parse("  ").is_err());
+    }
+
+    #[test]
+    fn exclusion_wins_and_unmatched_patterns_are_named() {
+        let ops = [
+            op("listUsers", Some("listUsers"), Method::Get, "/users", &[]),
+            op(
+                "deleteUser",
+                Some("deleteUser"),
+                Method::Delete,
+                "/users/{id}",
+                &[],
+            ),
+        ];
+        let s = Selection::parse(
+            &["*User*".into()],
+            &["DELETE /users/*".into(), "nothingLikeThis".into()],
+        )
+        .unwrap();
+        assert!(s.keeps(&ops[0]));
+        assert!(!s.keeps(&ops[1]));
+        assert_eq!(s.unmatched(ops.iter()), ["nothingLikeThis"]);
+    }
+}
