@@ -48,34 +48,55 @@ fn is_route(s: &Seen, method: &str, prefix: &str, segments: usize) -> bool {
         && path.split('/').filter(|x| !x.is_empty()).count() == segments
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn excluded_rest_operations_get_no_request_in_any_phase() {
+/// A run of `spec` against the demo API behind a recording proxy (at
+/// `endpoint` under it), with `flags`; asserts it ended as a run does
+/// (0 or 1). Returns the demo (to shut down), the proxy, the output folder
+/// and stderr.
+async fn proxied_run(
+    spec: &str,
+    endpoint: &str,
+    flags: &[&str],
+) -> (DemoServer, Recording, tempfile::TempDir, String) {
     let demo = DemoServer::start(0).await.unwrap();
     let proxy = Recording::start(&demo.base_url()).await;
     let out = tempfile::tempdir().unwrap();
-    let run = cartograph(args(&[
+    let target = format!("{}{endpoint}", proxy.base_url);
+    let mut list = args(&[
         "run",
-        "models/demo/openapi.yaml",
+        spec,
         "--target",
-        &proxy.base_url,
-        "--max-requests",
-        "2500",
-        "--seed",
-        "5",
-        "--exclude",
-        "DELETE /authors/*",
-        "--exclude",
-        "getBook",
-        "--exclude",
-        "tag:reviews",
-        "--exclude",
-        "noSuchOperation*",
+        &target,
         "--out",
         out.path().to_str().unwrap(),
-    ]))
-    .await;
-    let stderr = String::from_utf8_lossy(&run.stderr);
+    ]);
+    list.extend(args(flags));
+    let run = cartograph(list).await;
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
     assert!(matches!(run.status.code(), Some(0 | 1)), "{stderr}");
+    (demo, proxy, out, stderr)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn excluded_rest_operations_get_no_request_in_any_phase() {
+    let (demo, proxy, out, stderr) = proxied_run(
+        "models/demo/openapi.yaml",
+        "",
+        &[
+            "--max-requests",
+            "2500",
+            "--seed",
+            "5",
+            "--exclude",
+            "DELETE /authors/*",
+            "--exclude",
+            "getBook",
+            "--exclude",
+            "tag:reviews",
+            "--exclude",
+            "noSuchOperation*",
+        ],
+    )
+    .await;
     assert!(
         stderr.contains("\"noSuchOperation*\" names no operation"),
         "{stderr}"
@@ -130,28 +151,21 @@ async fn excluded_rest_operations_get_no_request_in_any_phase() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn excluded_graphql_root_fields_get_no_request() {
-    let demo = DemoServer::start(0).await.unwrap();
-    let proxy = Recording::start(&demo.base_url()).await;
-    let out = tempfile::tempdir().unwrap();
-    let run = cartograph(args(&[
-        "run",
+    let (demo, proxy, out, _) = proxied_run(
         "models/demo/schema.graphql",
-        "--target",
-        &format!("{}/graphql", proxy.base_url),
-        "--max-requests",
-        "800",
-        "--seed",
-        "2",
-        "--exclude",
-        "Mutation.delete*",
-        "--exclude",
-        "Query.book",
-        "--out",
-        out.path().to_str().unwrap(),
-    ]))
+        "/graphql",
+        &[
+            "--max-requests",
+            "800",
+            "--seed",
+            "2",
+            "--exclude",
+            "Mutation.delete*",
+            "--exclude",
+            "Query.book",
+        ],
+    )
     .await;
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(matches!(run.status.code(), Some(0 | 1)), "{stderr}");
     let seen = proxy.seen();
     assert!(seen.len() > 200, "{} requests", seen.len());
     let mut called = std::collections::BTreeSet::new();
@@ -215,26 +229,19 @@ async fn a_selection_that_leaves_nothing_is_an_error() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rate_for_some_operations_holds_from_the_servers_view() {
-    let demo = DemoServer::start(0).await.unwrap();
-    let proxy = Recording::start(&demo.base_url()).await;
-    let out = tempfile::tempdir().unwrap();
-    let run = cartograph(args(&[
-        "run",
+    let (demo, proxy, out, _) = proxied_run(
         "models/demo/openapi.yaml",
-        "--target",
-        &proxy.base_url,
-        "--budget",
-        "8s",
-        "--seed",
-        "1",
-        "--rate-for",
-        "GET /authors*=4/s",
-        "--out",
-        out.path().to_str().unwrap(),
-    ]))
+        "",
+        &[
+            "--budget",
+            "8s",
+            "--seed",
+            "1",
+            "--rate-for",
+            "GET /authors*=4/s",
+        ],
+    )
     .await;
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert!(matches!(run.status.code(), Some(0 | 1)), "{stderr}");
     let seen = proxy.seen();
     let limited: Vec<&Seen> = seen
         .iter()

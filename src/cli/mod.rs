@@ -134,11 +134,8 @@ fn load_any(
 
 /// A client for fetching a description when no run flags say how (`graph`, `inspect`).
 fn plain_client() -> anyhow::Result<reqwest::Client> {
-    reqwest::Client::builder()
-        .user_agent(concat!("cartograph/", env!("CARGO_PKG_VERSION")))
-        .timeout(std::time::Duration::from_secs(30))
-        .build()
-        .map_err(|e| anyhow::anyhow!("cannot build the HTTP client: {e}"))
+    crate::execution::fetch_client(&Default::default(), std::time::Duration::from_secs(30))
+        .map_err(anyhow::Error::msg)
 }
 
 /// Leaves out of `apis` the operations `select` excludes, saying on stderr
@@ -150,24 +147,19 @@ fn select(apis: &mut [&mut crate::model::Api], select: &SelectArgs) -> anyhow::R
     if selection.is_empty() {
         return Ok(());
     }
-    let mut unmatched: Option<Vec<String>> = None;
-    let mut excluded = Vec::new();
-    let mut kept = 0;
-    for api in apis.iter_mut() {
-        let done = selection.apply(api);
-        unmatched = Some(match unmatched {
-            None => done.unmatched,
-            Some(before) => before
-                .into_iter()
-                .filter(|p| done.unmatched.contains(p))
-                .collect(),
-        });
-        excluded.extend(done.excluded);
-        kept += api.operations.len();
-    }
-    for p in unmatched.unwrap_or_default() {
+    // A pattern may name operations of any of the APIs (the demo has two).
+    let unmatched = selection.unmatched(apis.iter().flat_map(|api| api.operations.iter()));
+    for p in unmatched {
         eprintln!("warning: the pattern {p:?} names no operation (patterns: an operationId glob, `METHOD /path`, `tag:NAME`, `Query.field`); see `cartograph inspect SPEC` for the names");
     }
+    for api in apis.iter_mut() {
+        selection.apply(api);
+    }
+    let kept: usize = apis.iter().map(|api| api.operations.len()).sum();
+    let excluded: Vec<&str> = apis
+        .iter()
+        .flat_map(|api| api.left_out.iter().map(|op| op.name.as_str()))
+        .collect();
     if kept == 0 {
         anyhow::bail!(
             "--include/--exclude leave no operation to work on ({} excluded): loosen the patterns",
@@ -175,7 +167,7 @@ fn select(apis: &mut [&mut crate::model::Api], select: &SelectArgs) -> anyhow::R
         );
     }
     if !excluded.is_empty() {
-        let shown: Vec<&str> = excluded.iter().take(10).map(String::as_str).collect();
+        let shown: Vec<&str> = excluded.iter().take(10).copied().collect();
         eprintln!(
             "cartograph: {} operation(s) excluded, never called: {}{}",
             excluded.len(),

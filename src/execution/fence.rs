@@ -8,8 +8,7 @@ use std::collections::HashSet;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
     method: String,
-    /// Literal segments, `None` for a `{parameter}`.
-    segments: Vec<Option<String>>,
+    template: String,
 }
 
 impl Route {
@@ -17,29 +16,17 @@ impl Route {
     pub fn new(method: &str, path: &str) -> Route {
         Route {
             method: method.to_ascii_uppercase(),
-            segments: path
-                .split('/')
-                .filter(|s| !s.is_empty())
-                .map(|s| (!(s.starts_with('{') && s.ends_with('}'))).then(|| s.to_string()))
-                .collect(),
+            template: path.to_string(),
         }
     }
 
     /// How many literal segments match `path` (requested with `method`), or
     /// `None` when it is not this route.
-    fn fit(&self, method: &str, path: &[&str]) -> Option<usize> {
-        if !self.method.eq_ignore_ascii_case(method) || path.len() != self.segments.len() {
+    fn fit(&self, method: &str, path: &str) -> Option<usize> {
+        if !self.method.eq_ignore_ascii_case(method) {
             return None;
         }
-        let mut literal = 0;
-        for (want, got) in self.segments.iter().zip(path) {
-            match want {
-                Some(w) if w != got => return None,
-                Some(_) => literal += 1,
-                None => {}
-            }
-        }
-        Some(literal)
+        super::wire::template_fit(&self.template, path)
     }
 }
 
@@ -90,22 +77,12 @@ impl Fence {
         if self.closes_operation(operation) {
             return true;
         }
-        let path = path.split(['?', '#']).next().unwrap_or("");
-        let segments: Vec<String> = path
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .map(|s| {
-                percent_encoding::percent_decode_str(s)
-                    .decode_utf8_lossy()
-                    .into_owned()
-            })
-            .collect();
-        let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
-        let best = |routes: &[Route]| routes.iter().filter_map(|r| r.fit(method, &segments)).max();
-        match (best(&self.closed), best(&self.open)) {
-            (Some(closed), Some(open)) => closed >= open,
-            (Some(_), None) => true,
-            _ => false,
+        let best = |routes: &[Route]| routes.iter().filter_map(|r| r.fit(method, path)).max();
+        // The kept routes (possibly thousands) are scanned only when a
+        // fenced one fits: this runs before every request.
+        match best(&self.closed) {
+            Some(closed) => best(&self.open).is_none_or(|open| closed >= open),
+            None => false,
         }
     }
 }

@@ -25,7 +25,7 @@ pub use bounded::JSON_ITEMS;
 pub use engine::{plain_words, run, Driver, RunOutcome, StopReason, TestRun};
 pub use politeness::{parse_rate, Politeness, Rate};
 pub use trace::TraceWriter;
-pub use transport::Transport;
+pub use transport::{fetch_client, Transport};
 pub use wire::target_relative;
 
 /// What to send: everything needed to build one HTTP request.

@@ -46,18 +46,9 @@ impl Transport {
         concurrency: usize,
         tls: &super::tls::Tls,
     ) -> Result<Transport, String> {
-        let origin = base.origin();
-        let policy = reqwest::redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() >= 5 {
-                attempt.stop()
-            } else if attempt.url().origin() == origin {
-                attempt.follow()
-            } else {
-                // Another origin: never followed, so no header reaches it; the
-                // 3xx is recorded as the answer.
-                attempt.stop()
-            }
-        });
+        // Every request goes to `base`'s origin, so the first URL's origin
+        // is the target's.
+        let policy = same_origin_redirects();
         let builder = || {
             tls.apply(
                 reqwest::Client::builder()
@@ -240,4 +231,35 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     }
     parts.dedup();
     parts.join(": ")
+}
+
+/// A client for what a run fetches besides its requests (a description,
+/// the introspection query): the `tls` settings, `timeout` for the whole
+/// exchange, redirects followed within the origin only.
+pub fn fetch_client(tls: &super::tls::Tls, timeout: Duration) -> Result<reqwest::Client, String> {
+    tls.apply(
+        reqwest::Client::builder()
+            .user_agent(concat!("cartograph/", env!("CARGO_PKG_VERSION")))
+            .timeout(timeout)
+            .redirect(same_origin_redirects()),
+    )?
+    .build()
+    .map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
+/// Follows at most 5 redirects, and only within the first request's
+/// origin: another host never receives the run's headers (`-H` values
+/// included); its 3xx is the answer.
+pub fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same = attempt
+            .previous()
+            .first()
+            .is_none_or(|first| first.origin() == attempt.url().origin());
+        if attempt.previous().len() >= 5 || !same {
+            attempt.stop()
+        } else {
+            attempt.follow()
+        }
+    })
 }

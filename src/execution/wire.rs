@@ -78,6 +78,29 @@ pub fn target_relative(target: &url::Url, location: &str) -> Option<String> {
     Some(path)
 }
 
+/// How a concrete path (query ignored) fits a path template: the number of
+/// literal segments it matched (`/users/me` fits `/users/me` with 2 and
+/// `/users/{id}` with 1), or `None` when it does not fit.
+pub fn template_fit(template: &str, path: &str) -> Option<usize> {
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    let t: Vec<&str> = template.split('/').filter(|s| !s.is_empty()).collect();
+    let p: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    if t.len() != p.len() {
+        return None;
+    }
+    let mut literal = 0;
+    for (want, got) in t.iter().zip(&p) {
+        if want.starts_with('{') && want.ends_with('}') {
+            continue;
+        }
+        if want != got {
+            return None;
+        }
+        literal += 1;
+    }
+    Some(literal)
+}
+
 #[cfg(test)]
 mod location_tests {
     use super::{location_id, target_relative};

@@ -214,7 +214,8 @@ impl DocSet {
     }
 }
 
-fn collect_external_files(v: &Value, out: &mut Vec<String>) {
+/// The files `$ref`s in `v` name (`common.yaml`, not `#/components/…`), once each.
+pub(super) fn collect_external_files(v: &Value, out: &mut Vec<String>) {
     match v {
         Value::Object(map) => {
             if let Some(Value::String(r)) = map.get("$ref") {

@@ -57,7 +57,7 @@ pub async fn fetch(
             continue;
         };
         let mut files = Vec::new();
-        external_files(&value, &mut files);
+        super::document::collect_external_files(&value, &mut files);
         for file in files {
             let Ok(next) = at.join(&file) else { continue };
             let mut next_doc = next.clone();
@@ -172,29 +172,6 @@ fn write(path: &Path, text: &str, shown: &Path) -> Result<(), SpecError> {
     }
     std::fs::write(path, text)
         .map_err(|e| SpecError::new(shown, format!("cannot write a temporary copy: {e}")))
-}
-
-/// The files `$ref`s of `v` name (`common.yaml`, not `#/components/…`).
-fn external_files(v: &serde_json::Value, out: &mut Vec<String>) {
-    match v {
-        serde_json::Value::Object(map) => {
-            if let Some(serde_json::Value::String(r)) = map.get("$ref") {
-                let file = r.split('#').next().unwrap_or("");
-                if !file.is_empty() && !out.iter().any(|f| f == file) {
-                    out.push(file.to_string());
-                }
-            }
-            for child in map.values() {
-                external_files(child, out);
-            }
-        }
-        serde_json::Value::Array(items) => {
-            for child in items {
-                external_files(child, out);
-            }
-        }
-        _ => {}
-    }
 }
 
 #[cfg(test)]

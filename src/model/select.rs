@@ -127,15 +127,6 @@ pub struct Selection {
     pub exclude: Vec<Pattern>,
 }
 
-/// What applying a [`Selection`] did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Selected {
-    /// The operations left out, by name, in document order.
-    pub excluded: Vec<String>,
-    /// Patterns that named no operation (`--include 'x'`), as written.
-    pub unmatched: Vec<String>,
-}
-
 impl Selection {
     /// Reads the patterns of `--include` and `--exclude`.
     pub fn parse(include: &[String], exclude: &[String]) -> Result<Selection, String> {
@@ -171,22 +162,14 @@ impl Selection {
             .collect()
     }
 
-    /// Drops from `api` the operations this selection leaves out.
-    pub fn apply(&self, api: &mut Api) -> Selected {
-        let unmatched = self.unmatched(api.operations.iter());
-        let mut excluded = Vec::new();
+    /// Moves the operations this selection leaves out of `api` to its
+    /// `left_out`.
+    pub fn apply(&self, api: &mut Api) {
         let (kept, left): (Vec<_>, Vec<_>) = std::mem::take(&mut api.operations)
             .into_iter()
             .partition(|op| self.keeps(op));
         api.operations = kept;
-        for op in left {
-            excluded.push(op.name.clone());
-            api.left_out.push(op);
-        }
-        Selected {
-            excluded,
-            unmatched,
-        }
+        api.left_out.extend(left);
     }
 }
 

@@ -542,7 +542,7 @@ impl Ledger {
                     // The run deleted what the witness names (seed data
                     // included): on its server, and in a reproducer, a
                     // resource of the same kind that the run made stands in.
-                    if let Some((path, r)) = self.stand_in(&at, consumer.seq) {
+                    if let Some((path, r)) = self.stand_in(&at) {
                         if !rewrites.iter().any(|(old, _)| *old == at) {
                             rewrites.push((at.clone(), path));
                         }
@@ -600,9 +600,8 @@ impl Ledger {
     /// A resource the run made, not deleted, of the same kind as the path
     /// `at` (`/authors/1/books/1` → `/authors/7/books/9`: the literal
     /// segments equal, the ids any): the latest made; its creation goes
-    /// before the witness whenever it happened. Its changes before `seq`
-    /// come with it.
-    fn stand_in(&self, at: &str, _seq: u64) -> Option<(String, &Resource)> {
+    /// before the witness whenever it happened.
+    fn stand_in(&self, at: &str) -> Option<(String, &Resource)> {
         let want: Vec<&str> = at.split('/').filter(|s| !s.is_empty()).collect();
         let is_id = |s: &str| s.chars().any(|c| c.is_ascii_digit()) || self.by_id.contains_key(s);
         self.by_id

@@ -206,19 +206,9 @@ impl RunOptions {
     }
 
     /// An HTTP client for what a run fetches besides its requests (the
-    /// description, the introspection query): the run's TLS settings and
-    /// timeout, no redirect followed.
+    /// description, the introspection query).
     pub fn client(&self) -> anyhow::Result<reqwest::Client> {
-        self.tls()
-            .apply(
-                reqwest::Client::builder()
-                    .user_agent(concat!("cartograph/", env!("CARGO_PKG_VERSION")))
-                    .timeout(self.timeout)
-                    .redirect(reqwest::redirect::Policy::limited(5)),
-            )
-            .map_err(anyhow::Error::msg)?
-            .build()
-            .map_err(|e| anyhow::anyhow!("cannot build the HTTP client: {e}"))
+        execution::fetch_client(&self.tls(), self.timeout).map_err(anyhow::Error::msg)
     }
 
     /// What the search is told: these options, the seed and the target.

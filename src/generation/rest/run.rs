@@ -120,7 +120,8 @@ impl FlowRun {
                         .operations
                         .iter()
                         .find(|o| {
-                            o.method == crate::model::Method::Get && template_matches(&o.path, &at)
+                            o.method == crate::model::Method::Get
+                                && crate::execution::wire::template_fit(&o.path, &at).is_some()
                         })
                         .map_or_else(|| format!("{} (Location)", op.name), |o| o.name.clone());
                     follow.push(get(&name, &at));
@@ -354,17 +355,6 @@ impl TestRun for FlowRun {
         self.probes.push(false);
         Some(self.request(index))
     }
-}
-
-/// Whether a concrete path fits a path template (`/reviews/2` fits `/reviews/{id}`).
-pub fn template_matches(template: &str, path: &str) -> bool {
-    let path = path.split('?').next().unwrap_or("");
-    let t: Vec<&str> = template.split('/').filter(|s| !s.is_empty()).collect();
-    let p: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    t.len() == p.len()
-        && t.iter()
-            .zip(&p)
-            .all(|(a, b)| (a.starts_with('{') && a.ends_with('}')) || a == b)
 }
 
 #[cfg(test)]

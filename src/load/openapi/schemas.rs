@@ -15,6 +15,23 @@ use crate::load::document::{escape_pointer, DocId, DocSet, Target};
 use crate::model::{Method, Schema, SchemaType};
 
 impl<'a> Converter<'a> {
+    /// Where `$ref` `r` (written at `pointer` of `doc`) leads; when nowhere,
+    /// a warning there saying why, followed by `consequence`.
+    fn target_or_warn(
+        &mut self,
+        doc: DocId,
+        r: &str,
+        pointer: &str,
+        consequence: &str,
+    ) -> Option<Target> {
+        let target = self.docs.target(doc, r);
+        if target.is_none() {
+            let why = self.docs.unresolvable(doc, r);
+            self.warn(doc, format!("#{pointer}"), format!("{why}{consequence}"));
+        }
+        target
+    }
+
     pub(super) fn register_named(&mut self, target: Target, name: String) -> String {
         if let Some(existing) = self.named.get(&target) {
             return existing.clone();
@@ -145,13 +162,9 @@ impl<'a> Converter<'a> {
             return Schema::default();
         }
         if let Some(r) = obj.get("$ref").and_then(Value::as_str) {
-            let Some(target) = self.docs.target(doc, r) else {
-                let why = self.docs.unresolvable(doc, r);
-                self.warn(
-                    doc,
-                    format!("#{pointer}"),
-                    format!("{why}; the schema is treated as `any`"),
-                );
+            let Some(target) =
+                self.target_or_warn(doc, r, pointer, "; the schema is treated as `any`")
+            else {
                 return Schema::default();
             };
             let name = match named_schema_name(self.docs, &target) {
@@ -328,13 +341,9 @@ impl<'a> Converter<'a> {
             // merge as nothing.
             return self.schema_body(doc, value, pointer, depth, visiting);
         };
-        let Some(target) = self.docs.target(doc, r) else {
-            let why = self.docs.unresolvable(doc, r);
-            self.warn(
-                doc,
-                format!("#{pointer}"),
-                format!("{why} (in allOf); that part is left out"),
-            );
+        let Some(target) =
+            self.target_or_warn(doc, r, pointer, " (in allOf); that part is left out")
+        else {
             return Schema::default();
         };
         // Make sure the named schema itself also exists in the model.
