@@ -120,12 +120,21 @@ async fn a_hostile_server_is_survived_recorded_and_kept_within_budget() {
     // waiting and the eventual success; here the budget may end during a pause).
     let storm = of_op(&t, "storm");
     assert!(storm.iter().any(|l| l["status"] == 429), "{storm:?}");
-    let away = of_op(&t, "redirectAway");
+    // On a loaded machine a request may time out or be cut at the budget's
+    // end; every answer that came is what the policy says.
+    let answered = |records: Vec<&Value>| -> Vec<Value> {
+        records
+            .into_iter()
+            .filter(|l| l["failure"].is_null())
+            .cloned()
+            .collect()
+    };
+    let away = answered(of_op(&t, "redirectAway"));
     assert!(
         !away.is_empty() && away.iter().all(|l| l["status"] == 302),
-        "cross-origin redirects are not followed"
+        "cross-origin redirects are not followed: {away:?}"
     );
-    let same = of_op(&t, "redirectSame");
+    let same = answered(of_op(&t, "redirectSame"));
     assert!(
         same.iter().all(|l| l["status"] == 200),
         "same-origin redirects are followed"
