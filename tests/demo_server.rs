@@ -63,7 +63,7 @@ fn refs(value: &Value, out: &mut Vec<String>) {
     }
 }
 
-/// A JSON Schema validator for an OpenAPI 3.0 schema object of `spec`.
+/// A JSON Schema validator for an OpenAPI 3.1 schema object of `spec` (JSON Schema 2020-12).
 fn validator(spec: &Value, schema: &Value) -> jsonschema::Validator {
     let mut root = schema.clone();
     // Refs point at `#/components/...`, so the components travel with the schema.
@@ -71,7 +71,7 @@ fn validator(spec: &Value, schema: &Value) -> jsonschema::Validator {
         panic!("schema is not an object: {schema}");
     };
     object.insert("components".into(), spec["components"].clone());
-    jsonschema::draft4::new(&root).expect("schema compiles")
+    jsonschema::draft202012::new(&root).expect("schema compiles")
 }
 
 /// One HTTP answer.
@@ -225,7 +225,7 @@ fn openapi_yaml_is_structurally_valid() {
     let spec = spec();
     assert!(spec["openapi"]
         .as_str()
-        .is_some_and(|v| v.starts_with("3.0.")));
+        .is_some_and(|v| v.starts_with("3.1.")));
     assert!(spec["info"]["title"].is_string() && spec["info"]["version"].is_string());
     let schemas = spec["components"]["schemas"]
         .as_object()
