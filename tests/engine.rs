@@ -646,7 +646,7 @@ async fn the_readme_first_command_runs_the_demo_and_scores_it() {
     // The demo has planted faults, so a run that finds any exits 1.
     assert_eq!(result.status.code(), Some(1), "{stdout}");
     assert!(
-        stdout.contains("operations answered 2xx: 15 of 15"),
+        stdout.contains("operations answered 2xx: 17 of 17"),
         "{stdout}"
     );
     let line = stdout
