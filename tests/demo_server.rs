@@ -8,7 +8,7 @@ use cartograph::demo::{DemoServer, GRAPHQL_SDL, OPENAPI_YAML};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{json, Value};
 
-const ALL_OPERATIONS: [&str; 15] = [
+const ALL_OPERATIONS: [&str; 17] = [
     "listAuthors",
     "createAuthor",
     "getAuthor",
@@ -24,6 +24,8 @@ const ALL_OPERATIONS: [&str; 15] = [
     "placeOrder",
     "getOrder",
     "cancelOrder",
+    "createList",
+    "getList",
 ];
 
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
@@ -63,7 +65,34 @@ fn refs(value: &Value, out: &mut Vec<String>) {
     }
 }
 
-/// A JSON Schema validator for an OpenAPI 3.0 schema object of `spec`.
+/// Where `value` holds a null default or example, or a 3.0 `nullable`.
+fn null_hints(value: &Value, at: &str, out: &mut Vec<String>) {
+    match value {
+        Value::Object(object) => {
+            for (key, inner) in object {
+                let here = format!("{at}/{key}");
+                let null_example = match (key.as_str(), inner) {
+                    ("default" | "example", Value::Null) => true,
+                    ("examples", Value::Array(items)) => items.contains(&Value::Null),
+                    ("nullable", _) => true,
+                    _ => false,
+                };
+                if null_example {
+                    out.push(here.clone());
+                }
+                null_hints(inner, &here, out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                null_hints(item, &format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A JSON Schema validator for an OpenAPI 3.1 schema object of `spec` (JSON Schema 2020-12).
 fn validator(spec: &Value, schema: &Value) -> jsonschema::Validator {
     let mut root = schema.clone();
     // Refs point at `#/components/...`, so the components travel with the schema.
@@ -71,7 +100,7 @@ fn validator(spec: &Value, schema: &Value) -> jsonschema::Validator {
         panic!("schema is not an object: {schema}");
     };
     object.insert("components".into(), spec["components"].clone());
-    jsonschema::draft4::new(&root).expect("schema compiles")
+    jsonschema::draft202012::new(&root).expect("schema compiles")
 }
 
 /// One HTTP answer.
@@ -79,6 +108,7 @@ fn validator(spec: &Value, schema: &Value) -> jsonschema::Validator {
 struct Reply {
     status: StatusCode,
     location: Option<String>,
+    etag: Option<String>,
     body: Value,
     text: String,
 }
@@ -104,17 +134,35 @@ impl Harness {
 
     /// A raw request; `path` may carry a query string.
     async fn call(&self, method: Method, path: &str, body: Option<Value>) -> Reply {
+        self.call_with(method, path, &[], body).await
+    }
+
+    /// A raw request with extra headers.
+    async fn call_with(
+        &self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<Value>,
+    ) -> Reply {
         let url = format!("{}{path}", self.server.base_url());
         let mut request = self.http.request(method, url);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
         if let Some(body) = body {
             request = request.json(&body);
         }
         let response = request.send().await.expect("request is answered");
         let status = response.status();
-        let location = response
-            .headers()
-            .get("location")
-            .map(|value| value.to_str().expect("ASCII location").to_string());
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .map(|value| value.to_str().expect("ASCII header").to_string())
+        };
+        let location = header("location");
+        let etag = header("etag");
         let text = response.text().await.expect("body is read");
         let body = if text.is_empty() {
             Value::Null
@@ -124,6 +172,7 @@ impl Harness {
         Reply {
             status,
             location,
+            etag,
             body,
             text,
         }
@@ -141,6 +190,18 @@ impl Harness {
         query: &str,
         body: Option<Value>,
     ) -> Reply {
+        self.op_with(operation_id, params, query, &[], body).await
+    }
+
+    /// [`Harness::op`] with extra request headers.
+    async fn op_with(
+        &mut self,
+        operation_id: &str,
+        params: &[(&str, u64)],
+        query: &str,
+        headers: &[(&str, &str)],
+        body: Option<Value>,
+    ) -> Reply {
         let (template, method, operation) = operations(&self.spec)
             .into_iter()
             .find(|(_, _, operation)| operation["operationId"] == operation_id)
@@ -150,7 +211,9 @@ impl Harness {
             path = path.replace(&format!("{{{name}}}"), &value.to_string());
         }
         let method = Method::from_bytes(method.to_uppercase().as_bytes()).expect("HTTP method");
-        let reply = self.call(method, &format!("{path}{query}"), body).await;
+        let reply = self
+            .call_with(method, &format!("{path}{query}"), headers, body)
+            .await;
         let documented = &operation["responses"][reply.status.as_str()];
         assert!(
             documented.is_object(),
@@ -225,7 +288,7 @@ fn openapi_yaml_is_structurally_valid() {
     let spec = spec();
     assert!(spec["openapi"]
         .as_str()
-        .is_some_and(|v| v.starts_with("3.0.")));
+        .is_some_and(|v| v.starts_with("3.1.")));
     assert!(spec["info"]["title"].is_string() && spec["info"]["version"].is_string());
     let schemas = spec["components"]["schemas"]
         .as_object()
@@ -241,6 +304,9 @@ fn openapi_yaml_is_structurally_valid() {
         "NewReview",
         "NewOrder",
         "Error",
+        "ListRef",
+        "ReadingList",
+        "NewReadingList",
     ] {
         assert!(schemas.contains_key(name), "missing schema {name}");
     }
@@ -319,10 +385,60 @@ fn openapi_yaml_is_structurally_valid() {
         "updateBook",
         "createReview",
         "placeOrder",
+        "createList",
     ]
     .map(String::from)
     .into();
     assert_eq!(with_body, expected);
+
+    // OpenAPI 3.1 null forms, and nothing that would hand a generator a null
+    // by accident: F14's gate must take a tool that writes the null branch.
+    let mut nulls = Vec::new();
+    null_hints(&spec, "", &mut nulls);
+    assert!(
+        nulls.is_empty(),
+        "null defaults, examples or `nullable`: {nulls:?}"
+    );
+    let new_list = &schemas["NewReadingList"];
+    assert!(new_list["required"]
+        .as_array()
+        .is_some_and(|names| names.contains(&json!("parent"))));
+    assert_eq!(
+        new_list["properties"]["parent"]["anyOf"],
+        json!([{ "$ref": "#/components/schemas/ListRef" }, { "type": "null" }])
+    );
+    assert_eq!(
+        new_list["properties"]["note"]["type"],
+        json!(["string", "null"])
+    );
+    assert_eq!(
+        schemas["ListRef"]["properties"]["id"]["exclusiveMinimum"],
+        0
+    );
+
+    // An optional bearer scheme on exactly two operations, documenting the 401
+    // a malformed header deserves (F11).
+    assert_eq!(
+        spec["components"]["securitySchemes"]["bearerAuth"],
+        json!({
+            "type": "http",
+            "scheme": "bearer",
+            "description": spec["components"]["securitySchemes"]["bearerAuth"]["description"]
+        })
+    );
+    assert!(spec.get("security").is_none());
+    let secured: BTreeSet<&str> = operations
+        .iter()
+        .filter(|(_, _, operation)| operation.get("security").is_some())
+        .map(|(_, _, operation)| operation["operationId"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(secured, BTreeSet::from(["createReview", "listOrders"]));
+    for (_, _, operation) in &operations {
+        if operation.get("security").is_some() {
+            assert_eq!(operation["security"], json!([{}, { "bearerAuth": [] }]));
+            assert!(operation["responses"]["401"].is_object());
+        }
+    }
 
     // createReview's 201 deliberately documents no body.
     let review = &spec["paths"]["/authors/{authorId}/books/{bookId}/reviews"]["post"];
@@ -443,6 +559,34 @@ async fn every_operation_answers_2xx_on_a_happy_path() {
         .op("deleteAuthor", &[("authorId", author_id)], "", None)
         .await;
     assert_eq!(deleted.status, StatusCode::NO_CONTENT);
+
+    let top = h
+        .op(
+            "createList",
+            &[],
+            "",
+            Some(json!({ "name": "To read", "parent": null })),
+        )
+        .await;
+    assert_eq!(top.status, StatusCode::CREATED);
+    assert_eq!(
+        top.body,
+        json!({ "id": 1, "name": "To read", "parent": null, "note": null })
+    );
+    let location = top.location.clone().unwrap_or_default();
+    assert_eq!(h.get(&location).await.body, top.body);
+    let child = json!({ "name": "SF", "parent": { "id": 1 }, "note": "for the holidays" });
+    let child = h.op("createList", &[], "", Some(child)).await;
+    assert_eq!(child.status, StatusCode::CREATED);
+    let read = h
+        .op(
+            "getList",
+            &[("listId", id_of(&child))],
+            "?expand=parent",
+            None,
+        )
+        .await;
+    assert_eq!(read.body["parent"]["name"], "To read");
 
     let all: BTreeSet<String> = ALL_OPERATIONS.iter().map(|id| id.to_string()).collect();
     assert_eq!(h.exercised, all);
@@ -850,6 +994,252 @@ async fn f9_review_location_does_not_resolve() {
         .await;
     let location = author.location.clone().expect("Location");
     assert_eq!(h.get(&location).await.status, StatusCode::OK);
+    h.server.shutdown().await;
+}
+
+#[tokio::test]
+async fn f10_if_match_with_a_quoted_non_number_is_a_500() {
+    let mut h = Harness::start().await;
+    let ids = [("authorId", 1), ("bookId", 2)];
+    let path = "/authors/1/books/2";
+    let read = h.op("getBook", &ids, "", None).await;
+    assert_eq!(read.etag.as_deref(), Some("\"1\""));
+    let stock = || Some(json!({ "stock": 4 }));
+
+    for tag in ["\"abc\"", "\"\"", "\"1.0\"", "\"-1\"", "\" 1\""] {
+        let reply = h
+            .call_with(Method::PATCH, path, &[("if-match", tag)], stock())
+            .await;
+        assert_eq!(reply.status, StatusCode::INTERNAL_SERVER_ERROR, "{tag}");
+        assert_eq!(reply.body, json!({ "message": "internal error" }), "{tag}");
+    }
+    // The crashes changed nothing.
+    assert_eq!(h.get(path).await.etag.as_deref(), Some("\"1\""));
+
+    // Near misses: the documented uses, and headers the server ignores.
+    let updated = h.op_with("updateBook", &ids, "", &[], stock()).await;
+    assert_eq!(updated.status, StatusCode::OK);
+    assert_eq!(updated.etag.as_deref(), Some("\"2\""));
+    let current = [("if-match", "\"2\"")];
+    let matched = h.op_with("updateBook", &ids, "", &current, stock()).await;
+    assert_eq!(matched.status, StatusCode::OK);
+    assert_eq!(matched.etag.as_deref(), Some("\"3\""));
+    let stale = h.op_with("updateBook", &ids, "", &current, stock()).await;
+    assert_eq!(
+        stale.status,
+        StatusCode::PRECONDITION_FAILED,
+        "{}",
+        stale.text
+    );
+    let huge = [("if-match", "\"99999999999999999999999\"")];
+    let huge = h.op_with("updateBook", &ids, "", &huge, stock()).await;
+    assert_eq!(huge.status, StatusCode::PRECONDITION_FAILED);
+    for ignored in ["*", "3", "abc", "W/\"abc\"", "\"abc", "\""] {
+        let reply = h
+            .op_with("updateBook", &ids, "", &[("if-match", ignored)], stock())
+            .await;
+        assert_eq!(reply.status, StatusCode::OK, "{ignored}");
+    }
+    // The tag is read only for a valid body and a live book.
+    let bad = [("if-match", "\"abc\"")];
+    let invalid = h
+        .op_with("updateBook", &ids, "", &bad, Some(json!({ "stock": "x" })))
+        .await;
+    assert_eq!(invalid.status, StatusCode::BAD_REQUEST);
+    let missing = [("authorId", 1), ("bookId", 999)];
+    let missing = h.op_with("updateBook", &missing, "", &bad, stock()).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    // Only updateBook reads it.
+    let read = h.op_with("getBook", &ids, "", &bad, None).await;
+    assert_eq!(read.status, StatusCode::OK);
+    h.server.shutdown().await;
+}
+
+#[tokio::test]
+async fn f11_malformed_bearer_credentials_are_a_500() {
+    let mut h = Harness::start().await;
+    let operation = &h.spec["paths"]["/orders"]["get"];
+    assert!(
+        operation["responses"]["401"].is_object(),
+        "401 is documented"
+    );
+    let ids = [("authorId", 1), ("bookId", 1)];
+    let review = || Some(json!({ "rating": 4, "text": "Good." }));
+    for value in [
+        "Token abc",
+        "Basic dXNlcjpwYXNz",
+        "Bearer",
+        "Bearer a b",
+        "abc",
+        "",
+    ] {
+        let auth = [("authorization", value)];
+        let orders = h.call_with(Method::GET, "/orders", &auth, None).await;
+        assert_eq!(
+            orders.status,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "{value:?}"
+        );
+        assert_eq!(orders.body, json!({ "message": "internal error" }));
+        let path = "/authors/1/books/1/reviews";
+        let created = h.call_with(Method::POST, path, &auth, review()).await;
+        assert_eq!(
+            created.status,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "{value:?}"
+        );
+    }
+    // No review was stored by the crashed calls.
+    let reviews = h.op("listReviews", &ids, "", None).await;
+    assert_eq!(reviews.body.as_array().map(Vec::len), Some(1));
+
+    // Near misses: anonymous, any well-formed bearer token, other operations.
+    for auth in [
+        &[][..],
+        &[("authorization", "Bearer abc.def")],
+        &[("authorization", "bearer x")],
+    ] {
+        let orders = h.op_with("listOrders", &[], "", auth, None).await;
+        assert_eq!(orders.status, StatusCode::OK, "{auth:?}");
+        let created = h.op_with("createReview", &ids, "", auth, review()).await;
+        assert_eq!(created.status, StatusCode::CREATED, "{auth:?}");
+    }
+    let token = [("authorization", "Token abc")];
+    let order = h
+        .op_with("getOrder", &[("orderId", 1)], "", &token, None)
+        .await;
+    assert_eq!(order.status, StatusCode::OK);
+    let authors = h.op_with("listAuthors", &[], "", &token, None).await;
+    assert_eq!(authors.status, StatusCode::OK);
+    h.server.shutdown().await;
+}
+
+#[tokio::test]
+async fn f12_non_integer_offset_is_a_500() {
+    let mut h = Harness::start().await;
+    for offset in ["abc", "", "1.5", "1e2", "0x1"] {
+        let reply = h.get(&format!("/authors/1/books?offset={offset}")).await;
+        assert_eq!(
+            reply.status,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "{offset:?}"
+        );
+        assert_eq!(reply.body, json!({ "message": "internal error" }));
+    }
+    // Parsed before the author is looked up.
+    let unknown = h.get("/authors/999/books?offset=abc").await;
+    assert_eq!(unknown.status, StatusCode::INTERNAL_SERVER_ERROR);
+
+    // Near misses: integers in and out of range, and F6's malformed limit.
+    let author = [("authorId", 1)];
+    for (offset, count) in [("0", 2), ("1", 1), ("5", 0), ("99999999999999999999", 0)] {
+        let reply = h
+            .op("listBooks", &author, &format!("?offset={offset}"), None)
+            .await;
+        assert_eq!(reply.status, StatusCode::OK, "{offset}");
+        assert_eq!(reply.body.as_array().map(Vec::len), Some(count), "{offset}");
+    }
+    let second = h.op("listBooks", &author, "?offset=1", None).await;
+    assert_eq!(second.body[0]["title"], "The Dispossessed");
+    let negative = h.op("listBooks", &author, "?offset=-1", None).await;
+    assert_eq!(negative.status, StatusCode::BAD_REQUEST);
+    let limit = h.op("listAuthors", &[], "?limit=x", None).await;
+    assert_eq!(limit.status, StatusCode::BAD_REQUEST);
+    h.server.shutdown().await;
+}
+
+#[tokio::test]
+async fn f13_book_without_stock_is_a_500() {
+    let mut h = Harness::start().await;
+    let no_stock = json!({ "title": "Small Gods", "price": 8.5 });
+    let reply = h
+        .call(Method::POST, "/authors/2/books", Some(no_stock))
+        .await;
+    assert_eq!(reply.status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(reply.body, json!({ "message": "internal error" }));
+    let author = [("authorId", 2)];
+    let listed = h.op("listBooks", &author, "", None).await;
+    assert_eq!(
+        listed.body.as_array().map(Vec::len),
+        Some(1),
+        "nothing created"
+    );
+
+    // Near misses: stock of a wrong type or range, other fields missing first.
+    for body in [
+        json!({ "title": "Small Gods", "price": 8.5, "stock": "3" }),
+        json!({ "title": "Small Gods", "price": 8.5, "stock": null }),
+        json!({ "title": "Small Gods", "price": 8.5, "stock": -1 }),
+        json!({ "price": 8.5 }),
+        json!({ "title": "Small Gods" }),
+    ] {
+        let reply = h.op("createBook", &author, "", Some(body.clone())).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{body}");
+    }
+    let complete = json!({ "title": "Small Gods", "price": 8.5, "stock": 3 });
+    let created = h.op("createBook", &author, "", Some(complete)).await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    assert_eq!(id_of(&created), 4, "the crash used no id");
+    h.server.shutdown().await;
+}
+
+#[tokio::test]
+async fn f14_expanding_a_top_level_lists_parent_is_a_500() {
+    let mut h = Harness::start().await;
+    // Before the first list exists, only an explicit null parent creates one.
+    for body in [
+        json!({ "name": "To read" }),
+        json!({ "name": "To read", "parent": "abc" }),
+        json!({ "name": "To read", "parent": 1 }),
+        json!({ "name": "To read", "parent": {} }),
+        json!({ "name": "To read", "parent": { "id": 1 } }),
+        json!({ "name": "To read", "parent": { "id": "1" } }),
+    ] {
+        let reply = h.op("createList", &[], "", Some(body.clone())).await;
+        assert_eq!(reply.status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    }
+    for body in [
+        json!({ "parent": null }),
+        json!({ "name": "", "parent": null }),
+        json!({ "name": "To read", "parent": null, "note": 5 }),
+    ] {
+        let reply = h.op("createList", &[], "", Some(body.clone())).await;
+        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{body}");
+    }
+    let list = [("listId", 1)];
+    for query in ["", "?expand=parent"] {
+        let reply = h.op("getList", &list, query, None).await;
+        assert_eq!(reply.status, StatusCode::NOT_FOUND, "{query}");
+    }
+
+    let top = json!({ "name": "To read", "parent": null });
+    let created = h.op("createList", &[], "", Some(top)).await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    assert_eq!(created.location.as_deref(), Some("/lists/1"));
+    let reply = h.get("/lists/1?expand=parent").await;
+    assert_eq!(reply.status, StatusCode::INTERNAL_SERVER_ERROR);
+    assert_eq!(reply.body, json!({ "message": "internal error" }));
+
+    // Near misses: the same list without expand, a child list with it.
+    let plain = h.op("getList", &list, "", None).await;
+    assert_eq!(plain.body["parent"], Value::Null);
+    let child = json!({ "name": "SF", "parent": { "id": 1 } });
+    let child = h.op("createList", &[], "", Some(child)).await;
+    assert_eq!(child.status, StatusCode::CREATED);
+    assert_eq!(child.body["parent"], json!({ "id": 1 }));
+    let child_id = [("listId", id_of(&child))];
+    let expanded = h.op("getList", &child_id, "?expand=parent", None).await;
+    assert_eq!(expanded.status, StatusCode::OK);
+    assert_eq!(
+        expanded.body["parent"],
+        json!({ "id": 1, "name": "To read", "parent": null, "note": null })
+    );
+    let unknown = h.op("getList", &list, "?expand=children", None).await;
+    assert_eq!(unknown.status, StatusCode::BAD_REQUEST);
+
+    // A reset forgets the lists.
+    h.call(Method::POST, "/__reset", None).await;
+    assert_eq!(h.get("/lists/1").await.status, StatusCode::NOT_FOUND);
     h.server.shutdown().await;
 }
 

@@ -664,7 +664,7 @@ async fn the_readme_first_command_runs_the_demo_and_scores_it() {
         other => panic!("exit {other:?}: {stderr}"),
     }
     assert!(
-        stdout.contains("operations answered 2xx: 15 of 15"),
+        stdout.contains("operations answered 2xx: 17 of 17"),
         "{stdout}"
     );
     let line = stdout

@@ -87,7 +87,7 @@ async fn planted_faults_are_reported_once_confirmed_and_reproducible() {
         .filter(|(_, oracles, _)| !oracles[0].starts_with("graphql_"))
         .map(|(id, oracles, ops)| (id.clone(), oracles[0].clone(), ops.clone()))
         .collect();
-    assert_eq!(rest.len(), 7, "{rest:?}");
+    assert_eq!(rest.len(), 12, "{rest:?}");
     for (id, oracle, operations) in &rest {
         let hits: Vec<&Value> = faults
             .iter()

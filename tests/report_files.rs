@@ -343,6 +343,7 @@ fn hand_built() -> Report {
             sampled: BTreeMap::new(),
             improvements: BTreeMap::new(),
             covered_at,
+            learnt_constraints: Vec::new(),
         }),
     }
 }
@@ -1511,6 +1512,7 @@ fn report_from_json(r: &Value) -> Report {
                 .iter()
                 .map(|p| (text(&p[0]), p[1].as_u64().unwrap()))
                 .collect(),
+            learnt_constraints: Vec::new(),
         }),
     }
 }
@@ -1667,7 +1669,7 @@ fn the_demo_command_writes_junit_html_and_sarif() {
         .iter()
         .map(|g| g["format"].as_str().unwrap())
         .collect();
-    assert_eq!(formats, ["OpenAPI 3.0", "GraphQL"]);
+    assert_eq!(formats, ["OpenAPI 3.1", "GraphQL"]);
     let final_graph: GraphDocument = serde_json::from_str(
         &std::fs::read_to_string(dir.path().join("graph-final.json")).unwrap(),
     )

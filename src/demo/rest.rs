@@ -1,23 +1,24 @@
 //! The REST front end, as described by `models/demo/openapi.yaml`.
 //!
 //! Bodies and parameters are validated by hand rather than with axum's typed
-//! extractors, so every invalid input gets the documented 400 + `Error` body
-//! (axum's own rejections would answer 422 or plain text).
+//! extractors, so every invalid input gets the documented 400 (or, for a
+//! reading list's `parent`, 422) + `Error` body (axum's own rejections would
+//! answer 422 or plain text), except where a fault of FAULTS.md is planted.
 
 use std::collections::HashMap;
 
 use axum::body::Bytes;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Map, Value};
 
 use super::store::{
-    Author, Book, BookPatch, BookStatus, NewBook, Order, OrderStatus, Review, SharedStore,
-    StoreError, MAX_AMOUNT,
+    Author, Book, BookPatch, BookStatus, NewBook, Order, OrderStatus, ReadingList, Review,
+    SharedStore, StoreError, MAX_AMOUNT,
 };
 
 /// Routes of the documented REST operations.
@@ -40,6 +41,8 @@ pub(crate) fn router() -> Router<SharedStore> {
         .route("/orders", get(list_orders).post(place_order))
         .route("/orders/{orderId}", get(get_order))
         .route("/orders/{orderId}/cancel", post(cancel_order))
+        .route("/lists", post(create_list))
+        .route("/lists/{listId}", get(get_list))
 }
 
 /// An error answer: a status and the `{"message": ...}` body of the `Error` schema.
@@ -59,6 +62,15 @@ impl ApiError {
 
     fn bad_request(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, message)
+    }
+
+    fn unprocessable(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, message)
+    }
+
+    /// A planted crash: the same bare 500 as the store's, whatever the cause.
+    fn crash(cause: &'static str) -> Self {
+        StoreError::Internal(cause).into()
     }
 
     /// The JSON 404 used for unknown routes too.
@@ -298,12 +310,39 @@ async fn delete_author(State(store): State<SharedStore>, path: PathParams) -> Ap
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-async fn list_books(State(store): State<SharedStore>, path: PathParams) -> ApiResult {
+/// Parses `offset` the way `int(value)` would, unguarded: a value that is not an
+/// integer at all crashes (planted fault F12); a negative one is a clean 400.
+fn offset_param(raw: Option<&str>) -> Result<usize, ApiError> {
+    let Some(raw) = raw else {
+        return Ok(0);
+    };
+    let (negative, digits) = match raw.as_bytes().first() {
+        Some(b'-') => (true, &raw[1..]),
+        Some(b'+') => (false, &raw[1..]),
+        _ => (false, raw),
+    };
+    if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Err(ApiError::crash("ValueError: invalid literal for int()"));
+    }
+    if negative && digits.bytes().any(|byte| byte != b'0') {
+        return Err(ApiError::bad_request("offset must be at least 0"));
+    }
+    // More digits than fit skip every book, as a huge integer would.
+    Ok(digits.parse::<usize>().unwrap_or(usize::MAX))
+}
+
+async fn list_books(
+    State(store): State<SharedStore>,
+    path: PathParams,
+    query: QueryParams,
+) -> ApiResult {
     let author_id = path_id(&path, "authorId")?;
+    let offset = offset_param(query_param(&query, "offset")?)?;
     let books = store.lock().list_books(author_id)?;
     Ok(list(
         books
             .iter()
+            .skip(offset)
             .map(|book| book_json(book, PriceView::Stored))
             .collect(),
     ))
@@ -312,10 +351,16 @@ async fn list_books(State(store): State<SharedStore>, path: PathParams) -> ApiRe
 async fn create_book(State(store): State<SharedStore>, path: PathParams, body: Bytes) -> ApiResult {
     let author_id = path_id(&path, "authorId")?;
     let object = json_object(&body)?;
+    let title = required(string_field(&object, "title", 1)?, "title")?;
+    let price = required(amount_field(&object, "price")?, "price")?;
+    // Planted fault F13: `stock` is type-checked when present, but its absence
+    // is never checked, so reading it fails like a KeyError.
+    let stock = integer_field(&object, "stock", 0, MAX_AMOUNT)?
+        .ok_or_else(|| ApiError::crash("KeyError: 'stock'"))?;
     let new = NewBook {
-        title: required(string_field(&object, "title", 1)?, "title")?,
-        price: required(amount_field(&object, "price")?, "price")?,
-        stock: required(integer_field(&object, "stock", 0, MAX_AMOUNT)?, "stock")?,
+        title,
+        price,
+        stock,
         tags: tags_field(&object)?.unwrap_or_default(),
     };
     let book = store.lock().create_book(author_id, new)?;
@@ -325,14 +370,54 @@ async fn create_book(State(store): State<SharedStore>, path: PathParams, body: B
     ))
 }
 
+/// A book answer with its version as the `ETag`.
+fn tagged(book: &Book, view: PriceView) -> Response {
+    (
+        [(header::ETAG, format!("\"{}\"", book.version))],
+        Json(book_json(book, view)),
+    )
+        .into_response()
+}
+
 async fn get_book(State(store): State<SharedStore>, path: PathParams) -> ApiResult {
     let author_id = path_id(&path, "authorId")?;
     let book_id = path_id(&path, "bookId")?;
     let book = store.lock().book_of(author_id, book_id)?;
-    Ok(Json(book_json(&book, PriceView::Stored)).into_response())
+    Ok(tagged(&book, PriceView::Stored))
 }
 
-async fn update_book(State(store): State<SharedStore>, path: PathParams, body: Bytes) -> ApiResult {
+/// Checks `If-Match` against a book's version. Only a quoted tag is compared
+/// (anything else is ignored), and what is inside the quotes goes straight to
+/// `int(value[1:-1])`: anything but digits there crashes (planted fault F10).
+fn check_if_match(headers: &HeaderMap, version: u64) -> Result<(), ApiError> {
+    let Some(value) = headers.get(header::IF_MATCH).and_then(|v| v.to_str().ok()) else {
+        return Ok(());
+    };
+    let quoted = value.len() >= 2 && value.starts_with('"') && value.ends_with('"');
+    if !quoted {
+        return Ok(());
+    }
+    let inner = &value[1..value.len() - 1];
+    if inner.is_empty() || !inner.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Err(ApiError::crash("ValueError: invalid literal for int()"));
+    }
+    // Digits too many for u64 are a version no book has.
+    if inner.parse::<u64>().ok() == Some(version) {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            StatusCode::PRECONDITION_FAILED,
+            format!("the book is at version {version}"),
+        ))
+    }
+}
+
+async fn update_book(
+    State(store): State<SharedStore>,
+    path: PathParams,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult {
     let author_id = path_id(&path, "authorId")?;
     let book_id = path_id(&path, "bookId")?;
     let object = json_object(&body)?;
@@ -348,8 +433,11 @@ async fn update_book(State(store): State<SharedStore>, path: PathParams, body: B
         tags: tags_field(&object)?,
         status,
     };
-    let book = store.lock().update_book(author_id, book_id, patch)?;
-    Ok(Json(book_json(&book, PriceView::Fresh)).into_response())
+    let mut store = store.lock();
+    // The precondition is checked only once the book is known to exist.
+    check_if_match(&headers, store.book_version(author_id, book_id)?)?;
+    let book = store.update_book(author_id, book_id, patch)?;
+    Ok(tagged(&book, PriceView::Fresh))
 }
 
 async fn delete_book(State(store): State<SharedStore>, path: PathParams) -> ApiResult {
@@ -366,11 +454,33 @@ async fn list_reviews(State(store): State<SharedStore>, path: PathParams) -> Api
     Ok(list(reviews.iter().map(review_json).collect()))
 }
 
+/// Accepts anonymous calls and `Bearer <token>` with any token (the demo has no
+/// users). Any other `Authorization` crashes the parser (planted fault F11)
+/// where a 401 is documented.
+fn credentials(headers: &HeaderMap) -> Result<(), ApiError> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Ok(());
+    };
+    let crash = || ApiError::crash("ValueError: not enough values to unpack");
+    let value = value.to_str().map_err(|_| crash())?;
+    let mut parts = value.split(' ');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(scheme), Some(token), None)
+            if scheme.eq_ignore_ascii_case("bearer") && !token.is_empty() =>
+        {
+            Ok(())
+        }
+        _ => Err(crash()),
+    }
+}
+
 async fn create_review(
     State(store): State<SharedStore>,
     path: PathParams,
+    headers: HeaderMap,
     body: Bytes,
 ) -> ApiResult {
+    credentials(&headers)?;
     let author_id = path_id(&path, "authorId")?;
     let book_id = path_id(&path, "bookId")?;
     let object = json_object(&body)?;
@@ -388,7 +498,12 @@ async fn create_review(
     ))
 }
 
-async fn list_orders(State(store): State<SharedStore>, query: QueryParams) -> ApiResult {
+async fn list_orders(
+    State(store): State<SharedStore>,
+    headers: HeaderMap,
+    query: QueryParams,
+) -> ApiResult {
+    credentials(&headers)?;
     let status = match query_param(&query, "status")? {
         None => None,
         Some(raw) => Some(OrderStatus::parse(raw).ok_or_else(|| {
@@ -425,6 +540,76 @@ async fn cancel_order(State(store): State<SharedStore>, path: PathParams) -> Api
     Ok(Json(order_json(&order)).into_response())
 }
 
+fn list_json(list: &ReadingList, parent: Option<&ReadingList>) -> Value {
+    let parent = match (parent, list.parent) {
+        (Some(full), _) => list_json(full, None),
+        (None, Some(id)) => json!({ "id": id }),
+        (None, None) => Value::Null,
+    };
+    json!({ "id": list.id, "name": list.name, "parent": parent, "note": list.note })
+}
+
+async fn create_list(State(store): State<SharedStore>, body: Bytes) -> ApiResult {
+    let object = json_object(&body)?;
+    let name = required(string_field(&object, "name", 1)?, "name")?;
+    let note = match object.get("note") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(_) => return Err(ApiError::bad_request("note must be a string or null")),
+    };
+    // Required but nullable, as FastAPI makes an `Optional` field without a
+    // default: only an explicit null or a reference to an existing list passes.
+    let invalid_parent =
+        || ApiError::unprocessable("parent must be null or {\"id\": <id of an existing list>}");
+    let parent = match object.get("parent") {
+        None => {
+            return Err(ApiError::unprocessable(
+                "parent is required (it may be null)",
+            ))
+        }
+        Some(Value::Null) => None,
+        Some(Value::Object(reference)) => Some(
+            reference
+                .get("id")
+                .and_then(Value::as_u64)
+                .ok_or_else(invalid_parent)?,
+        ),
+        Some(_) => return Err(invalid_parent()),
+    };
+    let list = store
+        .lock()
+        .create_list(name, parent, note)
+        .map_err(|error| match error {
+            StoreError::NotFound(_) => invalid_parent(),
+            other => other.into(),
+        })?;
+    Ok(created(
+        format!("/lists/{}", list.id),
+        list_json(&list, None),
+    ))
+}
+
+async fn get_list(
+    State(store): State<SharedStore>,
+    path: PathParams,
+    query: QueryParams,
+) -> ApiResult {
+    let list_id = path_id(&path, "listId")?;
+    let expand = match query_param(&query, "expand")? {
+        None => false,
+        Some("parent") => true,
+        Some(_) => return Err(ApiError::bad_request("expand must be parent")),
+    };
+    let store = store.lock();
+    let list = store.list(list_id)?;
+    let parent = if expand {
+        Some(store.parent_of(&list)?)
+    } else {
+        None
+    };
+    Ok(Json(list_json(&list, parent.as_ref())).into_response())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,5 +624,79 @@ mod tests {
         assert_eq!(status("0").err(), Some(StatusCode::UNPROCESSABLE_ENTITY));
         assert_eq!(status("-3").err(), Some(StatusCode::UNPROCESSABLE_ENTITY));
         assert_eq!(status("101").err(), Some(StatusCode::UNPROCESSABLE_ENTITY));
+    }
+
+    #[test]
+    fn offset_crashes_only_on_non_integers() {
+        assert_eq!(offset_param(None).ok(), Some(0));
+        assert_eq!(offset_param(Some("2")).ok(), Some(2));
+        assert_eq!(offset_param(Some("+2")).ok(), Some(2));
+        assert_eq!(offset_param(Some("-0")).ok(), Some(0));
+        assert_eq!(
+            offset_param(Some("99999999999999999999999")).ok(),
+            Some(usize::MAX)
+        );
+        let status = |raw| offset_param(Some(raw)).map_err(|error| error.status);
+        assert_eq!(status("-1").err(), Some(StatusCode::BAD_REQUEST));
+        for raw in ["abc", "", "1.5", "1e3", " 1", "-", "0x10"] {
+            assert_eq!(
+                status(raw).err(),
+                Some(StatusCode::INTERNAL_SERVER_ERROR),
+                "{raw:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn if_match_crashes_only_inside_quotes() {
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::IF_MATCH, value.parse().expect("header value"));
+            check_if_match(&headers, 3).map_err(|error| error.status)
+        };
+        assert!(check_if_match(&HeaderMap::new(), 3).is_ok());
+        // Only quoted tags are compared; the rest (`*` included) is ignored.
+        for passes in ["\"3\"", "*", "3", "abc", "\"", "W/\"3\"", "\"3", "3\""] {
+            assert!(with(passes).is_ok(), "{passes}");
+        }
+        assert_eq!(with("\"2\"").err(), Some(StatusCode::PRECONDITION_FAILED));
+        assert_eq!(
+            with("\"99999999999999999999999\"").err(),
+            Some(StatusCode::PRECONDITION_FAILED)
+        );
+        for quoted in ["\"abc\"", "\"\"", "\"3.0\"", "\"-3\"", "\" 3\""] {
+            assert_eq!(
+                with(quoted).err(),
+                Some(StatusCode::INTERNAL_SERVER_ERROR),
+                "{quoted}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_well_formed_bearer_credentials_pass() {
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::AUTHORIZATION, value.parse().expect("header value"));
+            credentials(&headers).map_err(|error| error.status)
+        };
+        assert!(credentials(&HeaderMap::new()).is_ok());
+        assert!(with("Bearer abc.def").is_ok());
+        assert!(with("bearer x").is_ok());
+        for bad in [
+            "Bearer",
+            "Bearer ",
+            "Token abc",
+            "Basic dXNlcjpwYXNz",
+            "abc",
+            "",
+            "Bearer a b",
+        ] {
+            assert_eq!(
+                with(bad).err(),
+                Some(StatusCode::INTERNAL_SERVER_ERROR),
+                "{bad:?}"
+            );
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! In-memory bookshop state shared by the REST and GraphQL front ends.
 //!
-//! The planted faults that live in business logic (F1, F3, F4, F5) are here,
-//! so REST and GraphQL exhibit them alike; see `models/demo/FAULTS.md`.
+//! The planted faults that live in business logic (F1, F3, F4, F5, F14) are
+//! here, so REST and GraphQL exhibit them alike; see `models/demo/FAULTS.md`.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -124,6 +124,8 @@ pub(crate) struct Book {
     pub last_delivery: Option<u32>,
     /// Seed catalogue books keep list prices; books created through the API get bulk pricing.
     pub bulk_pricing: bool,
+    /// 1 at creation, one more per update: the REST ETag and If-Match value (F10).
+    pub version: u64,
 }
 
 /// A review of a book.
@@ -143,6 +145,16 @@ pub(crate) struct Order {
     pub quantity: u32,
     pub total: f64,
     pub status: OrderStatus,
+}
+
+/// A reading list (REST only), top-level or inside another list.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ReadingList {
+    pub id: u64,
+    pub name: String,
+    /// The enclosing list; `None` for a top-level list.
+    pub parent: Option<u64>,
+    pub note: Option<String>,
 }
 
 /// Fields of a book to create, already validated by the front end.
@@ -170,6 +182,7 @@ struct Counters {
     book: u64,
     review: u64,
     order: u64,
+    list: u64,
 }
 
 fn bump(counter: &mut u64) -> u64 {
@@ -184,6 +197,7 @@ pub(crate) struct Store {
     books: BTreeMap<u64, Book>,
     reviews: BTreeMap<u64, Review>,
     orders: BTreeMap<u64, Order>,
+    lists: BTreeMap<u64, ReadingList>,
     next: Counters,
 }
 
@@ -196,7 +210,7 @@ fn round_cents(amount: f64) -> f64 {
 }
 
 impl Store {
-    /// The start state: two authors, three books, one review, one shipped order.
+    /// The start state: two authors, three books, one review, one shipped order, no lists.
     pub(crate) fn seeded() -> Self {
         let mut store = Self::default();
         let le_guin = store.create_author(
@@ -333,6 +347,7 @@ impl Store {
             repriced: false,
             last_delivery: None,
             bulk_pricing: true,
+            version: 1,
         };
         self.books.insert(id, book.clone());
         Ok(book)
@@ -356,6 +371,12 @@ impl Store {
             .get_mut(&book_id)
             .filter(|book| book.author_id == author_id && !book.deleted)
             .ok_or_else(|| not_found("book", book_id))
+    }
+
+    /// The version of a live book of an author, for a conditional update.
+    pub(crate) fn book_version(&mut self, author_id: u64, book_id: u64) -> StoreResult<u64> {
+        self.live_book_of(author_id, book_id)
+            .map(|book| book.version)
     }
 
     /// A live book by id alone, whoever its author is (GraphQL lookups and orders).
@@ -397,6 +418,7 @@ impl Store {
         if let Some(status) = patch.status {
             book.status = status;
         }
+        book.version += 1;
         Ok(book.clone())
     }
 
@@ -515,6 +537,44 @@ impl Store {
     /// All authors, in id order.
     pub(crate) fn all_authors(&self) -> Vec<Author> {
         self.authors.values().cloned().collect()
+    }
+
+    /// Creates a reading list; a `parent` that names no list is a conflict.
+    pub(crate) fn create_list(
+        &mut self,
+        name: String,
+        parent: Option<u64>,
+        note: Option<String>,
+    ) -> StoreResult<ReadingList> {
+        if let Some(parent) = parent {
+            self.list(parent)?;
+        }
+        let id = bump(&mut self.next.list);
+        let list = ReadingList {
+            id,
+            name,
+            parent,
+            note,
+        };
+        self.lists.insert(id, list.clone());
+        Ok(list)
+    }
+
+    /// One reading list.
+    pub(crate) fn list(&self, id: u64) -> StoreResult<ReadingList> {
+        self.lists
+            .get(&id)
+            .cloned()
+            .ok_or_else(|| not_found("list", id))
+    }
+
+    /// The list that encloses `list`, for `expand=parent`.
+    pub(crate) fn parent_of(&self, list: &ReadingList) -> StoreResult<ReadingList> {
+        // Planted fault F14: a top-level list's missing parent is dereferenced.
+        let parent = list.parent.ok_or(StoreError::Internal(
+            "'NoneType' object has no attribute 'id'",
+        ))?;
+        self.list(parent)
     }
 }
 

@@ -388,7 +388,14 @@ async fn send_with_retries(
             cut_by_budget = left < timeout;
             timeout = timeout.min(left);
         }
-        let mut received = shared.transport.send(request, &credentials, timeout).await;
+        // A negative test of credentials sends its own (or none): the run's
+        // would mask what is being tried.
+        let credentials: &[(String, String)] = if request.without_credentials() {
+            &[]
+        } else {
+            &credentials
+        };
+        let mut received = shared.transport.send(request, credentials, timeout).await;
         if let Some(f) = &mut received.failure {
             // The budget's end, not the server, cut this one short.
             if cut_by_budget && f.kind == super::FailureKind::Timeout {
@@ -421,7 +428,9 @@ async fn send_with_retries(
         let signal = status.map(|s| shared.politeness.observe(s, &exchange.headers));
         out.push(exchange);
         match (status, signal) {
-            (Some(401), _) if shared.credentials.renewable() && !renewed => {
+            (Some(401), _)
+                if shared.credentials.renewable() && !renewed && !request.without_credentials() =>
+            {
                 renewed = true;
                 shared.credentials.invalidate().await;
             }

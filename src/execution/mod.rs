@@ -7,6 +7,7 @@
 
 mod auth;
 mod bounded;
+pub mod breach;
 mod engine;
 pub mod fence;
 mod politeness;
@@ -22,6 +23,7 @@ use serde::Serialize;
 
 pub use auth::{parse_header, Credentials};
 pub use bounded::JSON_ITEMS;
+pub use breach::{Breach, BreachKind};
 pub use engine::{plain_words, run, Driver, RunOutcome, StopReason, TestRun};
 pub use politeness::{parse_rate, Politeness, Rate};
 pub use trace::TraceWriter;
@@ -29,7 +31,7 @@ pub use transport::{fetch_client, Transport};
 pub use wire::target_relative;
 
 /// What to send: everything needed to build one HTTP request.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct RequestSpec {
     /// The graph's name for the operation this request exercises.
     pub operation: String,
@@ -48,6 +50,9 @@ pub struct RequestSpec {
     /// Set for a GraphQL query: it reads, although it travels as a POST.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub graphql_query: bool,
+    /// What it deliberately gets wrong, for a negative or boundary test.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub breach: Option<Breach>,
 }
 
 impl RequestSpec {
@@ -57,6 +62,13 @@ impl RequestSpec {
         let reads = matches!(self.method.as_str(), "GET" | "HEAD" | "OPTIONS")
             || (self.method == "POST" && self.graphql_query);
         !reads
+    }
+
+    /// Whether it goes without the run's own credentials.
+    pub fn without_credentials(&self) -> bool {
+        self.breach
+            .as_ref()
+            .is_some_and(|b| b.kind.drops_credentials())
     }
 }
 

@@ -30,6 +30,9 @@ struct Line<'a> {
     request_body: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     request_body_truncated: bool,
+    /// What a negative test's request deliberately gets wrong.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    breach: Option<&'a super::Breach>,
     #[serde(skip_serializing_if = "Option::is_none")]
     status: Option<u16>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -71,6 +74,7 @@ impl TraceWriter {
             request_headers: self.request_headers(ex),
             request_body_truncated: request_body.as_ref().is_some_and(|(_, c)| *c),
             request_body: request_body.map(|(b, _)| b),
+            breach: ex.request.breach.as_ref(),
             status: ex.status,
             failure: ex.failure.as_ref(),
             elapsed_ms: (ex.elapsed.as_secs_f64() * 1e6).round() / 1e3,
@@ -90,7 +94,10 @@ impl TraceWriter {
             .headers
             .iter()
             .map(|(n, v)| {
-                if self.secrets.is_secret_header(n) {
+                // Without the run's credentials, a request's own header is a
+                // generated (malformed) value, not a secret; `redact` still
+                // guards the whole line.
+                if self.secrets.is_secret_header(n) && !ex.request.without_credentials() {
                     (n.clone(), PLACEHOLDER.to_string())
                 } else {
                     (n.clone(), v.clone())
@@ -100,7 +107,13 @@ impl TraceWriter {
         if let (Some(ct), Some(_)) = (&ex.request.content_type, &ex.request.body) {
             out.push(("content-type".into(), ct.clone()));
         }
-        for name in self.secrets.secret_headers() {
+        let sent_credentials = !ex.request.without_credentials();
+        for name in self
+            .secrets
+            .secret_headers()
+            .into_iter()
+            .filter(|_| sent_credentials)
+        {
             if !out.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name)) {
                 out.push((name, PLACEHOLDER.to_string()));
             }
@@ -137,6 +150,7 @@ mod tests {
                 body: Some("{}".into()),
                 content_type: Some("application/json".into()),
                 graphql_query: false,
+                breach: None,
             },
             status: Some(200),
             headers: Vec::new(),

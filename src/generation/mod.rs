@@ -6,8 +6,11 @@
 //! schemas ([`values`]), mutated ([`mutation`]) and pooled from answers
 //! ([`pool`]).
 
+pub mod constraints;
 pub mod graphql;
 pub mod mutation;
+pub mod negative;
+pub mod pattern;
 pub mod plan;
 pub mod pool;
 pub mod rest;

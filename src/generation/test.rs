@@ -20,6 +20,9 @@ pub enum Sampler {
     Template,
     /// Random calls.
     Random,
+    /// A test that reached an operation, with one input made invalid or
+    /// unusual (the negative and boundary tests).
+    Negative,
 }
 
 impl Sampler {
@@ -27,11 +30,12 @@ impl Sampler {
     pub const CHOSEN: [Sampler; 3] = [Sampler::Graph, Sampler::Template, Sampler::Random];
 
     /// Every sampler, in the order of [`Sampler::index`].
-    pub const ALL: [Sampler; 4] = [
+    pub const ALL: [Sampler; 5] = [
         Sampler::Initial,
         Sampler::Graph,
         Sampler::Template,
         Sampler::Random,
+        Sampler::Negative,
     ];
 
     /// Its name in reports.
@@ -41,6 +45,7 @@ impl Sampler {
             Sampler::Graph => "graph",
             Sampler::Template => "template",
             Sampler::Random => "random",
+            Sampler::Negative => "negative",
         }
     }
 
@@ -51,6 +56,7 @@ impl Sampler {
             Sampler::Graph => 1,
             Sampler::Template => 2,
             Sampler::Random => 3,
+            Sampler::Negative => 4,
         }
     }
 }

@@ -13,6 +13,9 @@ pub type Rng64 = rand_chacha::ChaCha8Rng;
 /// Depth past which nested objects are left empty (recursive schemas).
 const MAX_DEPTH: usize = 6;
 
+/// Probability that a nullable value is generated as `null`.
+const NULL_SHARE: f64 = 0.15;
+
 /// Characters that often break servers that splice input into queries or markup.
 const AWKWARD: [&str; 8] = ["'", "\"", "<", "%", " ", "é", "\\", ";"];
 
@@ -44,6 +47,12 @@ fn generate(api: &Api, schema: &Schema, rng: &mut Rng64, depth: usize) -> Value 
         .copied()
         .filter(|t| *t != SchemaType::Null)
         .collect();
+    let nullable = schema.types.contains(&SchemaType::Null);
+    // OpenAPI 3.1 `type: "null"` (a null branch of `anyOf`), and now and
+    // then a nullable value: some servers need the explicit null.
+    if nullable && (types.is_empty() || rng.random_bool(NULL_SHARE)) {
+        return Value::Null;
+    }
     let ty = if types.is_empty() {
         if schema.reference.is_some() || !schema.properties.is_empty() {
             SchemaType::Object
@@ -147,6 +156,15 @@ fn string(schema: &Schema, rng: &mut Rng64) -> String {
         Some("ipv4") => return format!("10.{}.{}.{}", n % 256, (n / 256) % 256, n % 7),
         Some("byte") => return "aGVsbG8=".into(),
         _ => {}
+    }
+    if let Some(pattern) = &schema.pattern {
+        let fits = |s: &String| {
+            let n = s.chars().count() as u64;
+            schema.min_length.is_none_or(|m| n >= m) && schema.max_length.is_none_or(|m| n <= m)
+        };
+        if let Some(s) = super::pattern::matching(pattern, rng).filter(fits) {
+            return s;
+        }
     }
     let min = schema.min_length.unwrap_or(1) as usize;
     let max = schema

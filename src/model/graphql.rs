@@ -283,6 +283,7 @@ pub fn api_from_type_system(ts: TypeSystem, title: String, format: SpecFormat) -
         webhooks: Vec::new(),
         graphql: Some(ts),
         left_out: Vec::new(),
+        security_schemes: IndexMap::new(),
     }
 }
 
@@ -321,6 +322,7 @@ fn operation(ts: &TypeSystem, method: Method, word: &str, root: &str, field: &Fi
         request_body: None,
         responses,
         pointer: format!("{root}.{}", field.name),
+        security: Vec::new(),
     }
 }
 

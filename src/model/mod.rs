@@ -8,9 +8,11 @@
 pub mod graphql;
 pub mod names;
 mod schema;
+pub mod security;
 pub mod select;
 
 pub use schema::{Schema, SchemaType};
+pub use security::{SchemeKind, Security, SecurityScheme};
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -72,6 +74,8 @@ pub struct Api {
     pub schemas: IndexMap<String, Schema>,
     /// OpenAPI 3.1 webhooks: listed so users can see them, never called.
     pub webhooks: Vec<Webhook>,
+    /// Security schemes by name.
+    pub security_schemes: IndexMap<String, SecurityScheme>,
     /// The full GraphQL type system, for GraphQL descriptions.
     #[serde(skip)]
     pub graphql: Option<graphql::TypeSystem>,
@@ -234,6 +238,8 @@ pub struct Operation {
     pub responses: IndexMap<String, Response>,
     /// Where in the source document this operation is (a JSON pointer).
     pub pointer: String,
+    /// The credentials it accepts (its own `security`, else the document's).
+    pub security: Security,
 }
 
 impl Operation {

@@ -190,6 +190,7 @@ mod tests {
             request_body: None,
             responses: Default::default(),
             pointer: String::new(),
+            security: Vec::new(),
         }
     }
 

@@ -17,12 +17,15 @@
 //! | `use_after_delete` | a GET answers 2xx for a path that a DELETE answered 2xx for earlier in the same test, with no successful PUT/POST to that path in between, and the path names one resource ([`witness::names_one_resource`]): not a collection, not a computation's argument |
 //! | `created_not_readable` | a GET of `collection/{id}` answers 404/410 right after a POST to the collection answered 2xx with that id (`Location` or body `id`) |
 //! | `dangling_location` | a GET of the `Location` a 2xx answer gave (same origin, under the target) answers 404/410 |
-//! | `non_idempotent` | a PUT repeated identically right after a 2xx answers a 4xx; a DELETE repeated identically right after a 2xx answers a 4xx other than 404/410 (5xx are `server_error`) |
+//! | `non_idempotent` | a PUT repeated identically right after a 2xx answers a 4xx other than 412 (its `If-Match` went stale, rightly); a DELETE repeated identically right after a 2xx answers a 4xx other than 404/410 (5xx are `server_error`) |
+//! | `ignored_auth` | a negative test's request with no credentials, or malformed ones (another scheme word, an empty token, garbage), to an operation whose `security` requires credentials (no anonymous alternative) answers 2xx |
+//! | `invalid_input_accepted` | a negative test's request whose one wrong input breaks a documented constraint (a value of another type, `null` where not nullable, a required parameter or field left out, a value outside the enum, a bound or length overstepped, malformed JSON for a required body) answers 2xx; patterns, formats and unusual but valid values are never judged |
 //! | `timeout` | no answer came within `--timeout` (REST and GraphQL); a request the end of the budget cut short is `interrupted`, no fault |
 //!
 //! Stateful faults are reported under the operation whose promise broke: the
 //! DELETE, the creation, the PUT.
 
+pub mod acceptance;
 pub mod conformance;
 pub mod graphql;
 pub mod leaks;
@@ -41,7 +44,7 @@ use crate::model::Api;
 
 /// The REST oracles' codes; GraphQL APIs get [`graphql::CODES`] instead
 /// (and [`TIMEOUT`], which both share).
-pub const CODES: [&str; 12] = [
+pub const CODES: [&str; 14] = [
     "server_error",
     "undocumented_status",
     "schema_violation",
@@ -54,6 +57,8 @@ pub const CODES: [&str; 12] = [
     "created_not_readable",
     "dangling_location",
     "non_idempotent",
+    "ignored_auth",
+    "invalid_input_accepted",
 ];
 
 /// The code of a request that got no answer within `--timeout` (REST and
@@ -328,6 +333,9 @@ impl Checker {
         graphql::check(ts, query, name, &variables, ex.status, ex.json(), &ex.body)
             .into_iter()
             .filter(|f| self.enabled(f.code))
+            // A negative test's out-of-range Int or malformed custom scalar
+            // is meant to be refused: a rejection is not the tool's bug.
+            .filter(|f| !(f.code == "graphql_validation_error" && ex.request.breach.is_some()))
             .map(|f| {
                 let status = ex.status.unwrap_or(0);
                 let check = match f.code {
@@ -415,8 +423,13 @@ impl Checker {
         if status == 429 {
             return out;
         }
+        if let Some(f) = acceptance::check(op, ex) {
+            if self.enabled(f.code) {
+                out.push(f);
+            }
+        }
         let Some(_) = conformance::documented(op, status) else {
-            if self.enabled("undocumented_status") {
+            if self.enabled("undocumented_status") && !acceptance::rightly_refused(op, ex) {
                 let listed: Vec<&str> = op.responses.keys().map(String::as_str).collect();
                 out.push(Finding::new(
                     "undocumented_status",
@@ -683,6 +696,7 @@ mod tests {
                 body: None,
                 content_type: None,
                 graphql_query: false,
+                breach: None,
             },
             status: Some(status),
             headers: Vec::new(),
@@ -734,6 +748,7 @@ mod graphql_identity_tests {
                 body: Some(serde_json::json!({ "query": query }).to_string()),
                 content_type: Some("application/json".into()),
                 graphql_query: true,
+                breach: None,
             },
             status: Some(200),
             headers: Vec::new(),

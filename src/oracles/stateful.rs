@@ -133,8 +133,10 @@ pub fn findings(
                 && prev.request.path == ex.request.path
                 && prev.request.body == ex.request.body;
             if identical && prev.is_success() {
+                // 412: the repeat carries a precondition (`If-Match`) that
+                // the first request rightly made stale.
                 let changed = match method {
-                    "PUT" => (400..500).contains(&status),
+                    "PUT" => (400..500).contains(&status) && status != 412,
                     _ => (400..500).contains(&status) && !matches!(status, 404 | 410),
                 };
                 if changed {
@@ -170,6 +172,7 @@ mod tests {
                 body: None,
                 content_type: None,
                 graphql_query: false,
+                breach: None,
             },
             status: Some(status),
             headers: location
@@ -240,7 +243,9 @@ mod tests {
             codes(std::slice::from_ref(&put), &ex("PUT", "/b/1", 409, None)),
             ["non_idempotent"]
         );
-        assert!(codes(&[put], &ex("PUT", "/b/1", 200, None)).is_empty());
+        assert!(codes(std::slice::from_ref(&put), &ex("PUT", "/b/1", 200, None)).is_empty());
+        // A conditional PUT's precondition is stale once it succeeded.
+        assert!(codes(&[put], &ex("PUT", "/b/1", 412, None)).is_empty());
         let del = ex("DELETE", "/b/1", 204, None);
         assert!(codes(&[del], &ex("DELETE", "/b/1", 404, None)).is_empty());
     }

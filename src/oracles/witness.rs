@@ -673,6 +673,7 @@ mod tests {
                 body: body.map(str::to_string),
                 content_type: body.map(|_| "application/json".to_string()),
                 graphql_query: false,
+                breach: None,
             },
             status: Some(status),
             headers: location

@@ -75,13 +75,15 @@ enum Kind {
     Conformance,
     /// The server rejected a request built from its own schema.
     RejectedQuery,
+    /// The server let in a caller its description says it must refuse.
+    Security,
 }
 
 impl Kind {
     /// The SARIF level of faults of this kind.
     fn level(self) -> &'static str {
         match self {
-            Kind::ServerFailure | Kind::Leak | Kind::Stateful => "error",
+            Kind::ServerFailure | Kind::Leak | Kind::Stateful | Kind::Security => "error",
             Kind::Conformance => "warning",
             Kind::RejectedQuery => "note",
         }
@@ -94,6 +96,7 @@ impl Kind {
             Kind::Leak => "the server leaked its internals to a client",
             Kind::Stateful => "the server broke a promise it made in an earlier answer",
             Kind::Conformance => "an answer does not conform to the API description",
+            Kind::Security => "the server let in a caller without the credentials its description requires",
             Kind::RejectedQuery => {
                 "the server rejected a query built from its own schema, most likely a Cartograph bug"
             }
@@ -104,7 +107,7 @@ impl Kind {
     fn tag(self) -> &'static str {
         match self {
             Kind::ServerFailure | Kind::Stateful => "reliability",
-            Kind::Leak => "security",
+            Kind::Leak | Kind::Security => "security",
             Kind::Conformance => "correctness",
             Kind::RejectedQuery => "tool",
         }
@@ -198,7 +201,19 @@ const RULES: &[Rule] = &[
         code: "non_idempotent",
         kind: Kind::Stateful,
         short: "A repeated PUT or DELETE fails",
-        fires: "a PUT repeated identically right after a 2xx answers a 4xx; a DELETE repeated identically right after a 2xx answers a 4xx other than 404 and 410 (5xx are `server_error`)",
+        fires: "a PUT repeated identically right after a 2xx answers a 4xx other than 412 (its `If-Match` went stale, rightly); a DELETE repeated identically right after a 2xx answers a 4xx other than 404 and 410 (5xx are `server_error`)",
+    },
+    Rule {
+        code: "ignored_auth",
+        kind: Kind::Security,
+        short: "A request without valid credentials was let in",
+        fires: "a negative test's request with no credentials, or malformed ones (another scheme word, an empty token, garbage), to an operation whose `security` requires credentials (no anonymous `{}` alternative) answers 2xx",
+    },
+    Rule {
+        code: "invalid_input_accepted",
+        kind: Kind::Conformance,
+        short: "An input the description forbids was accepted",
+        fires: "a negative test's request whose one wrong input breaks a documented constraint answers 2xx: a value of another type, `null` where not nullable, a required parameter or field left out, a value outside the enum, a bound or length overstepped, or malformed JSON for a required body. A near miss of a `pattern`, a malformed `format` and unusual but valid values are never judged (regex dialects differ, formats are annotations)",
     },
     Rule {
         code: "graphql_server_error",
@@ -764,6 +779,8 @@ mod tests {
             ("created_not_readable", "error"),
             ("dangling_location", "error"),
             ("non_idempotent", "error"),
+            ("ignored_auth", "error"),
+            ("invalid_input_accepted", "warning"),
             ("undocumented_status", "warning"),
             ("schema_violation", "warning"),
             ("content_type_mismatch", "warning"),

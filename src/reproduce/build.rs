@@ -359,6 +359,7 @@ pub fn script(
             content_type: ex.request.content_type.clone(),
             body,
             graphql_query: ex.request.graphql_query,
+            breach: ex.request.breach.clone(),
             captures: Vec::new(),
             status: ex.status,
             graphql_clean: false,
@@ -388,6 +389,7 @@ mod tests {
                 body: None,
                 content_type: None,
                 graphql_query: false,
+                breach: None,
             },
             status: Some(status),
             headers: location

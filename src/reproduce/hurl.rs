@@ -50,6 +50,22 @@ fn literal_braces(body: &str) -> String {
     out
 }
 
+/// Whether `body` is JSON once each `{{var}}` stands for a value.
+fn parses_with_captures(body: &str) -> bool {
+    let mut text = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(at) = rest.find("{{") {
+        let Some(end) = rest[at..].find("}}") else {
+            break;
+        };
+        text.push_str(&rest[..at]);
+        text.push('0');
+        rest = &rest[at + end + 2..];
+    }
+    text.push_str(rest);
+    serde_json::from_str::<serde_json::Value>(&text).is_ok()
+}
+
 /// Renders `script` as a Hurl file; `title` heads it as a comment.
 pub fn render(script: &Script, title: &str) -> String {
     let mut out = String::new();
@@ -63,6 +79,12 @@ pub fn render(script: &Script, title: &str) -> String {
     ));
     for step in &script.steps {
         out.push_str(&format!("# {}\n", step.operation));
+        if let Some(b) = &step.breach {
+            out.push_str(&format!(
+                "# Deliberately: {}\n",
+                b.to_string().replace('\n', " ")
+            ));
+        }
         out.push_str(&format!("{} {{{{base}}}}{}\n", step.method, step.path));
         for (name, value) in &step.headers {
             out.push_str(&format!("{name}: {value}\n"));
@@ -76,9 +98,12 @@ pub fn render(script: &Script, title: &str) -> String {
                 .content_type
                 .as_deref()
                 .is_some_and(crate::model::is_json_mime);
+            // A negative test's body may be JSON cut short: Hurl refuses to
+            // read that as a JSON body, so it goes as raw text.
             if json
                 && (trimmed.starts_with('{') || trimmed.starts_with('['))
                 && !body.contains('\n')
+                && parses_with_captures(body)
             {
                 out.push_str(&literal_braces(body));
                 out.push('\n');

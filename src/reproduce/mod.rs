@@ -107,6 +107,10 @@ pub struct Step {
     /// Whether it is a GraphQL query (reads, although it is a POST).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub graphql_query: bool,
+    /// What it deliberately gets wrong (a negative test's request): one
+    /// that drops credentials is replayed without them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breach: Option<crate::execution::Breach>,
     /// Values taken from this step's response for later steps.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub captures: Vec<Capture>,

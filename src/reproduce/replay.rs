@@ -127,6 +127,7 @@ impl TestRun for ScriptRun {
             body: step.body.as_deref().map(|b| fill(b, vars, &in_json)),
             content_type: step.content_type,
             graphql_query: step.graphql_query,
+            breach: step.breach,
         })
     }
 }

@@ -53,7 +53,10 @@ step() {
   shift 2
   : >"$tmp/body"
   : >"$tmp/headers"
-  status=$(curl -sS --max-time "$max_time" -o "$tmp/body" -D "$tmp/headers" -w '%{http_code}' -X "$method" "${extra[@]}" "$@" "$BASE$path")
+  # A step that tests credentials sends its own, or none.
+  local auth=("${extra[@]}")
+  if [ -n "${NO_CREDENTIALS:-}" ]; then auth=(); fi
+  status=$(curl -sS --max-time "$max_time" -o "$tmp/body" -D "$tmp/headers" -w '%{http_code}' -X "$method" "${auth[@]}" "$@" "$BASE$path")
   code=$?
   if [ "$code" = 28 ]; then
     status=timeout
@@ -231,7 +234,22 @@ pub fn render(script: &Script) -> String {
             step.status
                 .map_or("no response".to_string(), |s| s.to_string())
         ));
-        let mut line = format!("step {} {}", step.method, word(&step.path));
+        if let Some(b) = &step.breach {
+            out.push_str(&format!(
+                "# Deliberately: {}\n",
+                b.to_string().replace('\n', " ")
+            ));
+        }
+        let bare = step
+            .breach
+            .as_ref()
+            .is_some_and(|b| b.kind.drops_credentials());
+        let mut line = format!(
+            "{}step {} {}",
+            if bare { "NO_CREDENTIALS=1 " } else { "" },
+            step.method,
+            word(&step.path)
+        );
         for (name, value) in &step.headers {
             line.push_str(&format!(" -H {}", word(&format!("{name}: {value}"))));
         }

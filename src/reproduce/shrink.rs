@@ -354,6 +354,7 @@ mod tests {
                 content_type: Some("application/json".into()),
                 body: Some(body.into()),
                 graphql_query: false,
+                breach: None,
                 captures: vec![],
                 status: Some(201),
                 graphql_clean: false,

@@ -155,6 +155,7 @@ mod tests {
             content_type: Some("application/json".into()),
             body: Some(body.into()),
             graphql_query: true,
+            breach: None,
             captures: Vec::new(),
             status: Some(200),
             graphql_clean: true,

@@ -35,6 +35,7 @@ fn request(q: &LoggedQuery) -> RequestSpec {
         body: Some(q.body().to_string()),
         content_type: Some("application/json".into()),
         graphql_query: q.kind == OpKind::Query,
+        breach: None,
     }
 }
 
@@ -177,6 +178,7 @@ pub async fn execute(
                     content_type: Some("application/json".into()),
                     body: ex.request.body.clone(),
                     graphql_query: q.kind == OpKind::Query,
+                    breach: None,
                     captures: Vec::new(),
                     status: ex.status,
                     graphql_clean: ex.status.is_some() && !errors,

@@ -126,6 +126,7 @@ impl GqlGenerator {
             field: field.to_string(),
             args,
             selection,
+            breach: None,
         }
     }
 

@@ -6,6 +6,8 @@
 
 use serde_json::Value;
 
+use crate::execution::Breach;
+
 /// How argument values appear in the rendered document.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArgMode {
@@ -27,6 +29,9 @@ pub struct GqlCall {
     pub args: Vec<(String, Option<Value>)>,
     /// The selection on the field's type; `None` when the field is a scalar or enum.
     pub selection: Option<Selection>,
+    /// For a negative test's call: the one argument it gets wrong, applied
+    /// after earlier calls' values are bound.
+    pub breach: Option<GqlBreach>,
 }
 
 /// A selection set on one composite type: never empty when rendered.
@@ -70,5 +75,43 @@ impl Selection {
             }
         }
         names
+    }
+}
+
+/// One wrong or unusual argument of a negative call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GqlBreach {
+    /// The argument.
+    pub arg: String,
+    /// The input object field inside it, when the breach is one level down.
+    pub field: Option<String>,
+    /// The value sent; `None` leaves the argument (or field) out.
+    pub value: Option<Value>,
+    /// What the request notes it breaks.
+    pub note: Breach,
+}
+
+impl GqlBreach {
+    /// Applies the breach to `call`'s arguments, after earlier calls'
+    /// values were bound.
+    pub fn apply(&self, call: &mut GqlCall) {
+        let Some((_, slot)) = call.args.iter_mut().find(|(n, _)| *n == self.arg) else {
+            return;
+        };
+        match &self.field {
+            None => *slot = self.value.clone(),
+            Some(field) => {
+                if let Some(Value::Object(obj)) = slot {
+                    match &self.value {
+                        Some(v) => {
+                            obj.insert(field.clone(), v.clone());
+                        }
+                        None => {
+                            obj.shift_remove(field);
+                        }
+                    }
+                }
+            }
+        }
     }
 }

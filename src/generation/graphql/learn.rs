@@ -73,6 +73,13 @@ impl Graphql {
                     }
                 }
             }
+            if data && !errors && call.breach.is_none() {
+                if let Some(&op) = self.positions.get(&name) {
+                    let mut base = run.test.clone();
+                    base.calls.truncate(k + 1);
+                    self.negative_base(op, base);
+                }
+            }
             if data && !errors {
                 reached.push((format!("data:{name}"), 1.0));
                 answered.push(name.clone());

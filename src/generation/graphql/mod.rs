@@ -13,6 +13,7 @@ pub mod generate;
 pub mod genes;
 mod learn;
 mod links;
+pub mod negative;
 pub mod render;
 pub mod run;
 
@@ -58,6 +59,11 @@ pub struct Graphql {
     /// Operation positions of the root fields, by name (`Mutation.createBook`).
     positions: HashMap<String, usize>,
     coverage: CoverageTally,
+    /// Per operation: the negative tests' base (and whether it answered
+    /// data), and the breaches still to try on it.
+    negatives: HashMap<usize, (GqlTest, std::collections::VecDeque<genes::GqlBreach>, bool)>,
+    /// Whose turn it is among the operations for a negative test.
+    negative_turn: usize,
 }
 
 impl Graphql {
@@ -99,7 +105,27 @@ impl Graphql {
             coverage: CoverageTally::new(ts, callable.len()),
             roots,
             positions,
+            negatives: HashMap::new(),
+            negative_turn: 0,
         }
+    }
+
+    /// Notes that `base` (its last call the operation's) answered data
+    /// without errors: the operation's negative tests are built on it,
+    /// unless they already were on such a test.
+    fn negative_base(&mut self, op: usize, base: GqlTest) {
+        if self
+            .negatives
+            .get(&op)
+            .is_some_and(|(_, _, answered)| *answered)
+        {
+            return;
+        }
+        let Some(last) = base.calls.last() else {
+            return;
+        };
+        let breaches = negative::breaches(self.gen.type_system(), &last.genes);
+        self.negatives.insert(op, (base, breaches, true));
     }
 
     /// The callable root fields: mutations first (in schema order), then
@@ -244,6 +270,38 @@ impl Protocol for Graphql {
         TestCase::of(vec![self.call(cx, op)], Sampler::Initial, 0)
     }
 
+    /// The next negative test: one argument of a root field wrong or
+    /// unusual, on the last test that reached it (or a lone call), one
+    /// root field after another.
+    fn negative(&mut self, cx: &mut Cx) -> Option<GqlTest> {
+        let ops = cx.ops.clone();
+        for _ in 0..ops.len() {
+            let op = ops[self.negative_turn % ops.len()];
+            self.negative_turn += 1;
+            if !self.negatives.contains_key(&op) {
+                let base = self.initial(cx, op);
+                let breaches = match base.calls.last() {
+                    Some(last) => negative::breaches(self.gen.type_system(), &last.genes),
+                    None => Default::default(),
+                };
+                self.negatives.insert(op, (base, breaches, false));
+            }
+            let Some((base, breaches, _)) = self.negatives.get_mut(&op) else {
+                continue;
+            };
+            let Some(b) = breaches.pop_front() else {
+                continue;
+            };
+            let mut test = base.clone();
+            test.sampler = Sampler::Negative;
+            if let Some(last) = test.calls.last_mut() {
+                last.genes.breach = Some(b);
+            }
+            return Some(test);
+        }
+        None
+    }
+
     /// A new test: a root field, the creations it needs, and now and then a
     /// random mutation before it (a delete or an update of what was made).
     fn sample(&mut self, cx: &mut Cx) -> GqlTest {
@@ -319,11 +377,15 @@ impl Protocol for Graphql {
 
     fn describe(&self, _cx: &Cx, call: &GqlTestCall) -> Value {
         let (query, variables) = self.gen.render(&call.genes, ArgMode::Variables);
-        serde_json::json!({
+        let mut out = serde_json::json!({
             "query": query,
             "variables": variables,
             "takes_earlier_values": call.bind,
-        })
+        });
+        if let Some(b) = &call.genes.breach {
+            out["breach"] = serde_json::to_value(&b.note).unwrap_or_default();
+        }
+        out
     }
 }
 
@@ -468,6 +530,7 @@ mod tests {
                 }],
                 fragments: Vec::new(),
             }),
+            breach: None,
         }
     }
 
@@ -624,6 +687,7 @@ mod tests {
             field: "touch".into(),
             args: Vec::new(),
             selection: None,
+            breach: None,
         };
         let (r, ex) = run(
             &mut d,

@@ -441,6 +441,7 @@ mod tests {
                 ],
                 fragments: vec![],
             }),
+            breach: None,
         };
         let (doc, vars) = g.render(&call, ArgMode::Literals);
         assert_eq!(

@@ -221,6 +221,9 @@ impl TestRun for GqlRun {
         }
         used.sort();
         self.used.push(used);
+        if let Some(b) = call.breach.clone() {
+            b.apply(&mut call);
+        }
         self.test.calls[self.next].genes = call.clone();
         self.next += 1;
         let mutation = Some(call.root.as_str()) == ts.mutation_type.as_deref();
@@ -234,6 +237,7 @@ impl TestRun for GqlRun {
             body: Some(body.to_string()),
             content_type: Some("application/json".into()),
             graphql_query: !mutation,
+            breach: call.breach.as_ref().map(|b| b.note.clone()),
         })
     }
 }

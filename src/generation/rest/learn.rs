@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::run::FlowRun;
-use super::Rest;
+use super::{negative, Rest};
 use crate::execution::wire::location_id;
 use crate::execution::Exchange;
 use crate::generation::plan::Plan;
@@ -92,8 +92,37 @@ impl Rest {
                     self.pool.forget(&id);
                 }
             }
+            if let Some(input) = &call.genes.breach {
+                self.negative_answer(op, input, ex.status);
+            }
+            if matches!(ex.status, Some(400 | 422)) {
+                let learnt = self.constraints.from_refusal(&cx.api, op, ex);
+                if let Some(c) = learnt {
+                    self.constraints = Arc::new(c);
+                }
+            }
             if ex.is_success() {
                 self.last_success[op] = Some(call.clone());
+                if call.genes.breach.is_none() {
+                    // The test up to here reaches the operation: its negative
+                    // tests get one input wrong on top of it.
+                    let mut base = run.test.clone();
+                    base.calls.truncate(run.sent[k] + 1);
+                    base.prune_groups();
+                    // Best: a test that makes what the call names (its path
+                    // values came from earlier calls), so that it still
+                    // reaches the operation when the server's state moved on.
+                    let has_path = cx.api.operations[op]
+                        .parameters
+                        .iter()
+                        .any(|p| p.location == crate::model::Location::Path);
+                    let quality = if !has_path || !run.used[k].is_empty() {
+                        negative::Quality::SelfContained
+                    } else {
+                        negative::Quality::Reached
+                    };
+                    self.negative_base(cx, base, quality);
+                }
             }
             let Some(feedback) = &mut cx.feedback else {
                 continue;

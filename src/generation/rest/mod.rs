@@ -5,7 +5,9 @@
 //! answers give ([`run`]), and read by status and body (`learn`).
 
 mod learn;
+pub mod learnt;
 mod mutate;
+pub mod negative;
 pub mod request;
 pub mod run;
 mod sample;
@@ -45,6 +47,9 @@ pub struct Genes {
     pub params: Vec<Slot>,
     /// The body: media type and value.
     pub body: Option<(String, Value)>,
+    /// For a negative test's last call: the one input it gets wrong,
+    /// applied after earlier calls' values are bound.
+    pub breach: Option<negative::NegativeInput>,
 }
 
 /// A REST call.
@@ -59,6 +64,9 @@ pub struct Rest {
     plan: Arc<Plan>,
     pool: ValuePool,
     last_success: Vec<Option<RestCall>>,
+    negatives: negative::Negatives,
+    /// Constraints read from prose and refusals, which values keep.
+    constraints: Arc<learnt::Constraints>,
 }
 
 impl Rest {
@@ -74,6 +82,8 @@ impl Rest {
             plan: Arc::new(plan),
             pool: ValuePool::new(POOL_DEPTH),
             last_success: vec![None; api.operations.len()],
+            negatives: negative::Negatives::new(api.operations.len()),
+            constraints: Arc::new(learnt::Constraints::from_descriptions(api)),
         }
     }
 }
@@ -137,6 +147,10 @@ impl Protocol for Rest {
         self.sample_test(cx)
     }
 
+    fn negative(&mut self, cx: &mut Cx) -> Option<RestTest> {
+        self.negative_test(cx)
+    }
+
     fn mutate(&mut self, cx: &mut Cx, base: &RestTest) -> RestTest {
         self.mutate_test(cx, base)
     }
@@ -145,6 +159,7 @@ impl Protocol for Rest {
         let probes = if follow_ups { run::PROBE } else { 0.0 };
         FlowRun::new(cx.api.clone(), self.plan.clone(), test)
             .with_probes(probes, cx.config.target.clone())
+            .with_constraints(self.constraints.clone())
     }
 
     fn learn(
@@ -174,6 +189,10 @@ impl Protocol for Rest {
         test
     }
 
+    fn learnt(&self) -> Vec<crate::generation::constraints::Learnt> {
+        self.constraints.learnt.clone()
+    }
+
     fn describe(&self, cx: &Cx, call: &RestCall) -> Value {
         let op = &cx.api.operations[call.op];
         let inputs: Vec<Value> = op
@@ -196,6 +215,9 @@ impl Protocol for Rest {
         if let Some((mime, body)) = &call.genes.body {
             out["content_type"] = mime.clone().into();
             out["body"] = body.clone();
+        }
+        if let Some(b) = &call.genes.breach {
+            out["breach"] = serde_json::to_value(&b.note).unwrap_or_default();
         }
         out
     }

@@ -5,7 +5,11 @@ use serde_json::Value;
 
 use crate::execution::wire::{as_text, encode_segment, SEGMENT};
 use crate::execution::RequestSpec;
-use crate::model::{is_json_mime, Location, Operation};
+use crate::model::{is_json_mime, Api, Location, Operation, Schema, SchemaType};
+
+/// The boundary of multipart bodies: fixed, so that a seed's requests are
+/// the same in every run, and unlikely in any generated value.
+const BOUNDARY: &str = "cartograph-7f3a9c1e5b";
 
 /// Values chosen for one call.
 #[derive(Debug, Clone, Default)]
@@ -16,8 +20,8 @@ pub struct Inputs {
     pub body: Option<(String, Value)>,
 }
 
-/// Builds the request for `op` with these inputs.
-pub fn build_request(op: &Operation, inputs: &Inputs) -> RequestSpec {
+/// Builds the request for `op` (of `api`) with these inputs.
+pub fn build_request(api: &Api, op: &Operation, inputs: &Inputs) -> RequestSpec {
     let mut path = op.path.clone();
     let mut query = url::form_urlencoded::Serializer::new(String::new());
     let mut has_query = false;
@@ -66,25 +70,9 @@ pub fn build_request(op: &Operation, inputs: &Inputs) -> RequestSpec {
         path.push_str(&query.finish());
     }
     let (body, content_type) = match &inputs.body {
-        Some((mime, value)) if is_json_mime(mime) || mime.is_empty() => {
-            let ct = if mime == "*/*" || mime.is_empty() {
-                "application/json"
-            } else {
-                mime
-            };
-            (Some(value.to_string()), Some(ct.to_string()))
-        }
-        Some((_, value)) => {
-            let mut form = url::form_urlencoded::Serializer::new(String::new());
-            if let Value::Object(fields) = value {
-                for (k, v) in fields {
-                    form.append_pair(k, &as_text(v));
-                }
-            }
-            (
-                Some(form.finish()),
-                Some("application/x-www-form-urlencoded".to_string()),
-            )
+        Some((mime, value)) => {
+            let (body, ct) = encode_body(api, op, mime, value);
+            (Some(body), Some(ct))
         }
         None => (None, None),
     };
@@ -96,7 +84,95 @@ pub fn build_request(op: &Operation, inputs: &Inputs) -> RequestSpec {
         body,
         content_type,
         graphql_query: false,
+        breach: None,
     }
+}
+
+/// A body value as the media type wants it: JSON; a form; multipart with
+/// a file part (a filename and a media type) for each binary field and a
+/// text part for the others; the text itself for `text/*` and binary types.
+fn encode_body(api: &Api, op: &Operation, mime: &str, value: &Value) -> (String, String) {
+    let media = mime
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if is_json_mime(&media) || media.is_empty() {
+        let ct = if media == "*/*" || media.is_empty() {
+            "application/json"
+        } else {
+            mime
+        };
+        return (value.to_string(), ct.to_string());
+    }
+    let fields = || -> Vec<(&String, &Value)> {
+        match value {
+            Value::Object(fields) => fields.iter().collect(),
+            _ => Vec::new(),
+        }
+    };
+    match media.as_str() {
+        "multipart/form-data" | "multipart/mixed" => {
+            let schema = op
+                .request_body
+                .as_ref()
+                .and_then(|b| b.content.get(mime))
+                .map(|s| api.resolve(s));
+            let mut out = String::new();
+            // An array field is one part per item, under the same name.
+            let parts = fields().into_iter().flat_map(|(name, v)| match v {
+                Value::Array(items) => items.iter().map(|i| (name, i)).collect::<Vec<_>>(),
+                v => vec![(name, v)],
+            });
+            for (name, v) in parts {
+                let file = schema
+                    .and_then(|s| s.properties.get(name))
+                    .is_some_and(|p| is_file(api.resolve(p)));
+                out.push_str(&format!("--{BOUNDARY}\r\n"));
+                if file {
+                    out.push_str(&format!(
+                        "Content-Disposition: form-data; name=\"{}\"; filename=\"{}.txt\"\r\nContent-Type: application/octet-stream\r\n\r\n",
+                        quoted(name),
+                        quoted(name)
+                    ));
+                } else {
+                    out.push_str(&format!(
+                        "Content-Disposition: form-data; name=\"{}\"\r\n\r\n",
+                        quoted(name)
+                    ));
+                }
+                out.push_str(&as_text(v));
+                out.push_str("\r\n");
+            }
+            out.push_str(&format!("--{BOUNDARY}--\r\n"));
+            (out, format!("{media}; boundary={BOUNDARY}"))
+        }
+        "application/x-www-form-urlencoded" => {
+            let mut form = url::form_urlencoded::Serializer::new(String::new());
+            for (k, v) in fields() {
+                form.append_pair(k, &as_text(v));
+            }
+            (form.finish(), media)
+        }
+        // Text and binary media types carry the value itself.
+        _ => (as_text(value), mime.to_string()),
+    }
+}
+
+/// Whether a schema describes a file (OpenAPI 3 `format: binary` or
+/// `base64`, Swagger 2 `type: file`, read as a binary string).
+fn is_file(s: &Schema) -> bool {
+    matches!(s.format.as_deref(), Some("binary" | "base64"))
+        || (s.types.contains(&SchemaType::Array)
+            && s.items
+                .as_deref()
+                .is_some_and(|i| matches!(i.format.as_deref(), Some("binary"))))
+}
+
+/// A name inside a quoted header parameter.
+fn quoted(name: &str) -> String {
+    name.replace(['"', '\r', '\n'], "_")
 }
 
 #[cfg(test)]
@@ -121,10 +197,41 @@ mod tests {
             ],
             body: Some(("application/json".into(), json!({"n": 1}))),
         };
-        let r = build_request(&api.operations[0], &inputs);
+        let r = build_request(&api, &api.operations[0], &inputs);
         assert_eq!(r.path, "/a/a%20b%2Fc?q=O%27Brien&tags=x&tags=y");
         assert_eq!(r.headers, vec![("X-N".to_string(), "5".to_string())]);
         assert_eq!(r.body.as_deref(), Some(r#"{"n":1}"#));
         assert!(r.is_mutation());
+    }
+
+    #[test]
+    fn uploads_go_as_multipart_with_file_parts() {
+        let api = crate::load::load_text(
+            "swagger: '2.0'\ninfo: {title: t, version: '1'}\npaths:\n  /up:\n    post:\n      operationId: up\n      consumes: [multipart/form-data]\n      parameters:\n      - {name: file, in: formData, type: file, required: true}\n      - {name: note, in: formData, type: string}\n      responses: {'200': {description: ok}}\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let op = &api.operations[0];
+        let mime = op
+            .request_body
+            .as_ref()
+            .unwrap()
+            .content
+            .keys()
+            .next()
+            .unwrap()
+            .clone();
+        let inputs = Inputs {
+            params: vec![],
+            body: Some((mime, json!({"file": "hello", "note": "n"}))),
+        };
+        let r = build_request(&api, op, &inputs);
+        let ct = r.content_type.unwrap();
+        assert!(ct.starts_with("multipart/form-data; boundary="), "{ct}");
+        let body = r.body.unwrap();
+        assert!(body.contains("name=\"file\"; filename=\"file.txt\"\r\nContent-Type: application/octet-stream\r\n\r\nhello\r\n"), "{body}");
+        assert!(body.contains("name=\"note\"\r\n\r\nn\r\n"), "{body}");
+        assert!(body.ends_with(&format!("--{BOUNDARY}--\r\n")));
     }
 }

@@ -49,6 +49,7 @@ pub struct FlowRun {
     pending: std::collections::VecDeque<RequestSpec>,
     probe_rate: f64,
     target: Option<url::Url>,
+    constraints: Arc<super::learnt::Constraints>,
 }
 
 impl FlowRun {
@@ -68,7 +69,14 @@ impl FlowRun {
             pending: Default::default(),
             probe_rate: PROBE,
             target: None,
+            constraints: Default::default(),
         }
+    }
+
+    /// Keeps the constraints learnt so far in the values it sends.
+    pub fn with_constraints(mut self, constraints: Arc<super::learnt::Constraints>) -> FlowRun {
+        self.constraints = constraints;
+        self
     }
 
     /// Follows successful calls with stateful follow-ups with probability
@@ -100,6 +108,7 @@ impl FlowRun {
             body: None,
             content_type: None,
             graphql_query: false,
+            breach: None,
         };
         let mut follow = Vec::new();
         match ex.request.method.as_str() {
@@ -296,7 +305,22 @@ impl FlowRun {
         }
         inputs.body = body;
         self.used.push(used);
-        build_request(op, &inputs)
+        self.constraints.keep(
+            &api,
+            op_i,
+            &mut inputs.params,
+            &mut inputs.body,
+            &mut self.rng,
+        );
+        let breach = self.test.calls[index].genes.breach.as_ref();
+        if let Some(b) = breach {
+            super::negative::apply_to_inputs(op, b, &mut inputs.params, &mut inputs.body);
+        }
+        let mut request = build_request(&api, op, &inputs);
+        if let Some(b) = breach {
+            super::negative::apply_to_request(b, &mut request);
+        }
+        request
     }
 }
 
@@ -385,6 +409,7 @@ mod tests {
                     })
                     .collect(),
                 body: body.map(|b| ("application/json".to_string(), b)),
+                breach: None,
             },
             bind: true,
             creates: false,
@@ -524,6 +549,7 @@ mod segment_tests {
                             value: Value::String(bad.into()),
                         }],
                         body: None,
+                        breach: None,
                     },
                     bind: true,
                     creates: false,

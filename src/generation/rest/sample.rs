@@ -151,7 +151,11 @@ impl Rest {
             });
         Call {
             op,
-            genes: Genes { params, body },
+            genes: Genes {
+                params,
+                body,
+                breach: None,
+            },
             bind: true,
             creates,
             group,
@@ -284,7 +288,7 @@ impl Rest {
                     }
                 }
             }
-            Sampler::Random | Sampler::Initial => {
+            Sampler::Random | Sampler::Initial | Sampler::Negative => {
                 let n = cx.rng.random_range(1..=4.min(cx.config.mio.max_length));
                 for g in 0..n as u32 {
                     let op = cx.random_op();

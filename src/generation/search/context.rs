@@ -81,9 +81,9 @@ pub struct Cx {
     /// Tests finished.
     pub tests: u64,
     /// Tests sampled per sampler ([`Sampler::index`]).
-    pub sampled: [u64; 4],
+    pub sampled: [u64; 5],
     /// Archive improvements per sampler of origin.
-    pub improvements: [u64; 4],
+    pub improvements: [u64; 5],
 }
 
 impl Cx {
@@ -112,8 +112,8 @@ impl Cx {
             started: Instant::now(),
             requests: 0,
             tests: 0,
-            sampled: [0; 4],
-            improvements: [0; 4],
+            sampled: [0; 5],
+            improvements: [0; 5],
             api,
             graph,
             config,

@@ -51,6 +51,9 @@ pub struct SearchSummary {
     pub improvements: std::collections::BTreeMap<String, u64>,
     /// Covered targets with the exchange that first covered each.
     pub covered_at: Vec<(String, u64)>,
+    /// Constraints read from the description's prose and from refusals
+    /// (400, 422), which later values keep.
+    pub learnt_constraints: Vec<crate::generation::constraints::Learnt>,
 }
 
 /// Timeouts in a row after which an operation is called less often.
@@ -59,6 +62,13 @@ const SLOW_AFTER: u32 = 3;
 /// Probability of setting aside a test that calls such an operation: one in
 /// ten still goes, so that a recovered endpoint is noticed.
 const SKIP_SLOW: f64 = 0.9;
+
+/// Share of the tests after the initial ones that are negative or boundary
+/// tests, while some are left: most server errors outside the valid input
+/// space show on the first probe of an input (Schemathesis's coverage phase
+/// finds them in its first few thousand requests), and the rest of the
+/// search keeps building the states they start from.
+const NEGATIVE_SHARE: f64 = 0.25;
 
 /// Tests set aside in a row, at most, before one is run anyway.
 const MAX_SKIPS: usize = 32;
@@ -236,6 +246,7 @@ impl<P: Protocol> Search<P> {
                 .map(|s| (s.as_str().to_string(), self.cx.improvements[s.index()]))
                 .collect(),
             covered_at,
+            learnt_constraints: self.protocol.learnt(),
         }
     }
 
@@ -336,6 +347,16 @@ impl<P: Protocol> Driver for Search<P> {
             return Some(self.start(test));
         }
         self.cx.resequence_if_stale();
+        if self.cx.rng.random_bool(NEGATIVE_SHARE) {
+            // A negative test of an operation that keeps timing out is
+            // dropped like any other test of it.
+            if let Some(test) = self.protocol.negative(&mut self.cx) {
+                if !self.too_slow(&test) {
+                    self.cx.sampled[Sampler::Negative.index()] += 1;
+                    return Some(self.start(test));
+                }
+            }
+        }
         for _ in 0..MAX_SKIPS {
             let test = self.next_case();
             if !self.too_slow(&test) {

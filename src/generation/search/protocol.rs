@@ -40,6 +40,17 @@ pub trait Protocol: Send + 'static {
     /// A new test.
     fn sample(&mut self, cx: &mut Cx) -> TestCase<Self::Genes>;
 
+    /// The next negative or boundary test (one input of a call made invalid
+    /// or unusual), while there are any left to try.
+    fn negative(&mut self, _cx: &mut Cx) -> Option<TestCase<Self::Genes>> {
+        None
+    }
+
+    /// The constraints learnt so far from descriptions and refusals.
+    fn learnt(&self) -> Vec<crate::generation::constraints::Learnt> {
+        Vec::new()
+    }
+
     /// A mutant of an archived test.
     fn mutate(&mut self, cx: &mut Cx, base: &TestCase<Self::Genes>) -> TestCase<Self::Genes>;
 

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 
 mod operations;
 mod schemas;
+mod security;
 #[cfg(test)]
 mod tests;
 
@@ -238,6 +239,7 @@ impl<'a> Converter<'a> {
             self.schemas.insert(name, schema);
         }
 
+        let security_schemes = self.security_schemes();
         name_operations(&mut operations, &mut self.warnings, self.docs.path(0));
         resolve_links(&mut operations);
 
@@ -249,6 +251,7 @@ impl<'a> Converter<'a> {
             operations,
             schemas: std::mem::take(&mut self.schemas),
             webhooks,
+            security_schemes,
             graphql: None,
             left_out: Vec::new(),
         })

@@ -250,6 +250,10 @@ impl<'a> Converter<'a> {
             request_body: body,
             responses,
             pointer: format!("#{pointer}"),
+            // The operation's own list wins, even an empty one (no security).
+            security: super::security::requirements(op.get("security"))
+                .or_else(|| super::security::requirements(self.root().get("security")))
+                .unwrap_or_default(),
         })
     }
 

@@ -1,0 +1,559 @@
+//! Values outside what a schema allows, or at its edges: the inputs of the
+//! negative and boundary tests (Schemathesis's coverage phase, EvoMaster's
+//! robustness testing). For one schema: a value of each other type, `null`,
+//! each bound overstepped, a value outside the enum, a near miss of the
+//! pattern, malformed formats, and valid but unusual values (empty, format
+//! specifiers and metacharacters, unicode, control characters, very long,
+//! extreme numbers). Each value is classified against the schema, so a
+//! request says exactly what it breaks.
+
+use serde_json::{json, Value};
+
+use super::pattern::{matching, pattern_matches};
+use super::values::Rng64;
+use crate::execution::BreachKind;
+use crate::model::{Api, Schema, SchemaType};
+
+/// Where a value goes: into text (a path segment, a query parameter, a
+/// header, a form field: every value is a string there) or into JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// A path segment.
+    Path,
+    /// A query parameter, cookie or form field.
+    Text,
+    /// A header value: no control characters can travel.
+    Header,
+    /// A JSON body field or GraphQL variable.
+    Json,
+}
+
+/// One value to try, and what it breaks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Probe {
+    /// The value.
+    pub value: Value,
+    /// What it does to the schema.
+    pub kind: BreachKind,
+}
+
+/// Longest string tried when the schema sets no `maxLength`.
+const LONG: usize = 10_000;
+
+/// Values tried per input, at most.
+const PER_INPUT: usize = 14;
+
+/// Format specifiers and metacharacters that break servers which splice
+/// input into format strings, queries or markup.
+const SPLICED: [&str; 6] = [
+    "%s%d%x%n{0}{}",
+    "'\"\\",
+    "}",
+    "\"x\"",
+    "<script>a</script>;--",
+    "${7*7}",
+];
+
+/// The values to try for an input of `schema` at `place`, most telling
+/// first: type violations, `null`, bounds, enum, pattern, format, then
+/// valid but unusual values.
+pub fn probes(api: &Api, schema: &Schema, place: Place, rng: &mut Rng64) -> Vec<Probe> {
+    let s = api.resolve(schema);
+    let types = value_types(api, s);
+    let mut candidates: Vec<Value> = Vec::new();
+    let json = place == Place::Json;
+    // Type violations.
+    if types.contains(&SchemaType::Integer) || types.contains(&SchemaType::Number) {
+        candidates.push(json!("abc"));
+        if types.contains(&SchemaType::Integer) && !types.contains(&SchemaType::Number) {
+            candidates.push(if json { json!(1.5) } else { json!("1.5") });
+        }
+    }
+    if types.contains(&SchemaType::Boolean) {
+        candidates.push(json!("maybe"));
+    }
+    if json {
+        if types.contains(&SchemaType::String) {
+            candidates.push(json!(123));
+        }
+        if types.contains(&SchemaType::Array) || types.contains(&SchemaType::Object) {
+            candidates.push(json!("abc"));
+        }
+        if types.contains(&SchemaType::Object) {
+            candidates.push(json!([]));
+        }
+        if types.contains(&SchemaType::Array) {
+            candidates.push(json!({}));
+        }
+        candidates.push(Value::Null);
+    }
+    // Outside the enum.
+    if !s.enum_values.is_empty() {
+        if s.enum_values.iter().all(Value::is_number) {
+            candidates.push(json!(999_999));
+        } else {
+            candidates.push(json!(super::mutation::INVALID_ENUM));
+        }
+    }
+    // Bounds, just outside.
+    let integer = types.contains(&SchemaType::Integer) && !types.contains(&SchemaType::Number);
+    if let Some(m) = s.minimum {
+        let below = if s.exclusive_minimum { m } else { m - 1.0 };
+        candidates.push(number(below, integer));
+    }
+    if let Some(m) = s.maximum {
+        let above = if s.exclusive_maximum { m } else { m + 1.0 };
+        candidates.push(number(above, integer));
+    }
+    if types.contains(&SchemaType::String) || types.is_empty() {
+        if let Some(min) = s.min_length.filter(|m| *m > 0) {
+            candidates.push(json!("a".repeat(min as usize - 1)));
+        }
+        if let Some(max) = s.max_length.filter(|m| (*m as usize) < LONG) {
+            candidates.push(json!("a".repeat(max as usize + 1)));
+        }
+    }
+    if types.contains(&SchemaType::Array) && json {
+        let item = s.items.as_deref().cloned().unwrap_or_default();
+        if let Some(min) = s.min_items.filter(|m| *m > 0) {
+            let items: Vec<Value> = (1..min)
+                .map(|_| super::values::value_for(api, &item, rng))
+                .collect();
+            candidates.push(Value::Array(items));
+        }
+        if let Some(max) = s.max_items.filter(|m| *m < 1000) {
+            let items: Vec<Value> = (0..=max)
+                .map(|_| super::values::value_for(api, &item, rng))
+                .collect();
+            candidates.push(Value::Array(items));
+        }
+    }
+    // A near miss of the pattern: a matching string with its characters
+    // changed class (digits to letters, letters to digits).
+    if let Some(pattern) = &s.pattern {
+        if let Some(valid) = matching(pattern, rng) {
+            candidates.push(json!(near_miss(&valid)));
+        }
+    }
+    // Malformed formats.
+    if let Some(bad) = s.format.as_deref().and_then(malformed_format) {
+        candidates.push(json!(bad));
+    }
+    if types.contains(&SchemaType::Integer) {
+        let edge = match s.format.as_deref() {
+            Some("int32") => 2_147_483_648i64,
+            _ => i64::MAX,
+        };
+        candidates.extend([json!(0), json!(-1), json!(edge), json!(-2_147_483_649i64)]);
+    }
+    if types.contains(&SchemaType::Number) {
+        candidates.extend([json!(0), json!(-1), json!(1e308), json!(-1e308)]);
+    }
+    // Valid but unusual strings.
+    if (types.contains(&SchemaType::String) || types.is_empty()) && s.enum_values.is_empty() {
+        candidates.push(json!(""));
+        candidates.extend(SPLICED.iter().map(|t| json!(t)));
+        candidates.push(json!("é😀\u{202e}ǅ"));
+        if place != Place::Header {
+            candidates.push(json!("a\u{0}\u{1b}b"));
+        }
+        // Servers refuse very long headers whole (431), before any handler.
+        let cap = if place == Place::Header { 1_000 } else { LONG };
+        let long = s.max_length.map_or(cap, |m| (m as usize).min(cap));
+        candidates.push(json!("a".repeat(long)));
+    }
+    let mut out: Vec<Probe> = Vec::new();
+    for value in candidates {
+        if out.len() >= PER_INPUT {
+            break;
+        }
+        if out.iter().any(|p| p.value == value) || !travels(&value, place) {
+            continue;
+        }
+        let kind = breaks(api, schema, &value, place).unwrap_or(BreachKind::Unusual);
+        out.push(Probe { value, kind });
+    }
+    out
+}
+
+/// Whether `value` can be sent at `place` and still be that value: a path
+/// segment cannot be empty, `.` or `..`; text places take no `null`.
+fn travels(value: &Value, place: Place) -> bool {
+    match place {
+        Place::Json => true,
+        _ if value.is_null() => false,
+        Place::Path => !matches!(
+            crate::execution::wire::as_text(value).as_str(),
+            "" | "." | ".."
+        ),
+        _ => true,
+    }
+}
+
+fn number(x: f64, integer: bool) -> Value {
+    if integer && x.fract() == 0.0 && x.abs() < 9.0e15 {
+        json!(x as i64)
+    } else {
+        serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+    }
+}
+
+/// The types a schema's values may take, `null` left out; empty for any.
+fn value_types(api: &Api, s: &Schema) -> Vec<SchemaType> {
+    let mut types: Vec<SchemaType> = s
+        .types
+        .iter()
+        .copied()
+        .filter(|t| *t != SchemaType::Null)
+        .collect();
+    if types.is_empty() && (s.reference.is_some() || !s.properties.is_empty()) {
+        types.push(SchemaType::Object);
+    }
+    if types.is_empty() && !s.alternatives.is_empty() {
+        for alt in &s.alternatives {
+            for t in value_types(api, api.resolve(alt)) {
+                if !types.contains(&t) {
+                    types.push(t);
+                }
+            }
+        }
+    }
+    types
+}
+
+/// Whether `schema` allows `null`.
+fn allows_null(api: &Api, s: &Schema) -> bool {
+    s.types.contains(&SchemaType::Null)
+        || (s.types.is_empty()
+            && s.properties.is_empty()
+            && s.reference.is_none()
+            && s.alternatives.is_empty())
+        || s.alternatives
+            .iter()
+            .any(|a| allows_null(api, api.resolve(a)))
+        || s.enum_values.iter().any(Value::is_null)
+}
+
+/// What `value` breaks in `schema` when sent at `place`, or `None` when the
+/// schema allows it (as far as these rules can tell).
+pub fn breaks(api: &Api, schema: &Schema, value: &Value, place: Place) -> Option<BreachKind> {
+    let s = api.resolve(schema);
+    if !s.alternatives.is_empty() && s.types.is_empty() {
+        // Broken only if every alternative refuses it.
+        let mut first = None;
+        for alt in &s.alternatives {
+            match breaks(api, alt, value, place) {
+                None => return None,
+                Some(k) => first = first.or(Some(k)),
+            }
+        }
+        return first;
+    }
+    if value.is_null() {
+        return (!allows_null(api, s)).then_some(BreachKind::Null);
+    }
+    if s.types == [SchemaType::Null] {
+        return Some(BreachKind::WrongType);
+    }
+    let types = value_types(api, s);
+    // Text places carry strings: read them as the schema's type would.
+    let read: Value = match (place, value) {
+        (Place::Json, v) => v.clone(),
+        (_, Value::String(text)) => as_typed(text, &types),
+        (_, v) => v.clone(),
+    };
+    if !types.is_empty() && !types.iter().any(|t| has_type(&read, *t)) {
+        return Some(BreachKind::WrongType);
+    }
+    if !s.enum_values.is_empty() && !s.enum_values.iter().any(|e| same(e, &read)) {
+        return Some(BreachKind::NotInEnum);
+    }
+    if let Some(x) = read.as_f64() {
+        if let Some(m) = s.minimum {
+            if x < m || (s.exclusive_minimum && x == m) {
+                return Some(BreachKind::BelowMinimum);
+            }
+        }
+        if let Some(m) = s.maximum {
+            if x > m || (s.exclusive_maximum && x == m) {
+                return Some(BreachKind::AboveMaximum);
+            }
+        }
+    }
+    if let Value::String(text) = &read {
+        let n = text.chars().count() as u64;
+        if s.min_length.is_some_and(|m| n < m) {
+            return Some(BreachKind::TooShort);
+        }
+        if s.max_length.is_some_and(|m| n > m) {
+            return Some(BreachKind::TooLong);
+        }
+        if let Some(matches) = s.pattern.as_deref().and_then(|p| pattern_matches(p, text)) {
+            if !matches {
+                return Some(BreachKind::PatternMismatch);
+            }
+        }
+        if s.format.as_deref().is_some_and(|f| !format_fits(f, text)) {
+            return Some(BreachKind::MalformedFormat);
+        }
+    }
+    if let Value::Array(items) = &read {
+        let n = items.len() as u64;
+        if s.min_items.is_some_and(|m| n < m) {
+            return Some(BreachKind::TooFewItems);
+        }
+        if s.max_items.is_some_and(|m| n > m) {
+            return Some(BreachKind::TooManyItems);
+        }
+    }
+    if let (Some(SchemaType::Integer), Some(x)) = (types.first(), read.as_i64()) {
+        if s.format.as_deref() == Some("int32") && i32::try_from(x).is_err() {
+            return Some(BreachKind::MalformedFormat);
+        }
+    }
+    None
+}
+
+/// Text read as the first of `types` it parses as; as a string otherwise.
+fn as_typed(text: &str, types: &[SchemaType]) -> Value {
+    for t in types {
+        match t {
+            SchemaType::Integer => {
+                let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+                if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                    if let Ok(n) = text.parse::<i64>() {
+                        return json!(n);
+                    }
+                    // Too large for i64: still an integer, as a float.
+                    if let Ok(x) = text.parse::<f64>() {
+                        return number(x, false);
+                    }
+                }
+            }
+            SchemaType::Number => {
+                if let Ok(x) = text.parse::<f64>() {
+                    if x.is_finite() && !text.trim().is_empty() && text.trim() == text {
+                        return number(x, false);
+                    }
+                }
+            }
+            SchemaType::Boolean if text == "true" || text == "false" => {
+                return json!(text == "true");
+            }
+            _ => {}
+        }
+    }
+    json!(text)
+}
+
+fn has_type(v: &Value, t: SchemaType) -> bool {
+    match t {
+        SchemaType::String => v.is_string(),
+        SchemaType::Integer => {
+            v.is_i64() || v.is_u64() || v.as_f64().is_some_and(|x| x.fract() == 0.0)
+        }
+        SchemaType::Number => v.is_number(),
+        SchemaType::Boolean => v.is_boolean(),
+        SchemaType::Array => v.is_array(),
+        SchemaType::Object => v.is_object(),
+        SchemaType::Null => v.is_null(),
+    }
+}
+
+/// Enum membership, with `1` and `1.0` the same number.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// A string of a malformed `format`, when the format is one servers parse.
+fn malformed_format(format: &str) -> Option<&'static str> {
+    Some(match format {
+        "uuid" => "00000000-0000-0000-0000-00000000000g",
+        "date" => "2024-13-45",
+        "date-time" => "2024-13-45T25:61:00Z",
+        "time" => "25:61:00",
+        "email" => "not-an-email",
+        "uri" | "url" => "not a uri",
+        "ipv4" => "999.1.1.1",
+        "ipv6" => "::g",
+        "hostname" => "-bad-.host_name",
+        "byte" => "!!!not base64",
+        _ => return None,
+    })
+}
+
+/// Whether `text` is of `format`, for the formats [`malformed_format`]
+/// breaks; any other format fits.
+fn format_fits(format: &str, text: &str) -> bool {
+    let digits = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_digit());
+    let date = |s: &str| {
+        let p: Vec<&str> = s.split('-').collect();
+        p.len() == 3
+            && digits(p[0], 4)
+            && digits(p[1], 2)
+            && digits(p[2], 2)
+            && (1..=12).contains(&p[1].parse::<u32>().unwrap_or(0))
+            && (1..=31).contains(&p[2].parse::<u32>().unwrap_or(0))
+    };
+    let time = |s: &str| {
+        let p: Vec<&str> = s.get(..8).unwrap_or("").split(':').collect();
+        p.len() == 3
+            && p.iter().all(|x| digits(x, 2))
+            && p[0].parse::<u32>().unwrap_or(99) < 24
+            && p[1].parse::<u32>().unwrap_or(99) < 60
+            && p[2].parse::<u32>().unwrap_or(99) < 61
+    };
+    match format {
+        "uuid" => {
+            text.len() == 36
+                && text.char_indices().all(|(i, c)| {
+                    if [8, 13, 18, 23].contains(&i) {
+                        c == '-'
+                    } else {
+                        c.is_ascii_hexdigit()
+                    }
+                })
+        }
+        "date" => date(text),
+        "date-time" => text
+            .split_once(['T', 't', ' '])
+            .is_some_and(|(d, t)| date(d) && time(t)),
+        "time" => time(text),
+        "email" => text
+            .split_once('@')
+            .is_some_and(|(a, b)| !a.is_empty() && b.contains('.') && !b.contains(' ')),
+        "uri" | "url" => text.split_once(':').is_some_and(|(scheme, _)| {
+            !scheme.is_empty()
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+                && !text.contains(' ')
+        }),
+        "ipv4" => {
+            let p: Vec<&str> = text.split('.').collect();
+            p.len() == 4
+                && p.iter()
+                    .all(|x| !x.is_empty() && x.len() <= 3 && x.parse::<u8>().is_ok())
+        }
+        "ipv6" => text.parse::<std::net::Ipv6Addr>().is_ok(),
+        "hostname" => {
+            !text.is_empty()
+                && text.split('.').all(|l| {
+                    !l.is_empty()
+                        && !l.starts_with('-')
+                        && !l.ends_with('-')
+                        && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                })
+        }
+        "byte" => text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)),
+        _ => true,
+    }
+}
+
+/// `text` with each character moved to another class: digits become
+/// letters, letters digits; when nothing changes (only punctuation), an
+/// `x` goes in the middle.
+fn near_miss(text: &str) -> String {
+    let out: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_digit() {
+                (b'a' + (c as u8 - b'0')) as char
+            } else if c.is_ascii_alphabetic() {
+                (b'0' + (c.to_ascii_lowercase() as u8 - b'a') % 10) as char
+            } else {
+                c
+            }
+        })
+        .collect();
+    if out == text {
+        let mid = text.chars().count() / 2;
+        let mut chars: Vec<char> = text.chars().collect();
+        chars.insert(mid, 'x');
+        return chars.into_iter().collect();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+
+    fn api() -> Api {
+        crate::load::load_text(
+            "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\ncomponents:\n  schemas:\n    Q:\n      type: object\n      properties:\n        offset: {type: integer, minimum: 0}\n        tag: {type: string, pattern: '^\"[0-9]+\"$'}\n        kind: {type: string, enum: [a, b]}\n        id: {type: string, format: uuid}\n        parent: {anyOf: [{type: integer}, {type: 'null'}]}\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api
+    }
+
+    fn prop(api: &Api, name: &str) -> Schema {
+        api.schemas["Q"].properties[name].clone()
+    }
+
+    #[test]
+    fn each_value_says_what_it_breaks() {
+        let api = api();
+        let mut rng = Rng64::seed_from_u64(1);
+        let offset = probes(&api, &prop(&api, "offset"), Place::Text, &mut rng);
+        let kind = |v: Value| offset.iter().find(|p| p.value == v).map(|p| p.kind);
+        assert_eq!(kind(json!("abc")), Some(BreachKind::WrongType));
+        assert_eq!(kind(json!("1.5")), Some(BreachKind::WrongType));
+        assert_eq!(kind(json!(-1)), Some(BreachKind::BelowMinimum));
+        assert_eq!(kind(json!(0)), Some(BreachKind::Unusual));
+        assert!(
+            offset.iter().all(|p| !p.value.is_null()),
+            "no null in a query"
+        );
+        let json_offset = probes(&api, &prop(&api, "offset"), Place::Json, &mut rng);
+        assert!(json_offset
+            .iter()
+            .any(|p| p.value.is_null() && p.kind == BreachKind::Null));
+    }
+
+    #[test]
+    fn patterns_get_a_near_miss_and_formats_a_malformed_value() {
+        let api = api();
+        let mut rng = Rng64::seed_from_u64(2);
+        let tag = probes(&api, &prop(&api, "tag"), Place::Header, &mut rng);
+        let miss = tag
+            .iter()
+            .find(|p| p.kind == BreachKind::PatternMismatch)
+            .expect("a near miss");
+        let text = miss.value.as_str().unwrap();
+        assert!(text.starts_with('"') && text.ends_with('"'), "{text}");
+        assert!(tag
+            .iter()
+            .all(|p| !p.value.as_str().unwrap_or("").contains('\u{0}')));
+        let id = probes(&api, &prop(&api, "id"), Place::Path, &mut rng);
+        assert!(id.iter().any(|p| p.kind == BreachKind::MalformedFormat));
+        assert!(id.iter().all(|p| p.value != json!("")), "no empty segment");
+        let kind = probes(&api, &prop(&api, "kind"), Place::Text, &mut rng);
+        assert!(kind.iter().any(|p| p.kind == BreachKind::NotInEnum));
+    }
+
+    #[test]
+    fn a_null_branch_allows_null_and_matching_strings_match() {
+        let api = api();
+        let parent = prop(&api, "parent");
+        assert_eq!(breaks(&api, &parent, &Value::Null, Place::Json), None);
+        assert_eq!(breaks(&api, &parent, &json!(3), Place::Json), None);
+        assert_eq!(
+            breaks(&api, &parent, &json!("x"), Place::Json),
+            Some(BreachKind::WrongType)
+        );
+        let mut rng = Rng64::seed_from_u64(3);
+        for _ in 0..20 {
+            let s = matching("^\"[0-9]+\"$", &mut rng).unwrap();
+            assert_eq!(pattern_matches("^\"[0-9]+\"$", &s), Some(true), "{s}");
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! The constraints a REST run learnt ([`crate::generation::constraints`]):
+//! per input, the schema with the rule written in, which every request's
+//! values are made to keep (a negative test then breaks one on purpose).
+
+use indexmap::IndexMap;
+
+use serde_json::Value;
+
+use crate::execution::Exchange;
+use crate::generation::constraints::{from_answer, rules_in, Input, Learnt};
+use crate::generation::negative::{breaks, Place};
+use crate::generation::values::{value_for, Rng64};
+use crate::model::{Api, Location, Schema};
+
+/// Rules learnt per input, at most: a server whose messages contradict
+/// each other is not followed forever.
+const MAX_RULES: usize = 4;
+
+/// What a run learnt.
+#[derive(Debug, Clone, Default)]
+pub struct Constraints {
+    /// Per (operation, input): the input's schema with the rules written in,
+    /// in the order learnt (values are remade in that order, so a seed's
+    /// requests repeat).
+    schemas: IndexMap<(usize, Input), Schema>,
+    /// Rules per input so far.
+    counts: IndexMap<(usize, Input), usize>,
+    /// What was learnt, in order, for the report.
+    pub learnt: Vec<Learnt>,
+}
+
+impl Constraints {
+    /// The rules the description states in prose (parameter and top-level
+    /// body field descriptions).
+    pub fn from_descriptions(api: &Api) -> Constraints {
+        let mut c = Constraints::default();
+        for (i, op) in api.operations.iter().enumerate() {
+            for (j, p) in op.parameters.iter().enumerate() {
+                if let Some(text) = &p.description {
+                    for rule in rules_in(text) {
+                        c.learn(api, i, Input::Param(j), &rule, "description");
+                    }
+                }
+            }
+            let Some((_, body)) = op.request_body.as_ref().and_then(|b| b.primary_schema()) else {
+                continue;
+            };
+            for (name, prop) in &api.resolve(body).properties {
+                if let Some(text) = &api.resolve(prop).description {
+                    for rule in rules_in(text) {
+                        c.learn(
+                            api,
+                            i,
+                            Input::Field(vec![name.clone()]),
+                            &rule,
+                            "description",
+                        );
+                    }
+                }
+            }
+        }
+        c
+    }
+
+    /// The constraints with what a refusal of `op` states, when it teaches
+    /// anything new.
+    pub fn from_refusal(&self, api: &Api, op: usize, ex: &Exchange) -> Option<Constraints> {
+        let rules = from_answer(api, &api.operations[op], ex.json(), &ex.body);
+        if rules.is_empty() {
+            return None;
+        }
+        let mut next = self.clone();
+        let source = format!("answer {} (seq {})", ex.status.unwrap_or(0), ex.seq);
+        let mut changed = false;
+        for (input, rule) in rules {
+            changed |= next.learn(api, op, input, &rule, &source);
+        }
+        changed.then_some(next)
+    }
+
+    fn learn(
+        &mut self,
+        api: &Api,
+        op: usize,
+        input: Input,
+        rule: &crate::generation::constraints::Rule,
+        source: &str,
+    ) -> bool {
+        let key = (op, input.clone());
+        if self.counts.get(&key).copied().unwrap_or(0) >= MAX_RULES {
+            return false;
+        }
+        let Some(original) = original_schema(api, op, &input) else {
+            return false;
+        };
+        let mut schema = self
+            .schemas
+            .get(&key)
+            .cloned()
+            .unwrap_or_else(|| api.resolve(&original).clone());
+        if !rule.apply(&mut schema) {
+            return false;
+        }
+        *self.counts.entry(key.clone()).or_insert(0) += 1;
+        let operation = &api.operations[op];
+        self.learnt.push(Learnt {
+            operation: operation.name.clone(),
+            input: input.describe(operation),
+            rule: rule.describe(),
+            source: source.to_string(),
+        });
+        self.schemas.insert(key, schema);
+        true
+    }
+
+    /// Makes the inputs of a call of `op` keep what was learnt: a value
+    /// that breaks its input's learnt schema is replaced by one that keeps
+    /// it. Inputs not sent stay unsent.
+    pub fn keep(
+        &self,
+        api: &Api,
+        op: usize,
+        params: &mut [(Location, String, Value)],
+        body: &mut Option<(String, Value)>,
+        rng: &mut Rng64,
+    ) {
+        if self.schemas.is_empty() {
+            return;
+        }
+        let operation = &api.operations[op];
+        for ((o, input), schema) in &self.schemas {
+            if *o != op {
+                continue;
+            }
+            match input {
+                Input::Param(j) => {
+                    let p = &operation.parameters[*j];
+                    let place = match p.location {
+                        Location::Path => Place::Path,
+                        Location::Header => Place::Header,
+                        _ => Place::Text,
+                    };
+                    for (l, n, v) in params.iter_mut() {
+                        if *l == p.location
+                            && *n == p.name
+                            && breaks(api, schema, v, place).is_some()
+                        {
+                            *v = value_for(api, schema, rng);
+                        }
+                    }
+                }
+                Input::Field(path) => {
+                    let Some((mime, value)) = body.as_mut() else {
+                        continue;
+                    };
+                    let place = if crate::model::is_json_mime(mime) {
+                        Place::Json
+                    } else {
+                        Place::Text
+                    };
+                    let current = path.iter().try_fold(&*value, |v, k| v.get(k.as_str()));
+                    if let Some(current) = current {
+                        if breaks(api, schema, current, place).is_some() {
+                            let fresh = value_for(api, schema, rng);
+                            super::negative::set_at(value, path, Some(fresh));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The schema of `input` as the description gives it.
+fn original_schema(api: &Api, op: usize, input: &Input) -> Option<Schema> {
+    let operation = &api.operations[op];
+    match input {
+        Input::Param(j) => operation.parameters.get(*j).map(|p| p.schema.clone()),
+        Input::Field(path) => {
+            let (_, mut schema) = operation.request_body.as_ref()?.primary_schema()?;
+            for name in path {
+                schema = api.resolve(schema).properties.get(name)?;
+            }
+            Some(schema.clone())
+        }
+    }
+}

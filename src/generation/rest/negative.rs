@@ -1,0 +1,659 @@
+//! REST negative and boundary tests: for each operation, every input (path,
+//! query, header and cookie parameters, each body field, nested ones too,
+//! the body itself, the credentials of each declared security scheme) gets
+//! the values [`crate::generation::negative`] finds for its schema, one
+//! input at a time, on top of a test that last reached the operation with a
+//! 2xx, so that only that one input is wrong. The tests enter the MIO
+//! archive like any other.
+
+use std::collections::VecDeque;
+
+use rand::Rng;
+use serde_json::Value;
+
+use super::{Genes, Rest, RestTest};
+use crate::execution::{Breach, BreachKind, RequestSpec};
+use crate::generation::negative::{probes, Place};
+use crate::generation::search::Cx;
+use crate::generation::test::Sampler;
+use crate::generation::values::Rng64;
+use crate::model::security::requires_credentials;
+use crate::model::{is_json_mime, Api, Location, Operation, SchemeKind};
+
+/// How deep into a body's objects fields are tried one by one.
+const FIELD_DEPTH: usize = 3;
+
+/// What a negative test changes in its last call's request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// Parameter `.0` (its position) takes this value.
+    SetParam(usize, Value),
+    /// Parameter `.0` is left out.
+    OmitParam(usize),
+    /// The body field at this path takes this value (an empty path: the body).
+    SetField(Vec<String>, Value),
+    /// The body field at this path is left out.
+    OmitField(Vec<String>),
+    /// The body is sent as this text.
+    RawBody(String),
+    /// The body goes with this media type.
+    ContentType(String),
+    /// These credentials instead of the run's: (where, name, value); none
+    /// at all when empty.
+    Credentials(Vec<(Location, String, String)>),
+}
+
+/// A negative test's change, with what it breaks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NegativeInput {
+    /// The change to the request.
+    pub change: Change,
+    /// What the request notes it breaks.
+    pub note: Breach,
+}
+
+/// How good a base a test is for an operation's negative tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Quality {
+    /// A lone call that has not reached the operation.
+    Untried,
+    /// It reached the operation with a 2xx, with values that may not last
+    /// (ids of resources the test did not make).
+    Reached,
+    /// It reached the operation with a 2xx, making what it named.
+    SelfContained,
+}
+
+/// One operation's negative tests still to run.
+pub(super) struct Queue {
+    /// The test they are built on: its last call is the operation's.
+    base: RestTest,
+    /// How good a base it is: a better one replaces it, and the
+    /// operation's inputs are all tried again on top of it.
+    quality: Quality,
+    inputs: VecDeque<NegativeInput>,
+    /// Inputs put back because the base no longer reached the operation.
+    retried: usize,
+}
+
+/// Inputs put back per operation, at most: a base that keeps missing its
+/// resource is not waited for forever.
+const MAX_RETRIED: usize = 64;
+
+/// Every operation's queue, and whose turn it is.
+#[derive(Default)]
+pub(super) struct Negatives {
+    pub(super) queues: Vec<Option<Queue>>,
+    cursor: usize,
+}
+
+impl Negatives {
+    pub(super) fn new(operations: usize) -> Negatives {
+        Negatives {
+            queues: (0..operations).map(|_| None).collect(),
+            cursor: 0,
+        }
+    }
+}
+
+impl Rest {
+    /// The next negative test, one operation after another in turn; `None`
+    /// once every operation's inputs have all been tried.
+    pub(super) fn negative_test(&mut self, cx: &mut Cx) -> Option<RestTest> {
+        let ops = cx.ops.clone();
+        for _ in 0..ops.len() {
+            let op = ops[self.negatives.cursor % ops.len()];
+            self.negatives.cursor += 1;
+            if self.negatives.queues[op].is_none() {
+                let base = self.initial_test(cx, op);
+                let queue = self.queue(cx, base, Quality::Untried);
+                self.negatives.queues[op] = Some(queue);
+            }
+            let Some(queue) = self.negatives.queues[op].as_mut() else {
+                continue;
+            };
+            let Some(input) = queue.inputs.pop_front() else {
+                continue;
+            };
+            let mut test = queue.base.clone();
+            test.sampler = Sampler::Negative;
+            test.seed = cx.rng.random();
+            if let Some(last) = test.calls.last_mut() {
+                last.genes.breach = Some(input);
+                // What a negative call makes is not for later calls.
+                last.creates = false;
+            }
+            return Some(test);
+        }
+        None
+    }
+
+    /// Notes that `base` (its last call the operation's) reached the
+    /// operation with a 2xx: the operation's negative tests are built on
+    /// it from now on, if it is a better base than theirs.
+    pub(super) fn negative_base(&mut self, cx: &mut Cx, base: RestTest, quality: Quality) {
+        let Some(op) = base.calls.last().map(|c| c.op) else {
+            return;
+        };
+        if self.negatives.queues[op]
+            .as_ref()
+            .is_some_and(|q| q.quality >= quality)
+        {
+            return;
+        }
+        let queue = self.queue(cx, base, quality);
+        self.negatives.queues[op] = Some(queue);
+    }
+
+    fn queue(&self, cx: &mut Cx, base: RestTest, quality: Quality) -> Queue {
+        let inputs = match base.calls.last() {
+            Some(last) => negative_inputs(
+                &cx.api,
+                &cx.api.operations[last.op],
+                &last.genes,
+                &mut cx.rng,
+            ),
+            None => Vec::new(),
+        };
+        Queue {
+            base,
+            quality,
+            inputs: inputs.into(),
+            retried: 0,
+        }
+    }
+
+    /// Reads a negative call's answer: a 404 or 410 to an input that is
+    /// not one of the path's says the base no longer reaches the operation
+    /// (what it names was deleted since), so the input is tried again on
+    /// the next base that does.
+    pub(super) fn negative_answer(
+        &mut self,
+        op: usize,
+        input: &NegativeInput,
+        status: Option<u16>,
+    ) {
+        let on_path = input.note.input.starts_with("path ");
+        if on_path || !matches!(status, Some(404 | 410)) {
+            return;
+        }
+        let Some(queue) = self.negatives.queues[op].as_mut() else {
+            return;
+        };
+        queue.quality = Quality::Untried;
+        if queue.retried < MAX_RETRIED && !queue.inputs.contains(input) {
+            queue.retried += 1;
+            queue.inputs.push_front(input.clone());
+        }
+    }
+}
+
+/// Every negative input of `op`, its call's genes `genes`: per input its
+/// probes, most telling first; then one probe of each input in turn, so
+/// that every input gets its most telling probe before any gets a second.
+pub fn negative_inputs(
+    api: &Api,
+    op: &Operation,
+    genes: &Genes,
+    rng: &mut Rng64,
+) -> Vec<NegativeInput> {
+    let mut per_input: Vec<Vec<NegativeInput>> = Vec::new();
+    for (j, p) in op.parameters.iter().enumerate() {
+        let place = match p.location {
+            Location::Path => Place::Path,
+            Location::Header => Place::Header,
+            Location::Query | Location::Cookie => Place::Text,
+            Location::Body | Location::Argument => continue,
+        };
+        let input = format!("{} {}", p.location.as_str(), p.name);
+        let mut list = Vec::new();
+        if p.required && p.location != Location::Path {
+            list.push(NegativeInput {
+                change: Change::OmitParam(j),
+                note: note(&input, missing(api, &p.schema)),
+            });
+        }
+        for probe in probes(api, &p.schema, place, rng) {
+            list.push(NegativeInput {
+                change: Change::SetParam(j, probe.value),
+                note: note(&input, probe.kind),
+            });
+        }
+        per_input.push(list);
+    }
+    if let (Some(body), Some((mime, value))) = (&op.request_body, &genes.body) {
+        let schema = body.content.get(mime.as_str()).cloned().unwrap_or_default();
+        let json = is_json_mime(mime) || mime.is_empty();
+        let mut whole = Vec::new();
+        if json {
+            whole.push(NegativeInput {
+                change: Change::RawBody(malformed_json(value)),
+                note: note("body", BreachKind::MalformedBody),
+            });
+            whole.push(NegativeInput {
+                change: Change::ContentType("text/plain".into()),
+                note: note("body", BreachKind::WrongContentType),
+            });
+        }
+        per_input.push(whole);
+        let place = if json { Place::Json } else { Place::Text };
+        fields(
+            api,
+            &schema,
+            value,
+            place,
+            &mut Vec::new(),
+            &mut per_input,
+            rng,
+        );
+    }
+    for list in credentials(api, op) {
+        per_input.push(list);
+    }
+    // One of each input in turn.
+    let mut out = Vec::new();
+    let mut rank = 0;
+    loop {
+        let before = out.len();
+        for list in &per_input {
+            if let Some(i) = list.get(rank) {
+                out.push(i.clone());
+            }
+        }
+        if out.len() == before {
+            return out;
+        }
+        rank += 1;
+    }
+}
+
+/// What leaving out a required input of `schema` breaks: with a `default`
+/// the server may fill it in, and is not to be judged for that.
+fn missing(api: &Api, schema: &crate::model::Schema) -> BreachKind {
+    if api.resolve(schema).default.is_some() {
+        BreachKind::MissingWithDefault
+    } else {
+        BreachKind::Missing
+    }
+}
+
+fn note(input: &str, kind: BreachKind) -> Breach {
+    Breach {
+        input: input.to_string(),
+        kind,
+    }
+}
+
+/// `value` as JSON cut in the middle: a body no parser takes.
+fn malformed_json(value: &Value) -> String {
+    let text = value.to_string();
+    let cut = text
+        .char_indices()
+        .nth(text.chars().count() / 2)
+        .map_or(0, |(i, _)| i);
+    let mut out = text[..cut].to_string();
+    if out.is_empty() || out == text {
+        out = "{\"".into();
+    }
+    out
+}
+
+/// The body fields of `value` (a value of `schema`) one by one, down to
+/// [`FIELD_DEPTH`]: each required one left out, each given its probes.
+fn fields(
+    api: &Api,
+    schema: &crate::model::Schema,
+    value: &Value,
+    place: Place,
+    path: &mut Vec<String>,
+    out: &mut Vec<Vec<NegativeInput>>,
+    rng: &mut Rng64,
+) {
+    let s = api.resolve(schema);
+    if path.len() >= FIELD_DEPTH {
+        return;
+    }
+    let Value::Object(present) = value else {
+        return;
+    };
+    for (name, prop) in &s.properties {
+        if api.resolve(prop).read_only {
+            continue;
+        }
+        path.push(name.clone());
+        let input = format!("body /{}", path.join("/"));
+        let mut list = Vec::new();
+        if s.required.contains(name) {
+            list.push(NegativeInput {
+                change: Change::OmitField(path.clone()),
+                note: note(&input, missing(api, prop)),
+            });
+        }
+        for probe in probes(api, prop, place, rng) {
+            list.push(NegativeInput {
+                change: Change::SetField(path.clone(), probe.value),
+                note: note(&input, probe.kind),
+            });
+        }
+        out.push(list);
+        if let Some(inner) = present.get(name) {
+            fields(api, prop, inner, place, path, out, rng);
+        }
+        path.pop();
+    }
+}
+
+/// Per security scheme the operation declares: no credentials (when it
+/// requires some), then malformed ones of that scheme.
+fn credentials(api: &Api, op: &Operation) -> Vec<Vec<NegativeInput>> {
+    let mut names: Vec<&String> = op.security.iter().flatten().collect();
+    names.sort();
+    names.dedup();
+    let mut out = Vec::new();
+    if requires_credentials(&op.security) {
+        out.push(vec![NegativeInput {
+            change: Change::Credentials(Vec::new()),
+            note: note("credentials", BreachKind::NoCredentials),
+        }]);
+    }
+    for name in names {
+        let Some(scheme) = api.security_schemes.get(name) else {
+            continue;
+        };
+        let input = format!("credentials {name}");
+        let values: Vec<(Location, String, String)> = match &scheme.kind {
+            SchemeKind::Http { scheme } => {
+                let word = if scheme.is_empty() {
+                    "bearer"
+                } else {
+                    scheme.as_str()
+                };
+                let proper = capitalised(word);
+                let other = if word == "basic" { "Bearer" } else { "Basic" };
+                [
+                    format!("{proper} "),
+                    format!("Token {}", "abc"),
+                    "abc".to_string(),
+                    format!("{proper}  a b"),
+                    format!("{other} dXNlcjpwYXNz"),
+                    String::new(),
+                ]
+                .into_iter()
+                .map(|v| (Location::Header, "Authorization".to_string(), v))
+                .collect()
+            }
+            SchemeKind::ApiKey { location, name } => ["", "'\"%s{}", "a b", &"k".repeat(2048)]
+                .into_iter()
+                .map(|v| (*location, name.clone(), v.to_string()))
+                .collect(),
+            SchemeKind::Other => continue,
+        };
+        out.push(
+            values
+                .into_iter()
+                .map(|v| NegativeInput {
+                    change: Change::Credentials(vec![v]),
+                    note: note(&input, BreachKind::MalformedCredentials),
+                })
+                .collect(),
+        );
+    }
+    out
+}
+
+fn capitalised(word: &str) -> String {
+    let mut c = word.chars();
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
+}
+
+/// Applies the changes a request makes before it is built: parameters and
+/// body fields. `params` are the request's (location, name, value).
+pub fn apply_to_inputs(
+    op: &Operation,
+    input: &NegativeInput,
+    params: &mut Vec<(Location, String, Value)>,
+    body: &mut Option<(String, Value)>,
+) {
+    match &input.change {
+        Change::SetParam(j, v) => {
+            let p = &op.parameters[*j];
+            match params
+                .iter_mut()
+                .find(|(l, n, _)| *l == p.location && *n == p.name)
+            {
+                Some(slot) => slot.2 = v.clone(),
+                None => params.push((p.location, p.name.clone(), v.clone())),
+            }
+        }
+        Change::OmitParam(j) => {
+            let p = &op.parameters[*j];
+            params.retain(|(l, n, _)| !(*l == p.location && *n == p.name));
+        }
+        Change::SetField(path, v) => {
+            if let Some((_, value)) = body {
+                set_at(value, path, Some(v.clone()));
+            }
+        }
+        Change::OmitField(path) => {
+            if let Some((_, value)) = body {
+                set_at(value, path, None);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Applies the changes made to the built request: raw body, media type,
+/// credentials; and notes the breach on it.
+pub fn apply_to_request(input: &NegativeInput, request: &mut RequestSpec) {
+    match &input.change {
+        Change::RawBody(text) => request.body = Some(text.clone()),
+        Change::ContentType(ct) if request.body.is_some() => {
+            request.content_type = Some(ct.clone())
+        }
+        Change::Credentials(values) => {
+            for (location, name, value) in values {
+                match location {
+                    Location::Header => {
+                        request
+                            .headers
+                            .retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+                        request.headers.push((name.clone(), value.clone()));
+                    }
+                    Location::Query => {
+                        let sep = if request.path.contains('?') { '&' } else { '?' };
+                        let pair: String = url::form_urlencoded::Serializer::new(String::new())
+                            .append_pair(name, value)
+                            .finish();
+                        request.path = format!("{}{sep}{pair}", request.path);
+                    }
+                    Location::Cookie => {
+                        let cookie = format!(
+                            "{name}={}",
+                            percent_encoding::utf8_percent_encode(
+                                value,
+                                crate::execution::wire::SEGMENT
+                            )
+                        );
+                        match request
+                            .headers
+                            .iter_mut()
+                            .find(|(n, _)| n.eq_ignore_ascii_case("cookie"))
+                        {
+                            Some((_, v)) => *v = format!("{v}; {cookie}"),
+                            None => request.headers.push(("Cookie".into(), cookie)),
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+    request.breach = Some(input.note.clone());
+}
+
+/// Sets (or, with `None`, removes) the field at `path` inside `value`, when
+/// its parent object is there; an empty path replaces the whole value.
+pub(super) fn set_at(value: &mut Value, path: &[String], new: Option<Value>) {
+    let Some((last, parents)) = path.split_last() else {
+        if let Some(v) = new {
+            *value = v;
+        }
+        return;
+    };
+    let mut at = value;
+    for p in parents {
+        match at.get_mut(p.as_str()) {
+            Some(next) => at = next,
+            None => return,
+        }
+    }
+    if let Value::Object(fields) = at {
+        match new {
+            Some(v) => {
+                fields.insert(last.clone(), v);
+            }
+            None => {
+                fields.shift_remove(last);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+    use serde_json::json;
+
+    use super::*;
+
+    fn api() -> Api {
+        crate::load::load_text(
+            r#"openapi: 3.1.0
+info: {title: t, version: '1'}
+paths:
+  /a/{id}/books:
+    post:
+      operationId: createBook
+      security: [{}, {bearer: []}]
+      parameters:
+      - {name: id, in: path, required: true, schema: {type: integer}}
+      - {name: offset, in: query, schema: {type: integer, minimum: 0}}
+      - {name: If-Match, in: header, schema: {type: string}}
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [title, stock]
+              properties:
+                title: {type: string}
+                stock: {type: integer}
+                meta: {type: object, required: [k], properties: {k: {type: string}}}
+      responses: {'201': {description: ok}}
+components:
+  securitySchemes:
+    bearer: {type: http, scheme: bearer}
+"#,
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api
+    }
+
+    #[test]
+    fn every_input_gets_its_first_probe_before_any_gets_a_second() {
+        let api = api();
+        let op = &api.operations[0];
+        let genes = Genes {
+            params: Vec::new(),
+            body: Some((
+                "application/json".into(),
+                json!({"title": "t", "stock": 1, "meta": {"k": "v"}}),
+            )),
+            breach: None,
+        };
+        let mut rng = Rng64::seed_from_u64(1);
+        let all = negative_inputs(&api, op, &genes, &mut rng);
+        let inputs: Vec<&str> = all.iter().map(|i| i.note.input.as_str()).collect();
+        let first_of = |name: &str| inputs.iter().position(|i| *i == name).unwrap();
+        let distinct: std::collections::BTreeSet<&str> = inputs.iter().copied().collect();
+        // The first round holds each input once.
+        assert_eq!(
+            inputs[..distinct.len()]
+                .iter()
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+            distinct.len()
+        );
+        for name in [
+            "path id",
+            "query offset",
+            "header If-Match",
+            "body /stock",
+            "body /meta/k",
+            "credentials bearer",
+        ] {
+            assert!(first_of(name) < distinct.len(), "{name}: {inputs:?}");
+        }
+        assert!(all
+            .iter()
+            .any(|i| i.change == Change::OmitField(vec!["stock".into()])));
+        assert!(all
+            .iter()
+            .any(|i| i.change == Change::OmitField(vec!["meta".into(), "k".into()])));
+        // Anonymous calls are allowed, so "no credentials" is not a breach.
+        assert!(!all.iter().any(|i| i.note.kind == BreachKind::NoCredentials));
+        assert!(all.iter().any(|i| i.change
+            == Change::Credentials(vec![(
+                Location::Header,
+                "Authorization".into(),
+                "Token abc".into()
+            )])));
+    }
+
+    #[test]
+    fn changes_reach_the_request() {
+        let api = api();
+        let op = &api.operations[0];
+        let mut params = vec![(Location::Path, "id".to_string(), json!(1))];
+        let mut body = Some((
+            "application/json".to_string(),
+            json!({"title": "t", "stock": 1}),
+        ));
+        let omit = NegativeInput {
+            change: Change::OmitField(vec!["stock".into()]),
+            note: note("body /stock", BreachKind::Missing),
+        };
+        apply_to_inputs(op, &omit, &mut params, &mut body);
+        assert_eq!(body.as_ref().unwrap().1, json!({"title": "t"}));
+        let set = NegativeInput {
+            change: Change::SetParam(1, json!("abc")),
+            note: note("query offset", BreachKind::WrongType),
+        };
+        apply_to_inputs(op, &set, &mut params, &mut body);
+        assert!(params.contains(&(Location::Query, "offset".into(), json!("abc"))));
+        let mut request = RequestSpec {
+            headers: vec![("authorization".into(), "Bearer good".into())],
+            ..Default::default()
+        };
+        let creds = NegativeInput {
+            change: Change::Credentials(vec![(
+                Location::Header,
+                "Authorization".into(),
+                "Token abc".into(),
+            )]),
+            note: note("credentials bearer", BreachKind::MalformedCredentials),
+        };
+        apply_to_request(&creds, &mut request);
+        assert_eq!(
+            request.headers,
+            vec![("Authorization".to_string(), "Token abc".to_string())]
+        );
+        assert!(request.without_credentials());
+    }
+}

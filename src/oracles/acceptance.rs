@@ -1,0 +1,165 @@
+//! Answers to requests that should have been refused: a negative test's
+//! input breaks a documented constraint, or its credentials are missing or
+//! malformed where the operation requires them, and the server said 2xx.
+//! Only requests a negative test marked ([`crate::execution::Breach`]) are
+//! judged: what a request breaks is known exactly, never guessed.
+
+use super::{FaultCheck, Finding};
+use crate::execution::{BreachKind, Exchange};
+use crate::model::security::requires_credentials;
+use crate::model::Operation;
+
+/// The finding a 2xx to a deliberately wrong request makes, if any:
+/// `ignored_auth` for credentials, `invalid_input_accepted` for an input
+/// the description forbids.
+pub fn check(op: &Operation, ex: &Exchange) -> Option<Finding> {
+    let breach = ex.request.breach.as_ref()?;
+    let status = ex.status.filter(|s| (200..300).contains(s))?;
+    let finding = |code: &'static str, message: String, detail: String| Finding {
+        check: Some(FaultCheck::Success),
+        ..Finding::new(code, &op.name, message, detail)
+    };
+    match breach.kind {
+        BreachKind::NoCredentials | BreachKind::MalformedCredentials
+            if requires_credentials(&op.security) =>
+        {
+            let what = if breach.kind == BreachKind::NoCredentials {
+                "no credentials"
+            } else {
+                "malformed credentials"
+            };
+            Some(finding(
+                "ignored_auth",
+                format!(
+                    "the operation requires credentials ({}), and a request with {what} was answered {status}",
+                    schemes(op)
+                ),
+                String::new(),
+            ))
+        }
+        // A body the operation may go without can be ignored whole.
+        BreachKind::MalformedBody if !op.request_body.as_ref().is_some_and(|b| b.required) => None,
+        // One fault per operation (and status), whichever inputs it lets
+        // through: the first one seen is its witness.
+        kind if kind.forbidden() => Some(finding(
+            "invalid_input_accepted",
+            format!("{breach}, which the description forbids, was answered {status}"),
+            String::new(),
+        )),
+        _ => None,
+    }
+}
+
+/// Whether an answer refuses a deliberately wrong request as it should (a
+/// 4xx) for an operation that documents no client error at all: refusing
+/// the input is right, and a description without any 4xx is a gap of the
+/// whole operation, not of this answer, so `undocumented_status` stays
+/// silent. An operation that documents its refusals (400, say) and answers
+/// another (422) is still reported.
+pub fn rightly_refused(op: &Operation, ex: &Exchange) -> bool {
+    let refused = ex.status.is_some_and(|s| (400..500).contains(&s));
+    let documents_refusals = op
+        .responses
+        .keys()
+        .any(|code| code.starts_with('4') || code == "default");
+    refused
+        && !documents_refusals
+        && ex
+            .request
+            .breach
+            .as_ref()
+            .is_some_and(|b| b.kind != BreachKind::Unusual)
+}
+
+fn schemes(op: &Operation) -> String {
+    let alternatives: Vec<String> = op.security.iter().map(|alt| alt.join(" + ")).collect();
+    alternatives.join(" or ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execution::{Breach, RequestSpec};
+
+    fn api() -> crate::model::Api {
+        crate::load::load_text(
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      operationId: locked\n      security: [{key: []}]\n      responses: {'200': {description: ok}}\n  /b:\n    get:\n      operationId: open\n      security: [{}, {key: []}]\n      responses: {'200': {description: ok}}\ncomponents:\n  securitySchemes:\n    key: {type: apiKey, in: header, name: X-Key}\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api
+    }
+
+    fn answered(op: &str, status: u16, kind: BreachKind) -> Exchange {
+        Exchange {
+            seq: 0,
+            request: RequestSpec {
+                operation: op.into(),
+                method: "GET".into(),
+                path: "/a".into(),
+                breach: Some(Breach {
+                    input: "credentials key".into(),
+                    kind,
+                }),
+                ..Default::default()
+            },
+            status: Some(status),
+            headers: Vec::new(),
+            body: String::new(),
+            truncated: false,
+            failure: None,
+            elapsed: std::time::Duration::ZERO,
+            parsed: Default::default(),
+        }
+    }
+
+    #[test]
+    fn only_a_2xx_to_a_deliberately_wrong_request_is_judged() {
+        let api = api();
+        let locked = &api.operations[0];
+        let open = &api.operations[1];
+        let code = |op, status, kind| check(op, &answered(&op.name, status, kind)).map(|f| f.code);
+        assert_eq!(
+            code(locked, 200, BreachKind::NoCredentials),
+            Some("ignored_auth")
+        );
+        assert_eq!(
+            code(locked, 200, BreachKind::MalformedCredentials),
+            Some("ignored_auth")
+        );
+        assert_eq!(code(locked, 401, BreachKind::NoCredentials), None);
+        // Anonymous calls are allowed: letting one in is right.
+        assert_eq!(code(open, 200, BreachKind::NoCredentials), None);
+        assert_eq!(
+            code(open, 200, BreachKind::WrongType),
+            Some("invalid_input_accepted")
+        );
+        assert_eq!(code(open, 400, BreachKind::WrongType), None);
+        for kind in [
+            BreachKind::Unusual,
+            BreachKind::PatternMismatch,
+            BreachKind::MalformedFormat,
+            BreachKind::MissingWithDefault,
+            BreachKind::WrongContentType,
+        ] {
+            assert_eq!(code(open, 200, kind), None, "{kind:?}");
+        }
+        let mut plain = answered("open", 200, BreachKind::WrongType);
+        plain.request.breach = None;
+        assert!(check(open, &plain).is_none(), "no breach, no judgement");
+    }
+
+    #[test]
+    fn a_refusal_is_undocumented_only_where_refusals_are_documented() {
+        let api = api();
+        // `open` documents no 4xx: refusing a wrong input is right.
+        assert!(rightly_refused(
+            &api.operations[1],
+            &answered("open", 422, BreachKind::WrongType)
+        ));
+        assert!(!rightly_refused(
+            &api.operations[1],
+            &answered("open", 422, BreachKind::Unusual)
+        ));
+    }
+}
