@@ -44,10 +44,11 @@ const LONG: usize = 10_000;
 const PER_INPUT: usize = 14;
 
 /// Format specifiers and metacharacters that break servers which splice
-/// input into format strings, queries or markup.
-const SPLICED: [&str; 6] = [
+/// input into format strings, regular expressions, queries or markup.
+const SPLICED: [&str; 7] = [
     "%s%d%x%n{0}{}",
     "'\"\\",
+    "([*+?",
     "}",
     "\"x\"",
     "<script>a</script>;--",
@@ -161,6 +162,13 @@ pub fn probes(api: &Api, schema: &Schema, place: Place, rng: &mut Rng64) -> Vec<
         let cap = if place == Place::Header { 1_000 } else { LONG };
         let long = s.max_length.map_or(cap, |m| (m as usize).min(cap));
         candidates.push(json!("a".repeat(long)));
+    }
+    // A free-form object in a query (each key a parameter): unusual keys'
+    // values, since the server reads them one by one.
+    if !json && types.contains(&SchemaType::Object) && s.additional_properties.is_some() {
+        candidates.push(json!({"a": "é😀\u{202e}ǅ"}));
+        candidates.extend(SPLICED.iter().map(|t| json!({ "a": t })));
+        candidates.push(json!({"é😀": "x"}));
     }
     let mut out: Vec<Probe> = Vec::new();
     for value in candidates {

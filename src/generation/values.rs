@@ -92,6 +92,19 @@ fn generate(api: &Api, schema: &Schema, rng: &mut Rng64, depth: usize) -> Value 
                     out.insert(name.clone(), generate(api, prop, rng, depth + 1));
                 }
             }
+            // A free-form object (a map, query parameters by name) gets a
+            // key or two of its own.
+            if let Some(extra) = &schema.additional_properties {
+                if schema.properties.is_empty() || rng.random_bool(0.3) {
+                    for _ in 0..rng.random_range(1..=2) {
+                        let key: String = (0..rng.random_range(1..=8))
+                            .map(|_| (b'a' + rng.random_range(0..26u8)) as char)
+                            .collect();
+                        let value = generate(api, extra, rng, depth + 1);
+                        out.entry(key).or_insert(value);
+                    }
+                }
+            }
             Value::Object(out)
         }
     }

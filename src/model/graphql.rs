@@ -296,6 +296,7 @@ fn operation(ts: &TypeSystem, method: Method, word: &str, root: &str, field: &Fi
             location: Location::Argument,
             required: a.ty.is_non_null() && a.default_value.is_none(),
             schema: type_schema(ts, &a.ty),
+            deep_object: false,
             description: a.description.clone(),
             examples: Vec::new(),
         })

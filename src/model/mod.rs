@@ -305,6 +305,10 @@ pub struct Parameter {
     pub required: bool,
     /// Its type and constraints.
     pub schema: Schema,
+    /// A query object sent as `name[key]=value` (`style: deepObject`);
+    /// otherwise OpenAPI's default form style, each key a parameter of its own.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub deep_object: bool,
     /// Its description.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,

@@ -416,6 +416,18 @@ pub fn apply_to_inputs(
     params: &mut Vec<(Location, String, Value)>,
     body: &mut Option<(String, Value)>,
 ) {
+    if let Change::SetParam(j, _) | Change::OmitParam(j) = &input.change {
+        // Alone with the required parameters: an optional filter the base
+        // happened to send can keep the server from ever reading this one
+        // (no item left to match a malformed regex against).
+        let keep = &op.parameters[*j];
+        params.retain(|(l, n, _)| {
+            (*l == keep.location && *n == keep.name)
+                || op.parameters.iter().any(|p| {
+                    p.location == *l && p.name == *n && (p.required || p.location == Location::Path)
+                })
+        });
+    }
     match &input.change {
         Change::SetParam(j, v) => {
             let p = &op.parameters[*j];

@@ -28,6 +28,10 @@ pub fn build_request(api: &Api, op: &Operation, inputs: &Inputs) -> RequestSpec 
     let mut headers = Vec::new();
     let mut cookies = Vec::new();
     for (location, name, value) in &inputs.params {
+        let deep = op
+            .parameters
+            .iter()
+            .any(|p| p.location == *location && p.name == *name && p.deep_object);
         match location {
             Location::Path => {
                 path = path.replace(&format!("{{{name}}}"), &encode_segment(value));
@@ -40,9 +44,16 @@ pub fn build_request(api: &Api, op: &Operation, inputs: &Inputs) -> RequestSpec 
                             query.append_pair(name, &as_text(item));
                         }
                     }
-                    Value::Object(fields) => {
+                    Value::Object(fields) if deep => {
                         for (k, v) in fields {
                             query.append_pair(&format!("{name}[{k}]"), &as_text(v));
+                        }
+                    }
+                    // Form style, exploded (OpenAPI's default): each key
+                    // its own parameter.
+                    Value::Object(fields) => {
+                        for (k, v) in fields {
+                            query.append_pair(k, &as_text(v));
                         }
                     }
                     v => {
@@ -202,6 +213,25 @@ mod tests {
         assert_eq!(r.headers, vec![("X-N".to_string(), "5".to_string())]);
         assert_eq!(r.body.as_deref(), Some(r#"{"n":1}"#));
         assert!(r.is_mutation());
+    }
+
+    #[test]
+    fn query_objects_go_in_form_style_unless_deep_object() {
+        let api = crate::load::load_text(
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /h:\n    get:\n      operationId: h\n      parameters:\n      - {name: freeform, in: query, schema: {type: object, additionalProperties: {type: string}}}\n      - {name: filter, in: query, style: deepObject, schema: {type: object}}\n      responses: {'200': {description: ok}}\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let inputs = Inputs {
+            params: vec![
+                (Location::Query, "freeform".into(), json!({"a": "x y"})),
+                (Location::Query, "filter".into(), json!({"b": 1})),
+            ],
+            body: None,
+        };
+        let r = build_request(&api, &api.operations[0], &inputs);
+        assert_eq!(r.path, "/h?a=x+y&filter%5Bb%5D=1");
     }
 
     #[test]

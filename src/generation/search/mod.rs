@@ -56,8 +56,23 @@ pub struct SearchSummary {
     pub learnt_constraints: Vec<crate::generation::constraints::Learnt>,
 }
 
-/// Timeouts in a row after which an operation is called less often.
+/// Slow answers (or timeouts) in a row after which an operation is called
+/// less often.
 const SLOW_AFTER: u32 = 3;
+
+/// An answer that took this long counts as slow: an endpoint that sleeps
+/// (httpbin's `/delay/{n}`, `/drip`) costs seconds per request, and a run
+/// under a time budget spends itself there unless it calls it less.
+const SLOW_ANSWER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// An operation whose requests took more than this many fair shares of the
+/// time spent waiting for answers (and at least [`HOG_MIN`]) is called less
+/// often too.
+const HOG_SHARES: u32 = 4;
+
+/// Time an operation's requests must have taken before it can count as
+/// taking more than its share: short runs and fast servers never trip it.
+const HOG_MIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Probability of setting aside a test that calls such an operation: one in
 /// ten still goes, so that a recovered endpoint is noticed.
@@ -89,8 +104,11 @@ pub struct Search<P: Protocol> {
     checker: Checker,
     faults: Faults,
     ledger: Ledger,
-    /// Per operation: requests in a row that timed out.
+    /// Per operation: requests in a row that timed out or were answered slowly.
     timeouts: Vec<u32>,
+    /// Per operation: time its requests took, and the total over all.
+    spent: Vec<std::time::Duration>,
+    spent_total: std::time::Duration,
     /// Operation name → position, to read exchanges back.
     positions: std::collections::HashMap<String, usize>,
 }
@@ -119,10 +137,13 @@ impl<P: Protocol> Search<P> {
         let ops = protocol.operations(&api, &config);
         let initial = protocol.initial_order(&api, &ops).into();
         let timeouts = vec![0; api.operations.len()];
+        let spent = vec![std::time::Duration::ZERO; api.operations.len()];
         let positions = api.operation_positions();
         let cx = Cx::new(api, graph, feedback, config, ops);
         Search {
             timeouts,
+            spent,
+            spent_total: std::time::Duration::ZERO,
             positions,
             cx,
             protocol,
@@ -315,20 +336,32 @@ impl<P: Protocol> Search<P> {
     /// Whether to set `test` aside: it calls an operation whose requests
     /// keep timing out (each costs a whole `--timeout`), and the dice say so.
     fn too_slow(&mut self, test: &TestCase<P::Genes>) -> bool {
-        test.calls.iter().any(|c| self.timeouts[c.op] >= SLOW_AFTER)
+        // Also an operation that took far more than its share of the time
+        // spent waiting for answers, even if fast answers came in between
+        // (a sleeping endpoint whose bad inputs fail fast).
+        let ops = self.cx.ops.len().max(1) as u32;
+        let share = self.spent_total / ops * HOG_SHARES;
+        let hog = |op: usize| self.spent[op] >= HOG_MIN && self.spent[op] > share;
+        test.calls
+            .iter()
+            .any(|c| self.timeouts[c.op] >= SLOW_AFTER || hog(c.op))
             && self.cx.rng.random_bool(SKIP_SLOW)
     }
 
-    /// Counts, per operation, the requests in a row that timed out.
+    /// Counts, per operation, the requests in a row that timed out or were
+    /// answered slowly.
     fn note_timeouts(&mut self, exchanges: &[Exchange]) {
         for ex in exchanges {
             let Some(&op) = self.positions.get(&ex.request.operation) else {
                 continue;
             };
+            self.spent[op] += ex.elapsed;
+            self.spent_total += ex.elapsed;
             match &ex.failure {
                 Some(f) if f.kind == crate::execution::FailureKind::Timeout => {
                     self.timeouts[op] += 1;
                 }
+                _ if ex.status.is_some() && ex.elapsed >= SLOW_ANSWER => self.timeouts[op] += 1,
                 _ if ex.status.is_some() => self.timeouts[op] = 0,
                 _ => {}
             }

@@ -187,6 +187,7 @@ impl<'a> Converter<'a> {
                     location: Location::Path,
                     required: true,
                     schema: Schema::of_type(SchemaType::String),
+                    deep_object: false,
                     description: None,
                     examples: Vec::new(),
                 });
@@ -296,6 +297,7 @@ impl<'a> Converter<'a> {
             name,
             location,
             schema,
+            deep_object: p.get("style").and_then(Value::as_str) == Some("deepObject"),
             description: p
                 .get("description")
                 .and_then(Value::as_str)
