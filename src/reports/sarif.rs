@@ -201,7 +201,7 @@ const RULES: &[Rule] = &[
         code: "non_idempotent",
         kind: Kind::Stateful,
         short: "A repeated PUT or DELETE fails",
-        fires: "a PUT repeated identically right after a 2xx answers a 4xx other than 412 (its `If-Match` went stale, rightly); a DELETE repeated identically right after a 2xx answers a 4xx other than 404 and 410 (5xx are `server_error`)",
+        fires: "a PUT repeated identically right after a 2xx answers a 4xx other than 401, 403 (who may change the resource changed with it) and 412 (its `If-Match` went stale); a DELETE repeated identically right after a 2xx answers a 4xx other than 404 and 410 (5xx are `server_error`)",
     },
     Rule {
         code: "ignored_auth",
