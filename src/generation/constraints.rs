@@ -109,6 +109,14 @@ pub enum Input {
 }
 
 impl Input {
+    /// Its schema as the description gives it.
+    pub fn schema<'a>(&self, api: &'a Api, op: &'a Operation) -> Option<&'a Schema> {
+        match self {
+            Input::Param(j) => op.parameters.get(*j).map(|p| &p.schema),
+            Input::Field(path) => body_field(api, op, path),
+        }
+    }
+
     /// The input as reports name it.
     pub fn describe(&self, op: &Operation) -> String {
         match self {
@@ -330,14 +338,19 @@ fn param_named(op: &Operation, location: Option<Location>, name: &str) -> Option
 
 /// `path` when it names a property chain of the body's schema.
 fn field_path(api: &Api, op: &Operation, path: &[String]) -> Option<Vec<String>> {
-    let (_, mut schema) = op.request_body.as_ref()?.primary_schema()?;
     if path.is_empty() {
         return None;
     }
+    body_field(api, op, path).map(|_| path.to_vec())
+}
+
+/// The schema of the body field at `path` (the body's own for an empty one).
+pub fn body_field<'a>(api: &'a Api, op: &'a Operation, path: &[String]) -> Option<&'a Schema> {
+    let (_, mut schema) = op.request_body.as_ref()?.primary_schema()?;
     for name in path {
         schema = api.resolve(schema).properties.get(name)?;
     }
-    Some(path.to_vec())
+    Some(schema)
 }
 
 /// The one input whose name a sentence mentions as a word, if exactly one.

@@ -2,6 +2,8 @@
 //! per input, the schema with the rule written in, which every request's
 //! values are made to keep (a negative test then breaks one on purpose).
 
+use std::collections::HashMap;
+
 use indexmap::IndexMap;
 
 use serde_json::Value;
@@ -19,10 +21,10 @@ const MAX_RULES: usize = 4;
 /// What a run learnt.
 #[derive(Debug, Clone, Default)]
 pub struct Constraints {
-    /// Per (operation, input): the input's schema with the rules written in,
-    /// in the order learnt (values are remade in that order, so a seed's
-    /// requests repeat).
-    schemas: IndexMap<(usize, Input), Schema>,
+    /// Per operation, per input: the input's schema with the rules written
+    /// in, in the order learnt (values are remade in that order, so a seed's
+    /// requests repeat). By operation, because every request looks its own up.
+    schemas: HashMap<usize, IndexMap<Input, Schema>>,
     /// Rules per input so far.
     counts: IndexMap<(usize, Input), usize>,
     /// What was learnt, in order, for the report.
@@ -90,14 +92,15 @@ impl Constraints {
         if self.counts.get(&key).copied().unwrap_or(0) >= MAX_RULES {
             return false;
         }
-        let Some(original) = original_schema(api, op, &input) else {
+        let Some(original) = input.schema(api, &api.operations[op]) else {
             return false;
         };
         let mut schema = self
             .schemas
-            .get(&key)
+            .get(&op)
+            .and_then(|s| s.get(&input))
             .cloned()
-            .unwrap_or_else(|| api.resolve(&original).clone());
+            .unwrap_or_else(|| api.resolve(original).clone());
         if !rule.apply(&mut schema) {
             return false;
         }
@@ -109,7 +112,7 @@ impl Constraints {
             rule: rule.describe(),
             source: source.to_string(),
         });
-        self.schemas.insert(key, schema);
+        self.schemas.entry(op).or_default().insert(input, schema);
         true
     }
 
@@ -124,14 +127,11 @@ impl Constraints {
         body: &mut Option<(String, Value)>,
         rng: &mut Rng64,
     ) {
-        if self.schemas.is_empty() {
+        let Some(learnt) = self.schemas.get(&op) else {
             return;
-        }
+        };
         let operation = &api.operations[op];
-        for ((o, input), schema) in &self.schemas {
-            if *o != op {
-                continue;
-            }
+        for (input, schema) in learnt {
             match input {
                 Input::Param(j) => {
                     let p = &operation.parameters[*j];
@@ -167,21 +167,6 @@ impl Constraints {
                     }
                 }
             }
-        }
-    }
-}
-
-/// The schema of `input` as the description gives it.
-fn original_schema(api: &Api, op: usize, input: &Input) -> Option<Schema> {
-    let operation = &api.operations[op];
-    match input {
-        Input::Param(j) => operation.parameters.get(*j).map(|p| p.schema.clone()),
-        Input::Field(path) => {
-            let (_, mut schema) = operation.request_body.as_ref()?.primary_schema()?;
-            for name in path {
-                schema = api.resolve(schema).properties.get(name)?;
-            }
-            Some(schema.clone())
         }
     }
 }

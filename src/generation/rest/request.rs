@@ -28,10 +28,12 @@ pub fn build_request(api: &Api, op: &Operation, inputs: &Inputs) -> RequestSpec 
     let mut headers = Vec::new();
     let mut cookies = Vec::new();
     for (location, name, value) in &inputs.params {
-        let deep = op
-            .parameters
-            .iter()
-            .any(|p| p.location == *location && p.name == *name && p.deep_object);
+        // Looked up only for the rare object-valued query parameter.
+        let deep = || {
+            op.parameters
+                .iter()
+                .any(|p| p.location == *location && p.name == *name && p.deep_object)
+        };
         match location {
             Location::Path => {
                 path = path.replace(&format!("{{{name}}}"), &encode_segment(value));
@@ -44,7 +46,7 @@ pub fn build_request(api: &Api, op: &Operation, inputs: &Inputs) -> RequestSpec 
                             query.append_pair(name, &as_text(item));
                         }
                     }
-                    Value::Object(fields) if deep => {
+                    Value::Object(fields) if deep() => {
                         for (k, v) in fields {
                             query.append_pair(&format!("{name}[{k}]"), &as_text(v));
                         }
