@@ -115,7 +115,16 @@ impl Drop for Server {
 /// `openssl s_server -www` on a free port of 127.0.0.1 (answering every
 /// GET with its status page); with `client_ca`, it requires a client
 /// certificate signed by it.
+///
+/// The port is free when chosen but another process may take it before
+/// s_server binds it (s_server then exits, and the readiness probe may
+/// still connect to whoever holds it), so a server is only handed out once
+/// it answers and is still alive; otherwise a fresh port is tried.
 fn serve(dir: &Path, client_ca: bool) -> Option<(Server, u16)> {
+    (0..5).find_map(|_| serve_once(dir, client_ca))
+}
+
+fn serve_once(dir: &Path, client_ca: bool) -> Option<(Server, u16)> {
     let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
         .ok()?
         .local_addr()
@@ -132,15 +141,22 @@ fn serve(dir: &Path, client_ca: bool) -> Option<(Server, u16)> {
     if client_ca {
         cmd.args(["-Verify", "1", "-CAfile", "ca.pem"]);
     }
-    let server = Server(cmd.spawn().ok()?);
+    let mut server = Server(cmd.spawn().ok()?);
     let start = Instant::now();
-    while TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_err() {
+    loop {
+        if !matches!(server.0.try_wait(), Ok(None)) {
+            return None;
+        }
+        if TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_ok() {
+            break;
+        }
         if start.elapsed() > Duration::from_secs(10) {
             return None;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    Some((server, port))
+    std::thread::sleep(Duration::from_millis(200));
+    matches!(server.0.try_wait(), Ok(None)).then_some((server, port))
 }
 
 async fn run(dir: &Path, port: u16, extra: &[&str]) -> (Option<i32>, String, std::path::PathBuf) {
