@@ -182,6 +182,106 @@ async fn within_3000_requests_every_operation_succeeds_and_chained_faults_are_fo
     demo.shutdown().await;
 }
 
+/// Whether two properties' names say they may hold the same values: the
+/// same name, or a reference named after the other schema's `id`
+/// (`Book.authorId` and `Author.id`).
+fn names_relate(a_schema: &str, a_prop: &str, b_schema: &str, b_prop: &str) -> bool {
+    let refers = |prop: &str, schema: &str, other: &str| {
+        other == "id" && prop.to_lowercase() == format!("{}id", schema.to_lowercase())
+    };
+    a_prop == b_prop || refers(a_prop, b_schema, b_prop) || refers(b_prop, a_schema, a_prop)
+}
+
+/// Runs the search on a fresh demo server; the report and the final graph.
+async fn fresh_run(seed: &str, requests: &str) -> (Value, Value) {
+    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let args: Vec<String> = vec![
+        "run".into(),
+        spec(),
+        "--target".into(),
+        demo.base_url(),
+        "--seed".into(),
+        seed.into(),
+        "--max-requests".into(),
+        requests.into(),
+        "--no-replay".into(),
+        "--out".into(),
+        out.path().to_string_lossy().into_owned(),
+    ];
+    let result = cartograph(args).await;
+    assert_eq!(
+        result.status.code(),
+        Some(1),
+        "seed {seed}: faults found exit 1"
+    );
+    demo.shutdown().await;
+    (
+        read(out.path(), "report.json"),
+        read(out.path(), "graph-final.json"),
+    )
+}
+
+/// Exercised links over all links of `graph_coverage`, after checking that
+/// its list agrees with its counts.
+fn link_share(report: &Value) -> f64 {
+    let c = &report["graph_coverage"];
+    let (links, exercised) = (
+        c["links"].as_u64().unwrap(),
+        c["links_exercised"].as_u64().unwrap(),
+    );
+    assert!(links >= 20, "{c}");
+    let listed = c["edges"].as_array().unwrap();
+    assert_eq!(listed.len() as u64, links);
+    assert_eq!(
+        listed.iter().filter(|l| l["exercised"] == true).count() as u64,
+        exercised
+    );
+    assert!(listed.iter().all(|l| {
+        let (flows, successes) = (l["flows"].as_u64().unwrap(), l["successes"].as_u64().unwrap());
+        l["exercised"] == (successes > 0) && successes <= flows
+    }));
+    exercised as f64 / links as f64
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_several_seeds_no_coincidence_is_an_active_equivalence_and_links_carry_values() {
+    for seed in ["1", "3", "5", "7"] {
+        let (report, g) = fresh_run(seed, "3000").await;
+        for e in g["edges"].as_array().unwrap() {
+            if e["kind"] != "equivalent" || e["origin"] != "observed" {
+                continue;
+            }
+            let (a, b) = (
+                e["source"].as_str().unwrap().trim_start_matches("schema:"),
+                e["target"].as_str().unwrap().trim_start_matches("schema:"),
+            );
+            for p in e["pairs"].as_array().unwrap() {
+                if p["rule"] != "observed-value" {
+                    continue;
+                }
+                assert!(p["values"].as_u64().unwrap() >= 4, "seed {seed}: {e}");
+                let (pa, pb) = (p["source"].as_str().unwrap(), p["target"].as_str().unwrap());
+                if e["state"] == "active" && p["candidate"] != true {
+                    assert!(
+                        names_relate(a, pa, b, pb),
+                        "seed {seed}: {a}.{pa} = {b}.{pb} is active on coincidence: {e}"
+                    );
+                }
+            }
+        }
+        // Links learnt late (bindings an equivalence adds) get few tries in
+        // 3,000 requests.
+        let share = link_share(&report);
+        assert!(share >= 0.7, "seed {seed}: {share}");
+    }
+    // With a longer run, four links in five carried a value the consumer
+    // then accepted.
+    let (report, _) = fresh_run("2", "20000").await;
+    let share = link_share(&report);
+    assert!(share >= 0.8, "{share}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_graph_runs_without_the_graph_and_never_changes_it() {
     let demo = cartograph::demo::DemoServer::start(0).await.unwrap();

@@ -172,6 +172,14 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
                 c.total
             );
         }
+        if let Some(c) = &report.graph_coverage {
+            println!(
+                "  graph links exercised: {} of {} ({:.0}%: a value passed along the link, then a success)",
+                c.links_exercised,
+                c.links,
+                100.0 * c.share()
+            );
+        }
         println!("  faults found: {}", report.faults.len());
         for f in &report.faults {
             println!("    {:<24} {:<20} {}", f.code, f.operation, f.message);

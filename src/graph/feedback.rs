@@ -86,9 +86,10 @@ pub enum Change {
 /// A property of a schema node.
 type Prop = (NodeIndex, String);
 
-/// How often one property's new values were seen before under another, and in
+/// How often one property's new values were seen before under another, how
+/// many of those values no counter could have made ([`counter_like`]), and in
 /// which exchanges (the first few).
-type Support = (u32, Vec<u64>);
+type Support = (u32, u32, Vec<u64>);
 
 /// What the feedback loop remembers between exchanges.
 pub struct Feedback {
@@ -99,7 +100,8 @@ pub struct Feedback {
     support: HashMap<Prop, HashMap<Prop, Support>>,
     /// (schema, property) → observations that matched anything.
     totals: HashMap<Prop, u32>,
-    decided: HashSet<(NodeIndex, String, NodeIndex, String)>,
+    /// Equivalences recorded, and whether each is active (not a candidate).
+    decided: HashMap<(NodeIndex, String, NodeIndex, String), bool>,
     failures: HashMap<EdgeIndex, u32>,
 }
 
@@ -117,7 +119,7 @@ impl Feedback {
             seen: HashMap::new(),
             support: HashMap::new(),
             totals: HashMap::new(),
-            decided: HashSet::new(),
+            decided: HashMap::new(),
             failures: HashMap::new(),
         }
     }
@@ -258,11 +260,12 @@ impl Feedback {
                     .entry(me.clone())
                     .or_default()
                     .entry(them)
-                    .or_insert((0, Vec::new()));
+                    .or_insert((0, 0, Vec::new()));
                 entry.0 += 1;
-                if entry.1.len() < 6 {
-                    entry.1.push(other_seq);
-                    entry.1.push(seq);
+                entry.1 += u32::from(!counter_like(value));
+                if entry.2.len() < 6 {
+                    entry.2.push(other_seq);
+                    entry.2.push(seq);
                 }
             }
             self.decide(g, &me, changes);
@@ -289,7 +292,7 @@ impl Feedback {
                 .then_with(|| g.graph[a.0 .0].name.cmp(&g.graph[b.0 .0].name))
                 .then_with(|| a.0 .1.cmp(&b.0 .1))
         });
-        let Some((them, (count, evidence))) =
+        let Some((them, (count, distinctive_values, evidence))) =
             ranked.first().map(|(t, c)| ((*t).clone(), (*c).clone()))
         else {
             return;
@@ -316,28 +319,42 @@ impl Feedback {
         if !enough || (count as f64) < DOMINANCE * total as f64 || reverse * 3 > count {
             return;
         }
+        // Without the names' word for it, small integers meeting prove
+        // nothing: ids and stock counts both start low and meet by chance.
+        // Such a match is kept as a candidate, with its counts, and feeds no
+        // input until values no counter makes (names, uuids, large numbers)
+        // confirm it.
+        let proven = named || distinctive_values >= MIN_SUPPORT;
         let key = (me.0, me.1.clone(), them.0, them.1.clone());
         let mirror = (them.0, them.1.clone(), me.0, me.1.clone());
-        if self.decided.contains(&key) || self.decided.contains(&mirror) {
+        let settled = |k: &(NodeIndex, String, NodeIndex, String)| {
+            self.decided.get(k).is_some_and(|active| *active || !proven)
+        };
+        if settled(&key) || settled(&mirror) {
             return;
         }
-        self.decided.insert(key);
+        self.decided.remove(&mirror);
+        self.decided.insert(key, proven);
         let (a, pa, b, pb) = (me.0, me.1.clone(), them.0, them.1.clone());
         let note = format!(
-            "{}.{pa} held a value seen before as {}.{pb} {count} times out of {total}",
-            g.graph[a].name, g.graph[b].name
+            "{}.{pa} held a value seen before as {}.{pb} {count} times out of {total} ({distinctive_values} of them no counter could make){}",
+            g.graph[a].name,
+            g.graph[b].name,
+            if proven { "" } else { "; a candidate until values no counter could make confirm it" }
         );
         add_equivalence(
             g,
-            a,
-            &pa,
-            b,
-            &pb,
+            (a, &pa),
+            (b, &pb),
+            (count, proven),
             Evidence {
                 exchanges: evidence.clone(),
                 note,
             },
         );
+        if !proven {
+            return;
+        }
         changes.push(Change::Equivalent {
             left: format!("{}.{pa}", g.graph[a].name),
             right: format!("{}.{pb}", g.graph[b].name),
@@ -361,9 +378,10 @@ impl Feedback {
         };
         let e = g.find_edge(s, o, EdgeKind::Consumes)?;
         let failures = self.failures.entry(e).or_default();
-        let edge = &mut g.graph[e];
         if success {
             *failures = 0;
+            count_passes(g, e, s);
+            let edge = &mut g.graph[e];
             if edge.state == EdgeState::Suspended {
                 edge.state = EdgeState::Active;
                 push_state_evidence(
@@ -381,6 +399,7 @@ impl Feedback {
             return None;
         }
         *failures += 1;
+        let edge = &mut g.graph[e];
         if *failures >= self.lambda && edge.state == EdgeState::Active {
             edge.state = EdgeState::Suspended;
             push_state_evidence(
@@ -533,10 +552,9 @@ fn best_shape(g: &PropertyGraph, obj: &serde_json::Map<String, Value>) -> Option
 
 fn add_equivalence(
     g: &mut PropertyGraph,
-    a: NodeIndex,
-    pa: &str,
-    b: NodeIndex,
-    pb: &str,
+    (a, pa): (NodeIndex, &str),
+    (b, pb): (NodeIndex, &str),
+    (values, proven): (u32, bool),
     evidence: Evidence,
 ) {
     // Stored from the smaller node id, like every undirected edge.
@@ -550,22 +568,27 @@ fn add_equivalence(
         target: pt.to_string(),
         score: 1.0,
         rule: "observed-value".into(),
+        values: Some(values),
+        passes: None,
+        candidate: !proven,
     };
     match g.find_edge(s, t, EdgeKind::Equivalent) {
         Some(e) => {
             let edge = &mut g.graph[e];
             if let Label::Equivalent { pairs } = &mut edge.label {
                 match pairs.iter_mut().find(|p| p.source == ps && p.target == pt) {
-                    Some(p) => {
-                        p.score = 1.0;
-                        p.rule = "observed-value".into();
-                    }
+                    // What the description or the names say stays; the
+                    // observation only adds its counts.
+                    Some(p) if p.rule != "observed-value" => p.values = Some(values),
+                    Some(p) => *p = pair,
                     None => pairs.push(pair),
                 }
             }
-            edge.origin = Origin::Observed;
-            edge.score = 1.0;
-            edge.state = EdgeState::Active;
+            if proven {
+                edge.origin = Origin::Observed;
+                edge.score = 1.0;
+                edge.state = EdgeState::Active;
+            }
             edge.evidence.push(evidence);
         }
         None => {
@@ -578,10 +601,63 @@ fn add_equivalence(
                     origin: Origin::Observed,
                     score: 1.0,
                     evidence: vec![evidence],
-                    state: EdgeState::Active,
+                    state: if proven {
+                        EdgeState::Active
+                    } else {
+                        EdgeState::Candidate
+                    },
                 },
             );
         }
+    }
+}
+
+/// Counts a success of a value passed along consumes edge `e` (from schema
+/// `s`) on each observed equivalence pair whose propagation added one of its
+/// bindings: the evidence that the equivalence carries working values.
+fn count_passes(g: &mut PropertyGraph, e: EdgeIndex, s: NodeIndex) {
+    let props: Vec<String> = match &g.graph[e].label {
+        Label::Consumes { bindings } => bindings
+            .iter()
+            .filter(|b| b.origin == Origin::Observed && b.rule == "observed-value")
+            .map(|b| b.property.clone())
+            .collect(),
+        _ => return,
+    };
+    if props.is_empty() {
+        return;
+    }
+    let equivalences: Vec<EdgeIndex> = g
+        .graph
+        .edges_directed(s, Direction::Outgoing)
+        .chain(g.graph.edges_directed(s, Direction::Incoming))
+        .filter(|x| x.weight().kind == EdgeKind::Equivalent)
+        .map(|x| x.id())
+        .collect();
+    for x in equivalences {
+        let s_is_source = g.graph.edge_endpoints(x).is_some_and(|(a, _)| a == s);
+        if let Label::Equivalent { pairs } = &mut g.graph[x].label {
+            for p in pairs.iter_mut().filter(|p| p.rule == "observed-value") {
+                let mine = if s_is_source { &p.source } else { &p.target };
+                if props.contains(mine) {
+                    *p.passes.get_or_insert(0) += 1;
+                }
+            }
+        }
+    }
+}
+
+/// Whether a value could come from a counter or a small quantity: an
+/// integer below a million, or a string of digits.
+fn counter_like(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => n
+            .as_i64()
+            .map(|i| i.unsigned_abs() < 1_000_000)
+            .or_else(|| n.as_u64().map(|u| u < 1_000_000))
+            .unwrap_or(false),
+        Value::String(s) => s.chars().all(|c| c.is_ascii_digit()),
+        _ => true,
     }
 }
 

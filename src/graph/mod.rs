@@ -210,6 +210,8 @@ pub enum EdgeState {
     Active,
     /// Set aside after repeated failures; may be tried again.
     Suspended,
+    /// Observed, but on evidence a coincidence could give: shown, never used.
+    Candidate,
 }
 
 /// One input of an operation fed by one property of a schema.
@@ -240,6 +242,16 @@ pub struct PropertyPair {
     pub score: f64,
     /// The rule that made it.
     pub rule: String,
+    /// Observed pairs: distinct values seen under both properties.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<u32>,
+    /// Observed pairs: values passed along a binding this pair added that the
+    /// consumer then answered with success.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passes: Option<u64>,
+    /// A coincidence could explain the values seen: recorded, never used.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub candidate: bool,
 }
 
 /// Where in a response a produced schema appears.

@@ -70,7 +70,7 @@
     filters: {
       kind: { produces: true, consumes: true, equivalent: true, same_endpoint: false },
       origin: { spec: true, inferred: true, observed: true },
-      state: { active: true, suspended: true }
+      state: { active: true, suspended: true, candidate: true }
     },
     view: { x: 0, y: 0, k: 1 },
     bounds: null,
@@ -99,7 +99,7 @@
       var c = Array.isArray(e[7]) ? { flows: e[7][0], successes: e[7][1], exercised: e[7][2] === 1 } : null;
       var edge = {
         i: i, kind: KINDS[e[0]], s: e[1], t: e[2], origin: ORIGINS[e[3]],
-        suspended: e[4] === 1, score: e[5], label: e[6] || '', cov: c, evidence: e[8] || []
+        suspended: e[4] === 1, candidate: e[4] === 2, score: e[5], label: e[6] || '', cov: c, evidence: e[8] || []
       };
       nodes[edge.s].outs.push(edge);
       nodes[edge.t].ins.push(edge);
@@ -116,7 +116,7 @@
 
   function visible(e) {
     var f = state.filters;
-    return f.kind[e.kind] && f.origin[e.origin] && f.state[e.suspended ? 'suspended' : 'active'];
+    return f.kind[e.kind] && f.origin[e.origin] && f.state[e.candidate ? 'candidate' : e.suspended ? 'suspended' : 'active'];
   }
 
   function exercised(e) { return !!(e.cov && e.cov.exercised); }
@@ -802,7 +802,7 @@
     return lineSwatch(KIND_COLOURS[k], '', 2, k === 'produces' || k === 'consumes');
   });
   filterGroup('Origin', 'origin', ORIGINS, function (o) { return lineSwatch('#57606a', ORIGIN_DASH[o], 1.6, false); });
-  filterGroup('State', 'state', ['active', 'suspended'], null);
+  filterGroup('State', 'state', ['active', 'suspended', 'candidate'], null);
 
   var noteBox = h('div', { 'class': 'gx-note', 'aria-live': 'polite' }, root);
   var canvas = h('div', { 'class': 'gx-canvas' }, root);
@@ -848,7 +848,7 @@
     h('span', { 'class': 'muted' }, legend, cov
       ? 'Links exercised: ' + cov.links_exercised + ' of ' + cov.links + '.'
       : 'No link coverage was recorded for this run.');
-    h('span', { 'class': 'muted' }, legend, 'Faded: suspended edge. Dash: origin.');
+    h('span', { 'class': 'muted' }, legend, 'Faded: suspended edge or candidate equivalence. Dash: origin.');
   })();
 
   // ---------------------------------------------------------------- render
@@ -885,7 +885,7 @@
     var labelAll = focused && view.hl.size <= 16, placedLabels = [], candidates = [];
     lay.paths.forEach(function (p) {
       var e = p.e;
-      var cls = 'gx-edge ' + e.kind + ' ' + e.origin + (e.suspended ? ' suspended' : '') + (exercised(e) ? ' ex' : '');
+      var cls = 'gx-edge ' + e.kind + ' ' + e.origin + (e.suspended || e.candidate ? ' suspended' : '') + (exercised(e) ? ' ex' : '');
       if (focused) cls += view.hl.has(e.i) ? ' hl' : ' dim';
       var directed = e.kind === 'produces' || e.kind === 'consumes';
       var g1 = el('g', { 'data-e': String(e.i) }, gEdges);
@@ -962,7 +962,7 @@
   function edgeTitle(g, e) {
     var s = KIND_LABELS[e.kind] + ': ' + g.nodes[e.s].name + ' → ' + g.nodes[e.t].name;
     if (e.label) s += '\n' + e.label;
-    s += '\n' + e.origin + ', score ' + e.score + (e.suspended ? ', suspended' : '');
+    s += '\n' + e.origin + ', score ' + e.score + (e.suspended ? ', suspended' : e.candidate ? ', candidate' : '');
     if (e.cov) s += '\n' + (e.cov.exercised ? 'exercised: ' : 'not exercised: ') + e.cov.flows + ' flows, ' + e.cov.successes + ' answered 2xx';
     e.evidence.forEach(function (ev) { s += '\nevidence: ' + ev; });
     return s;
@@ -1030,7 +1030,7 @@
           var li = h('li', null, ul3);
           nodeButton(g.nodes[e.s], li);
           h('div', { 'class': 'mono muted' }, li, e.label + ' · ' + e.origin + ' ' + e.score +
-            (e.suspended ? ' · suspended' : '') +
+            (e.suspended ? ' · suspended' : e.candidate ? ' · candidate' : '') +
             (e.cov ? ' · ' + (e.cov.exercised ? 'exercised' : 'not exercised') + ', ' + e.cov.flows + ' flows, ' + e.cov.successes + ' 2xx' : ''));
         });
       }

@@ -12,13 +12,14 @@
 //!   "coverage": {"links": 15, "links_exercised": 12} | null,
 //!   "graphs": [{ "title": "…", "format": "openapi_3_0",
 //!     "nodes": [[ID, KIND, NAME, METHOD, PATH, DEPRECATED], …],
-//!     "edges": [[KIND, SOURCE, TARGET, ORIGIN, SUSPENDED, SCORE, LABEL, COVERAGE, EVIDENCE], …] }] }
+//!     "edges": [[KIND, SOURCE, TARGET, ORIGIN, STATE, SCORE, LABEL, COVERAGE, EVIDENCE], …] }] }
 //! ```
 //!
 //! A node's KIND is 0 (operation) or 1 (schema); NAME is 0 when it is the id
 //! without its `op:`/`schema:` prefix; trailing empty fields are left out.
 //! An edge's KIND and ORIGIN index `kinds` and `origins`, SOURCE and TARGET
-//! index `nodes`, SUSPENDED is 0 or 1; its export id is
+//! index `nodes`, STATE is 0 (active), 1 (suspended) or 2 (a candidate
+//! equivalence, which nothing uses); its export id is
 //! `KIND:SOURCE_ID->TARGET_ID`. COVERAGE is `[flows, successes, exercised]`
 //! from the report's `graph_coverage`, or 0; EVIDENCE the notes of an
 //! observed edge (at most [`EVIDENCE_NOTES`]), left out when there are none.
@@ -124,7 +125,11 @@ pub(super) fn data_document(report: &Report, graphs: &[GraphDocument], secrets: 
                         json!(s),
                         json!(t),
                         json!(origin_index(e.origin)),
-                        json!(u8::from(e.state == EdgeState::Suspended)),
+                        json!(match e.state {
+                            EdgeState::Active => 0,
+                            EdgeState::Suspended => 1,
+                            EdgeState::Candidate => 2,
+                        }),
                         json!((e.score.clamp(0.0, 1.0) * 100.0).round() / 100.0),
                         r(&e.label),
                     ];
@@ -309,6 +314,7 @@ fn noscript(
                 match e.state {
                     EdgeState::Active => "active",
                     EdgeState::Suspended => "suspended",
+                    EdgeState::Candidate => "candidate",
                 },
                 e.score
             );

@@ -4,6 +4,7 @@
 //! ([`render_sarif`], for code-scanning uploads) and the self-contained
 //! `report.html` ([`render_html`]), written by [`write_extras`].
 
+mod coverage;
 mod explorer;
 mod html;
 mod junit;

@@ -152,6 +152,10 @@ async fn drive<P: Protocol>(
         }
         let mut report = tally.report(settings, &outcome, search.faults().faults());
         report.search = Some(search.summary());
+        report.graph_coverage = Some(reports::GraphCoverage::of(
+            search.graph(),
+            search.link_flows(),
+        ));
         extras(search.protocol(), &mut report);
         outputs::write_graph(&options.out.join("graph-final.json"), search.graph())?;
         let graph_doc = graph::export::to_document(search.graph());
@@ -241,8 +245,15 @@ fn summary_line(report: &Report, options: &RunOptions) -> String {
             report.operations.len()
         ),
     };
+    let links = match &report.graph_coverage {
+        Some(c) if c.links > 0 => format!(
+            ", {} of {} graph links exercised",
+            c.links_exercised, c.links
+        ),
+        _ => String::new(),
+    };
     format!(
-        "cartograph: {} requests in {:.1}s ({}), {reached}, {} fault(s); wrote {}",
+        "cartograph: {} requests in {:.1}s ({}), {reached}{links}, {} fault(s); wrote {}",
         report.requests,
         report.elapsed_s,
         report.stop.replace('_', " "),

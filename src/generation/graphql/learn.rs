@@ -47,6 +47,9 @@ impl Graphql {
                     format!("edge:{schema}>{name}"),
                     if data && !errors { 1.0 } else { 0.5 },
                 ));
+                if body.is_some() {
+                    cx.link_flowed(schema, &name, data && !errors);
+                }
             }
             if let Some(feedback) = &mut cx.feedback {
                 // The root field's value is what its produces sites describe.

@@ -124,10 +124,16 @@ impl Rest {
                     self.negative_base(cx, base, quality);
                 }
             }
+            let name = cx.api.operations[op].name.clone();
+            let name = &name;
+            if ex.status.is_some() {
+                for (schema, _) in &run.used[k] {
+                    cx.link_flowed(schema, name, ex.is_success());
+                }
+            }
             let Some(feedback) = &mut cx.feedback else {
                 continue;
             };
-            let name = &cx.api.operations[op].name;
             if let (Some(status), Some(body)) = (ex.status, ex.json()) {
                 let c = feedback.observe(&mut cx.graph, name, status, body, ex.seq);
                 changed |= !c.is_empty();

@@ -84,6 +84,9 @@ pub struct Cx {
     pub sampled: [u64; 5],
     /// Archive improvements per sampler of origin.
     pub improvements: [u64; 5],
+    /// Per consumes link (schema, operation): values passed along it, and
+    /// how many of those calls the consumer answered with success.
+    pub link_flows: std::collections::BTreeMap<(String, String), (u64, u64)>,
 }
 
 impl Cx {
@@ -114,12 +117,24 @@ impl Cx {
             tests: 0,
             sampled: [0; 5],
             improvements: [0; 5],
+            link_flows: Default::default(),
             api,
             graph,
             config,
         };
         cx.resequence();
         cx
+    }
+
+    /// Counts one value passed from `schema` into `operation`, which then
+    /// answered with success or not.
+    pub fn link_flowed(&mut self, schema: &str, operation: &str, success: bool) {
+        let entry = self
+            .link_flows
+            .entry((schema.to_string(), operation.to_string()))
+            .or_default();
+        entry.0 += 1;
+        entry.1 += u64::from(success);
     }
 
     /// The share of the budget spent: by requests when they are capped (so a

@@ -242,6 +242,12 @@ impl<P: Protocol> Search<P> {
         serde_json::json!({ "tests": tests })
     }
 
+    /// Per consumes link (schema, operation): values passed along it and the
+    /// consumer's successes after them.
+    pub fn link_flows(&self) -> &std::collections::BTreeMap<(String, String), (u64, u64)> {
+        &self.cx.link_flows
+    }
+
     /// What the search did so far.
     pub fn summary(&self) -> SearchSummary {
         let mut by_kind = std::collections::BTreeMap::new();

@@ -38,6 +38,9 @@ pub(super) fn equivalent_edges(api: &Api, index: &NameIndex, g: &mut PropertyGra
                             target: c.property,
                             score: round(c.score),
                             rule: c.rule.into(),
+                            values: None,
+                            passes: None,
+                            candidate: false,
                         },
                     )
                 } else {
@@ -48,6 +51,9 @@ pub(super) fn equivalent_edges(api: &Api, index: &NameIndex, g: &mut PropertyGra
                             target: prop.clone(),
                             score: round(c.score),
                             rule: c.rule.into(),
+                            values: None,
+                            passes: None,
+                            candidate: false,
                         },
                     )
                 };

@@ -85,7 +85,7 @@ pub fn to_dot(g: &PropertyGraph) -> String {
         if w.origin == Origin::Observed {
             attrs.push("penwidth=2".into());
         }
-        if w.state == EdgeState::Suspended {
+        if w.state != EdgeState::Active {
             attrs.push("color=\"#bdbdbd\", fontcolor=\"#bdbdbd\"".into());
         }
         let _ = writeln!(

@@ -84,6 +84,7 @@ pub fn to_graphml(g: &PropertyGraph) -> String {
             match w.state {
                 crate::graph::EdgeState::Active => "active",
                 crate::graph::EdgeState::Suspended => "suspended",
+                crate::graph::EdgeState::Candidate => "candidate",
             },
         );
         out.push_str("    </edge>\n");

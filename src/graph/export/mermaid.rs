@@ -31,7 +31,7 @@ pub fn to_mermaid(g: &PropertyGraph) -> String {
     for e in g.graph.edge_references() {
         let w = e.weight();
         let (a, b) = (&ids[&e.source()], &ids[&e.target()]);
-        let dashed = w.origin == Origin::Inferred || w.state == EdgeState::Suspended;
+        let dashed = w.origin == Origin::Inferred || w.state != EdgeState::Active;
         let arrow = match (w.kind, dashed) {
             (EdgeKind::Produces | EdgeKind::Consumes, false) => "-->",
             (EdgeKind::Produces | EdgeKind::Consumes, true) => "-.->",
@@ -42,10 +42,10 @@ pub fn to_mermaid(g: &PropertyGraph) -> String {
             EdgeKind::Consumes | EdgeKind::Equivalent => w.label.text(),
             _ => String::new(),
         };
-        let suspended = if w.state == EdgeState::Suspended {
-            " (suspended)"
-        } else {
-            ""
+        let suspended = match w.state {
+            EdgeState::Active => "",
+            EdgeState::Suspended => " (suspended)",
+            EdgeState::Candidate => " (candidate)",
         };
         if label.is_empty() && suspended.is_empty() {
             let _ = writeln!(out, "  {a} {arrow} {b}");
