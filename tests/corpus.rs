@@ -171,3 +171,48 @@ fn every_corpus_document_loads_or_fails_cleanly() {
         "only {full} of {total} loaded fully"
     );
 }
+
+/// A published description whose answers and bodies are all inline (Hetzner
+/// Cloud: 135 operations, not one named response schema) gets a graph as
+/// its `definitions` would give it: inline bodies are schema nodes.
+#[test]
+fn a_description_written_inline_gets_produces_and_consumes_edges() {
+    let Some(dir) = corpus_dir() else {
+        eprintln!("skipped: ../shared/corpus is not here");
+        return;
+    };
+    let path = dir.join("openapi/hetzner.cloud__main__1.0.0.yaml");
+    if !path.exists() {
+        eprintln!("skipped: {} is not in this corpus", path.display());
+        return;
+    }
+    let loaded = cartograph::load::load(&path).unwrap();
+    let g = cartograph::graph::build(&loaded.api);
+    let count = |kind: cartograph::graph::EdgeKind| {
+        g.graph.edge_weights().filter(|e| e.kind == kind).count()
+    };
+    let (produces, consumes) = (
+        count(cartograph::graph::EdgeKind::Produces),
+        count(cartograph::graph::EdgeKind::Consumes),
+    );
+    assert!(produces > 135, "{produces} produces edges");
+    assert!(consumes > 135, "{consumes} consumes edges");
+    // The servers' id, wherever it is asked for, comes from a server
+    // answer.
+    let get_server = g
+        .operation("get_server")
+        .or_else(|| g.operation("GET /servers/{id}"));
+    if let Some(op) = get_server {
+        assert!(
+            cartograph::graph::query::input_sources(&g, op)
+                .iter()
+                .any(|i| !i.sources.is_empty()),
+            "GET /servers/{{id}} has no source"
+        );
+    }
+    let unproduced = cartograph::graph::query::unproduced_required(&g).len();
+    assert!(
+        unproduced < 60,
+        "{unproduced} required parameters no operation produces"
+    );
+}

@@ -238,7 +238,10 @@ fn link_share(report: &Value) -> f64 {
         exercised
     );
     assert!(listed.iter().all(|l| {
-        let (flows, successes) = (l["flows"].as_u64().unwrap(), l["successes"].as_u64().unwrap());
+        let (flows, successes) = (
+            l["flows"].as_u64().unwrap(),
+            l["successes"].as_u64().unwrap(),
+        );
         l["exercised"] == (successes > 0) && successes <= flows
     }));
     exercised as f64 / links as f64

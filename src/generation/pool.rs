@@ -127,6 +127,36 @@ impl ValuePool {
             return;
         }
         let body = ex.json();
+        let creation = ex.request.method == "POST" || ex.request.method == "PUT";
+        if creation
+            && produced
+                .iter()
+                .any(|(_, p)| p == crate::graph::REQUEST_SITE)
+        {
+            let sent = ex
+                .request
+                .body
+                .as_deref()
+                .and_then(|b| serde_json::from_str::<Value>(b).ok());
+            if let Some(Value::Object(fields)) = sent {
+                for (schema, _) in produced
+                    .iter()
+                    .filter(|(_, p)| p == crate::graph::REQUEST_SITE)
+                {
+                    // A reference the body carries (`bookId`) was not chosen:
+                    // it has producers of its own, and a copy of it taken from
+                    // here would outlive the resource it names.
+                    for (k, v) in &fields {
+                        if is_scalar(v)
+                            && wanted.property(schema, k)
+                            && !crate::model::names::is_id_name(k)
+                        {
+                            self.add(format!("{schema}.{k}"), v.clone());
+                        }
+                    }
+                }
+            }
+        }
         if let Some(body) = body {
             for (schema, path) in produced {
                 for obj in crate::graph::select(body, path)
@@ -142,6 +172,7 @@ impl ValuePool {
                     }
                 }
             }
+            self.map_keys(produced, wanted, body);
             self.collect_by_name(body, wanted, 0);
         }
         if ex.request.method != "POST" && ex.request.method != "PUT" {
@@ -160,6 +191,33 @@ impl ValuePool {
             for (schema, path) in produced {
                 if path == "$" && wanted.property(schema, "id") {
                     self.add(format!("{schema}.id"), id.clone());
+                }
+            }
+        }
+    }
+
+    /// The keys of maps whose values are a produced schema (`$.kernelspecs.*`)
+    /// are values of its identifying property (a kernel spec's name) when the
+    /// objects do not repeat them.
+    fn map_keys(&mut self, produced: &[(String, String)], wanted: &Wanted, body: &Value) {
+        for (schema, path) in produced {
+            let Some(map_path) = path.strip_suffix(".*") else {
+                continue;
+            };
+            let Some(property) = crate::model::names::IDENTIFYING
+                .iter()
+                .find(|p| wanted.property(schema, p))
+            else {
+                continue;
+            };
+            for map in crate::graph::select(body, map_path) {
+                let Value::Object(entries) = map else {
+                    continue;
+                };
+                for (key, value) in entries.iter().take(HARVEST_ITEMS) {
+                    if value.get(*property).is_none() {
+                        self.add(format!("{schema}.{property}"), Value::String(key.clone()));
+                    }
                 }
             }
         }
@@ -205,6 +263,67 @@ fn is_scalar(v: &Value) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn exchange(method: &str, sent: Option<&str>, status: u16, body: &str) -> Exchange {
+        Exchange {
+            seq: 0,
+            request: crate::execution::RequestSpec {
+                method: method.into(),
+                path: "/things".into(),
+                body: sent.map(String::from),
+                ..Default::default()
+            },
+            status: Some(status),
+            headers: Vec::new(),
+            body: body.into(),
+            truncated: false,
+            failure: None,
+            elapsed: std::time::Duration::ZERO,
+            parsed: Default::default(),
+        }
+    }
+
+    fn wanting(schema: &str, props: &[&str]) -> Wanted {
+        let mut wanted = Wanted::default();
+        wanted
+            .properties
+            .insert(schema.into(), props.iter().map(|p| p.to_string()).collect());
+        wanted
+    }
+
+    #[test]
+    fn a_creation_answered_with_an_empty_body_still_gives_the_values_it_sent() {
+        let produced = vec![(
+            "createTenant.body".to_string(),
+            crate::graph::REQUEST_SITE.to_string(),
+        )];
+        let wanted = wanting("createTenant.body", &["name"]);
+        let mut pool = ValuePool::new(4);
+        let sent = Some(r#"{"name": "acme", "plan": "free"}"#);
+        pool.harvest(&produced, &wanted, &exchange("POST", sent, 201, "{}"));
+        assert_eq!(pool.latest("createTenant.body.name"), Some(&json!("acme")));
+        // Only what some input asks for, and only after a success.
+        assert_eq!(pool.latest("createTenant.body.plan"), None);
+        let mut refused = ValuePool::new(4);
+        let other = Some(r#"{"name": "other"}"#);
+        refused.harvest(&produced, &wanted, &exchange("POST", other, 409, "{}"));
+        assert_eq!(refused.latest("createTenant.body.name"), None);
+    }
+
+    #[test]
+    fn the_keys_of_a_map_of_objects_are_their_names() {
+        let produced = vec![("KernelSpec".to_string(), "$.kernelspecs.*".to_string())];
+        let wanted = wanting("KernelSpec", &["name"]);
+        let mut pool = ValuePool::new(4);
+        let body = r#"{"default": "python3", "kernelspecs": {"python3": {"spec": {}}}}"#;
+        pool.harvest(&produced, &wanted, &exchange("GET", None, 200, body));
+        assert_eq!(pool.latest("KernelSpec.name"), Some(&json!("python3")));
+        // An object that says its own name is believed instead.
+        let mut named = ValuePool::new(4);
+        let body = r#"{"kernelspecs": {"py": {"name": "python3"}}}"#;
+        named.harvest(&produced, &wanted, &exchange("GET", None, 200, body));
+        assert_eq!(named.latest("KernelSpec.name"), Some(&json!("python3")));
+    }
 
     #[test]
     fn the_pool_keeps_the_latest_distinct_values() {

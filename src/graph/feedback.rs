@@ -577,9 +577,9 @@ fn add_equivalence(
             let edge = &mut g.graph[e];
             if let Label::Equivalent { pairs } = &mut edge.label {
                 match pairs.iter_mut().find(|p| p.source == ps && p.target == pt) {
-                    // What the description or the names say stays; the
-                    // observation only adds its counts.
-                    Some(p) if p.rule != "observed-value" => p.values = Some(values),
+                    // A candidate never overrides what the description or
+                    // the names say; it only adds its counts.
+                    Some(p) if !proven && p.rule != "observed-value" => p.values = Some(values),
                     Some(p) => *p = pair,
                     None => pairs.push(pair),
                 }

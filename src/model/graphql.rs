@@ -283,6 +283,7 @@ pub fn api_from_type_system(ts: TypeSystem, title: String, format: SpecFormat) -
         webhooks: Vec::new(),
         graphql: Some(ts),
         left_out: Vec::new(),
+        inline: IndexMap::new(),
         security_schemes: IndexMap::new(),
     }
 }

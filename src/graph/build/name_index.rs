@@ -59,16 +59,24 @@ impl<'a> NameIndex<'a> {
         };
         for (i, name) in nodes.iter().enumerate() {
             let def = &api.schemas[name.as_str()];
-            let words = names::schema_words(name);
-            let bare = names::strip_decoration(&words);
-            // The whole name, then without decoration (`UserResponse` → `user`),
-            // then trailing parts (`full-repository` → `repository`).
-            index.add_form(words.clone(), i, 1.0, "compound-name");
-            if bare.len() < words.len() {
-                index.add_form(bare.clone(), i, 0.95, "compound-name");
-            }
-            for start in 1..bare.len() {
-                index.add_form(bare[start..].to_vec(), i, 0.9, "compound-name");
+            // An inline body schema's name says where it was written
+            // (`createTenant.201`); inputs name it by its path's resource.
+            let words = match api.inline.get(name.as_str()) {
+                Some(inline) if !inline.resource.is_empty() => inline.resource.clone(),
+                Some(_) => Vec::new(),
+                None => names::schema_words(name),
+            };
+            if !words.is_empty() {
+                let bare = names::strip_decoration(&words);
+                // The whole name, then without decoration (`UserResponse` →
+                // `user`), then trailing parts (`full-repository` → `repository`).
+                index.add_form(words.clone(), i, 1.0, "compound-name");
+                if bare.len() < words.len() {
+                    index.add_form(bare.clone(), i, 0.95, "compound-name");
+                }
+                for start in 1..bare.len() {
+                    index.add_form(bare[start..].to_vec(), i, 0.9, "compound-name");
+                }
             }
             index.props.push(
                 def.properties
@@ -171,10 +179,16 @@ impl<'a> NameIndex<'a> {
     ) -> Option<&'a str> {
         let fit = |w: &&str| {
             let prop = self.property(schema, w)?;
-            let factor = compatibility(
+            let (input, held) = (
                 api.resolve(ty),
                 api.resolve(&self.defs[schema].properties[prop]),
-            )?;
+            );
+            let mut factor = compatibility(input, held)?;
+            // `{database}` as plain text names a database; its uuid `id` fits
+            // the type but not the format.
+            if held.format.is_some() && input.format != held.format {
+                factor *= 0.95;
+            }
             Some((prop, factor))
         };
         let fits: Vec<(&'a str, f64)> = names::IDENTIFYING.iter().filter_map(fit).collect();

@@ -15,7 +15,8 @@ use super::{MAX_NESTED_NAMED, MAX_WALK_DEPTH};
 pub(super) type Produced = Vec<Vec<(usize, Site, usize)>>;
 
 pub(super) fn produced_schemas(api: &Api, index: &NameIndex) -> Produced {
-    api.operations
+    let produced: Produced = api
+        .operations
         .iter()
         .map(|op| {
             let mut found = Vec::new();
@@ -54,7 +55,8 @@ pub(super) fn produced_schemas(api: &Api, index: &NameIndex) -> Produced {
             }
             found
         })
-        .collect()
+        .collect();
+    produced
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -81,10 +83,14 @@ pub(super) fn walk_produced(
         let mut next_depth = named_depth;
         if let Some(i) = index.position(name) {
             out.push((i, path.clone(), named_depth));
-            if named_depth >= MAX_NESTED_NAMED {
-                return;
+            // A body's inline objects got names only to be seen: an envelope
+            // (`{data: Task}`) counts as no level, as it would inline.
+            if !api.inline.contains_key(name) {
+                if named_depth >= MAX_NESTED_NAMED {
+                    return;
+                }
+                next_depth += 1;
             }
-            next_depth += 1;
         }
         visiting.push(name.clone());
         walk_produced(api, index, def, path, next_depth, depth + 1, visiting, out);

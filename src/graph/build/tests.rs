@@ -111,3 +111,114 @@ input ReviewFilter { bookTitle: String }
         [binding("Book", "filter.bookTitle", "title")]
     );
 }
+
+/// Answers and bodies written inline, as many published descriptions do.
+const INLINE: &str = r#"
+openapi: 3.0.3
+info: {title: inline, version: "1"}
+paths:
+  /tenants:
+    post:
+      operationId: createTenant
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [name]
+              properties: {name: {type: string}, plan: {type: string}}
+      responses:
+        '201':
+          description: created, with an empty body
+          content:
+            application/json:
+              schema: {type: object}
+    get:
+      operationId: listTenants
+      responses:
+        '200':
+          description: the tenants, in an envelope
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  data:
+                    type: array
+                    items:
+                      type: object
+                      properties: {name: {type: string}, plan: {type: string}, created: {type: string}}
+  /tenants/{tenant_name}:
+    get:
+      operationId: getTenant
+      parameters:
+        - {name: tenant_name, in: path, required: true, schema: {type: string}}
+      responses:
+        '200':
+          description: one tenant
+          content:
+            application/json:
+              schema:
+                type: object
+                properties: {name: {type: string}, plan: {type: string}, created: {type: string}}
+  /templates:
+    get:
+      operationId: listTemplates
+      responses:
+        '200':
+          description: templates by name
+          content:
+            application/json:
+              schema:
+                type: object
+                additionalProperties:
+                  type: object
+                  properties: {name: {type: string}, size: {type: integer}}
+"#;
+
+fn rest_graph_of(yaml: &str) -> (crate::model::Api, PropertyGraph) {
+    let loaded = crate::load::load_text(yaml, std::path::Path::new("t.yaml")).unwrap();
+    let g = build(&loaded.api);
+    (loaded.api, g)
+}
+
+#[test]
+fn inline_bodies_become_schema_nodes_named_after_their_place() {
+    let (api, g) = rest_graph_of(INLINE);
+    for name in [
+        "createTenant.body",
+        "listTenants.200",
+        "listTenants.200.data[]",
+        "listTemplates.200{}",
+    ] {
+        assert!(g.schema(name).is_some(), "{name}: {:?}", api.inline.keys());
+    }
+    // The list's items and the single tenant have one shape: one node.
+    assert!(g.schema("getTenant.200").is_none());
+    let one = &api.operation("getTenant").unwrap().responses["200"].content["application/json"];
+    assert_eq!(one.reference.as_deref(), Some("listTenants.200.data[]"));
+    assert_eq!(api.inline["listTenants.200.data[]"].resource, ["tenant"]);
+    // An empty object gets no node.
+    assert!(!api.inline.keys().any(|k| k.starts_with("createTenant.201")));
+    let produces = |op: &str, schema: &str| {
+        g.find_edge(
+            g.operation(op).unwrap(),
+            g.schema(schema).unwrap(),
+            EdgeKind::Produces,
+        )
+        .is_some()
+    };
+    assert!(produces("listTenants", "listTenants.200.data[]"));
+    assert!(produces("listTemplates", "listTemplates.200{}"));
+    // `tenant_name` names a tenant's name: the inline body's, by the path.
+    let sources = bindings(&g, "getTenant");
+    assert!(
+        sources.contains(&(
+            "createTenant.body".to_string(),
+            "tenant_name".to_string(),
+            "name".to_string(),
+            Location::Path
+        )),
+        "{sources:?}"
+    );
+}

@@ -12,6 +12,7 @@ use std::path::Path;
 use indexmap::IndexMap;
 use serde_json::{Map, Value};
 
+mod inline;
 mod operations;
 mod schemas;
 mod security;
@@ -242,6 +243,7 @@ impl<'a> Converter<'a> {
         let security_schemes = self.security_schemes();
         name_operations(&mut operations, &mut self.warnings, self.docs.path(0));
         resolve_links(&mut operations);
+        let inline = inline::name_inline_schemas(&mut operations, &mut self.schemas);
 
         Ok(Api {
             title,
@@ -254,6 +256,7 @@ impl<'a> Converter<'a> {
             security_schemes,
             graphql: None,
             left_out: Vec::new(),
+            inline,
         })
     }
 
