@@ -197,19 +197,19 @@ fn a_description_written_inline_gets_produces_and_consumes_edges() {
     );
     assert!(produces > 135, "{produces} produces edges");
     assert!(consumes > 135, "{consumes} consumes edges");
-    // The servers' id, wherever it is asked for, comes from a server
-    // answer.
-    let get_server = g
-        .operation("get_server")
-        .or_else(|| g.operation("GET /servers/{id}"));
-    if let Some(op) = get_server {
-        assert!(
-            cartograph::graph::query::input_sources(&g, op)
-                .iter()
-                .any(|i| !i.sources.is_empty()),
-            "GET /servers/{{id}} has no source"
-        );
-    }
+    // A server's id comes from the servers a listing answers (the items
+    // of its `servers` envelope), which creating a server also returns.
+    let op = g.operation("GET /servers/{id}").expect("GET /servers/{id}");
+    let inputs = cartograph::graph::query::input_sources(&g, op);
+    let id = inputs.iter().find(|i| i.name == "id").expect("input id");
+    assert!(
+        id.sources
+            .iter()
+            .any(|s| s.schema == "GET /servers.200.servers[]"
+                && s.property == "id"
+                && s.producers.iter().any(|p| p == "POST /servers")),
+        "{id:?}"
+    );
     let unproduced = cartograph::graph::query::unproduced_required(&g).len();
     assert!(
         unproduced < 60,

@@ -8,7 +8,7 @@ use clap::Args;
 use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 
-use crate::graph::{self, query, EdgeKind, Label, NodeKind, Origin, PropertyGraph};
+use crate::graph::{self, query, EdgeKind, NodeKind, Origin, PropertyGraph};
 use crate::model::Location;
 
 /// Arguments of `cartograph inspect`.
@@ -141,17 +141,7 @@ fn summary_text(g: &PropertyGraph, api: &crate::model::Api, warnings: usize) -> 
         let n = &g.graph[ix];
         let produced: Vec<String> = g
             .active_edges(ix, EdgeKind::Produces, Direction::Outgoing)
-            .map(|e| {
-                let name = g.graph[e.target()].name.clone();
-                match &e.weight().label {
-                    Label::Produces { sites }
-                        if sites.iter().all(|s| s.path == crate::graph::REQUEST_SITE) =>
-                    {
-                        format!("{name} (sent)")
-                    }
-                    _ => name,
-                }
-            })
+            .map(|e| g.graph[e.target()].name.clone())
             .collect();
         let where_ = n
             .operation()
@@ -298,10 +288,7 @@ fn operation_text(g: &PropertyGraph, ix: petgraph::graph::NodeIndex) -> String {
     let _ = writeln!(out, "\nOutputs and what consumes them:");
     let outputs = query::output_consumers(g, ix);
     if outputs.is_empty() {
-        let _ = writeln!(
-            out,
-            "  (no schema in a documented 2xx response or a creation's request body)"
-        );
+        let _ = writeln!(out, "  (no schema in a documented 2xx response)");
     }
     for (schema, consumers) in outputs {
         let _ = writeln!(out, "  {schema}");

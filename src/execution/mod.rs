@@ -99,7 +99,7 @@ impl FailureKind {
 }
 
 /// One request and what came back.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Exchange {
     /// Sequence number in the run (0-based), as in `trace.ndjson`.
     pub seq: u64,

@@ -141,7 +141,6 @@ mod tests {
         let mut trace = TraceWriter::create(&path, secrets).unwrap();
         let long = "x".repeat(BODY_CHARS + 10);
         let ex = |body: &str| Exchange {
-            seq: 0,
             request: RequestSpec {
                 operation: "op".into(),
                 method: "POST".into(),
@@ -153,12 +152,8 @@ mod tests {
                 breach: None,
             },
             status: Some(200),
-            headers: Vec::new(),
             body: body.into(),
-            truncated: false,
-            failure: None,
-            elapsed: std::time::Duration::ZERO,
-            parsed: Default::default(),
+            ..Default::default()
         };
         trace.write(&ex(&long)).unwrap();
         trace.write(&ex("short")).unwrap();

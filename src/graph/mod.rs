@@ -254,11 +254,6 @@ pub struct PropertyPair {
     pub candidate: bool,
 }
 
-/// The site of a schema a creation's request body carries (a 2xx answer to a
-/// POST or PUT): the values the client chose, such as a tenant's name, which
-/// the answer may not repeat.
-pub const REQUEST_SITE: &str = "request:$";
-
 /// Where in a response a produced schema appears.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Site {

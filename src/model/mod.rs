@@ -82,23 +82,11 @@ pub struct Api {
     /// Operations `--include`/`--exclude` left out: never called, listed in reports.
     #[serde(skip)]
     pub left_out: Vec<Operation>,
-    /// Schemas named by Cartograph for inline objects of bodies, with where
-    /// each was written.
+    /// Schemas named by Cartograph for inline objects of bodies (named after
+    /// their place: `createThing.body`, `listThings.200[]`), with the words
+    /// of the resource their path names (`tenant`), which inputs name them by.
     #[serde(skip_serializing_if = "IndexMap::is_empty")]
-    pub inline: IndexMap<String, InlineSchema>,
-}
-
-/// Where an inline body schema named by Cartograph was written.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct InlineSchema {
-    /// The operation whose body holds it.
-    pub operation: String,
-    /// `body`, a status (`201`), with `[]` for list items, `{}` for map
-    /// values and `.prop` for nested objects.
-    pub place: String,
-    /// Words of the resource the operation's path names (`tenant`), which
-    /// inputs name it by.
-    pub resource: Vec<String>,
+    pub inline: IndexMap<String, Vec<String>>,
 }
 
 impl Api {

@@ -111,6 +111,20 @@ pub fn schema_words(name: &str) -> Vec<String> {
     words(last).iter().map(|w| singular(w)).collect()
 }
 
+/// The resource a path names: the words of its last literal segment, made
+/// singular (`/api/v2/tenants/{tenant_name}` → `tenant`), skipping version
+/// and `api` segments; empty for `/`.
+pub fn path_resource(path: &str) -> Vec<String> {
+    path.split('/')
+        .rfind(|s| {
+            let lower = s.to_ascii_lowercase();
+            let version = lower.starts_with('v') && lower[1..].chars().all(|c| c.is_ascii_digit());
+            !s.is_empty() && !s.contains('{') && lower != "api" && !version
+        })
+        .map(|s| words(s).iter().map(|w| singular(w)).collect())
+        .unwrap_or_default()
+}
+
 /// Similarity of two words in 0..=1.
 pub fn similarity(a: &str, b: &str) -> f64 {
     strsim::jaro_winkler(a, b)
@@ -179,6 +193,14 @@ pub fn is_identifying(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_resource_of_a_path_is_its_last_literal_segment_made_singular() {
+        assert_eq!(path_resource("/api/v2/tenants/{tenant_name}"), ["tenant"]);
+        assert_eq!(path_resource("/kernel-specs"), ["kernel", "spec"]);
+        assert_eq!(path_resource("/v1/"), Vec::<String>::new());
+        assert_eq!(path_resource("/"), Vec::<String>::new());
+    }
 
     #[test]
     fn words_split_on_case_and_separators() {

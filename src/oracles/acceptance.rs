@@ -92,7 +92,6 @@ mod tests {
 
     fn answered(op: &str, status: u16, kind: BreachKind) -> Exchange {
         Exchange {
-            seq: 0,
             request: RequestSpec {
                 operation: op.into(),
                 method: "GET".into(),
@@ -104,12 +103,7 @@ mod tests {
                 ..Default::default()
             },
             status: Some(status),
-            headers: Vec::new(),
-            body: String::new(),
-            truncated: false,
-            failure: None,
-            elapsed: std::time::Duration::ZERO,
-            parsed: Default::default(),
+            ..Default::default()
         }
     }
 

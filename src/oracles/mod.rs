@@ -687,7 +687,6 @@ mod tests {
 
     fn answer(status: u16) -> Exchange {
         Exchange {
-            seq: 0,
             request: RequestSpec {
                 operation: "listAuthors".into(),
                 method: "GET".into(),
@@ -699,12 +698,7 @@ mod tests {
                 breach: None,
             },
             status: Some(status),
-            headers: Vec::new(),
-            body: String::new(),
-            truncated: false,
-            failure: None,
-            elapsed: std::time::Duration::ZERO,
-            parsed: Default::default(),
+            ..Default::default()
         }
     }
 
@@ -751,12 +745,8 @@ mod graphql_identity_tests {
                 breach: None,
             },
             status: Some(200),
-            headers: Vec::new(),
             body: body.to_string(),
-            truncated: false,
-            failure: None,
-            elapsed: std::time::Duration::ZERO,
-            parsed: Default::default(),
+            ..Default::default()
         }
     }
 

@@ -165,7 +165,6 @@ mod tests {
 
     fn ex(method: &str, path: &str, status: u16, location: Option<&str>) -> Exchange {
         Exchange {
-            seq: 0,
             request: RequestSpec {
                 operation: format!("{method} {path}"),
                 method: method.into(),
@@ -180,11 +179,7 @@ mod tests {
             headers: location
                 .map(|l| vec![("location".to_string(), l.to_string())])
                 .unwrap_or_default(),
-            body: String::new(),
-            truncated: false,
-            failure: None,
-            elapsed: std::time::Duration::ZERO,
-            parsed: Default::default(),
+            ..Default::default()
         }
     }
 

@@ -680,10 +680,7 @@ mod tests {
                 .map(|l| vec![("location".to_string(), l)])
                 .unwrap_or_default(),
             body: answer.into(),
-            truncated: false,
-            failure: None,
-            elapsed: std::time::Duration::ZERO,
-            parsed: Default::default(),
+            ..Default::default()
         }
     }
 

@@ -380,7 +380,6 @@ mod tests {
 
     fn answer(path: &str, status: u16, location: Option<&str>, body: &str) -> Exchange {
         Exchange {
-            seq: 0,
             request: crate::execution::RequestSpec {
                 operation: String::new(),
                 method: "GET".into(),
@@ -396,10 +395,7 @@ mod tests {
                 .map(|l| vec![("location".to_string(), l.to_string())])
                 .unwrap_or_default(),
             body: body.into(),
-            truncated: false,
-            failure: None,
-            elapsed: std::time::Duration::ZERO,
-            parsed: Default::default(),
+            ..Default::default()
         }
     }
 

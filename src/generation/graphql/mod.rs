@@ -481,12 +481,8 @@ mod tests {
             seq,
             request,
             status: Some(200),
-            headers: Vec::new(),
             body: body.to_string(),
-            truncated: false,
-            failure: None,
-            elapsed: std::time::Duration::ZERO,
-            parsed: Default::default(),
+            ..Default::default()
         }
     }
 

@@ -124,8 +124,8 @@ impl Rest {
                     self.negative_base(cx, base, quality);
                 }
             }
-            let name = cx.api.operations[op].name.clone();
-            let name = &name;
+            let api = cx.api.clone();
+            let name = &api.operations[op].name;
             if ex.status.is_some() {
                 for (schema, _) in &run.used[k] {
                     cx.link_flowed(schema, name, ex.is_success());

@@ -432,10 +432,7 @@ mod tests {
                 .map(|l| vec![("location".to_string(), l.to_string())])
                 .unwrap_or_default(),
             body: body.to_string(),
-            truncated: false,
-            failure: None,
-            elapsed: std::time::Duration::ZERO,
-            parsed: Default::default(),
+            ..Default::default()
         }
     }
 

@@ -291,15 +291,12 @@ pub(super) fn op_context(
     }
     let words: Vec<String> = if api.graphql.is_some() {
         names::words(&op.path)
+            .iter()
+            .map(|w| names::singular(w))
+            .collect()
     } else {
-        op.path
-            .split('/')
-            .rev()
-            .find(|s| !s.is_empty() && !s.contains('{'))
-            .map(names::words)
-            .unwrap_or_default()
+        names::path_resource(&op.path)
     };
-    let words: Vec<String> = words.iter().map(|w| names::singular(w)).collect();
     for start in 0..words.len() {
         for (i, score, _) in index.by_name(&names::join(&words[start..])) {
             if score >= 0.95 {

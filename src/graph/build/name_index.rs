@@ -62,8 +62,7 @@ impl<'a> NameIndex<'a> {
             // An inline body schema's name says where it was written
             // (`createTenant.201`); inputs name it by its path's resource.
             let words = match api.inline.get(name.as_str()) {
-                Some(inline) if !inline.resource.is_empty() => inline.resource.clone(),
-                Some(_) => Vec::new(),
+                Some(resource) => resource.clone(),
                 None => names::schema_words(name),
             };
             if !words.is_empty() {

@@ -15,8 +15,7 @@ use super::{MAX_NESTED_NAMED, MAX_WALK_DEPTH};
 pub(super) type Produced = Vec<Vec<(usize, Site, usize)>>;
 
 pub(super) fn produced_schemas(api: &Api, index: &NameIndex) -> Produced {
-    let produced: Produced = api
-        .operations
+    api.operations
         .iter()
         .map(|op| {
             let mut found = Vec::new();
@@ -55,8 +54,7 @@ pub(super) fn produced_schemas(api: &Api, index: &NameIndex) -> Produced {
             }
             found
         })
-        .collect();
-    produced
+        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -197,7 +197,7 @@ fn inline_bodies_become_schema_nodes_named_after_their_place() {
     assert!(g.schema("getTenant.200").is_none());
     let one = &api.operation("getTenant").unwrap().responses["200"].content["application/json"];
     assert_eq!(one.reference.as_deref(), Some("listTenants.200.data[]"));
-    assert_eq!(api.inline["listTenants.200.data[]"].resource, ["tenant"]);
+    assert_eq!(api.inline["listTenants.200.data[]"], ["tenant"]);
     // An empty object gets no node.
     assert!(!api.inline.keys().any(|k| k.starts_with("createTenant.201")));
     let produces = |op: &str, schema: &str| {

@@ -6,7 +6,7 @@
 
 use indexmap::IndexMap;
 
-use crate::model::{names, InlineSchema, Operation, Schema};
+use crate::model::{names, Operation, Schema};
 
 /// How many property levels below an answer's body inline objects are still
 /// named (`listThings.200.data[]` for an envelope's items).
@@ -20,18 +20,18 @@ const ENVELOPES: [&str; 14] = [
 ];
 
 /// Names the inline objects of every operation's bodies, adding them to
-/// `schemas`; returns where each came from.
+/// `schemas`; returns each name with its resource's words.
 pub(super) fn name_inline_schemas(
     operations: &mut [Operation],
     schemas: &mut IndexMap<String, Schema>,
-) -> IndexMap<String, InlineSchema> {
+) -> IndexMap<String, Vec<String>> {
     let mut namer = Namer {
         schemas,
         inline: IndexMap::new(),
         shapes: std::collections::HashMap::new(),
     };
     for op in operations.iter_mut() {
-        let resource = path_resource(&op.path);
+        let resource = names::path_resource(&op.path);
         if let Some(body) = &mut op.request_body {
             // Only the body itself: objects nested in what a client sends are
             // never answered back, so they could feed no later call.
@@ -53,7 +53,7 @@ pub(super) fn name_inline_schemas(
 
 struct Namer<'a> {
     schemas: &'a mut IndexMap<String, Schema>,
-    inline: IndexMap<String, InlineSchema>,
+    inline: IndexMap<String, Vec<String>>,
     /// A shape (as JSON text) → the name it got first.
     shapes: std::collections::HashMap<String, String>,
 }
@@ -110,45 +110,11 @@ impl Namer<'_> {
                     n += 1;
                 }
                 self.schemas.insert(name.clone(), std::mem::take(schema));
-                self.inline.insert(
-                    name.clone(),
-                    InlineSchema {
-                        operation: operation.to_string(),
-                        place: place.to_string(),
-                        resource: resource.to_vec(),
-                    },
-                );
+                self.inline.insert(name.clone(), resource.to_vec());
                 self.shapes.insert(shape, name.clone());
                 name
             }
         };
         *schema = Schema::named(name);
-    }
-}
-
-/// The resource a path names: its last literal segment, made singular
-/// (`/api/v2/tenants/{tenant_name}` → `tenant`), skipping version and `api`
-/// segments; empty for `/`.
-pub(crate) fn path_resource(path: &str) -> Vec<String> {
-    path.split('/')
-        .rfind(|s| {
-            let lower = s.to_ascii_lowercase();
-            let version = lower.starts_with('v') && lower[1..].chars().all(|c| c.is_ascii_digit());
-            !s.is_empty() && !s.starts_with('{') && lower != "api" && !version
-        })
-        .map(|s| names::words(s).iter().map(|w| names::singular(w)).collect())
-        .unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_resource_of_a_path_is_its_last_literal_segment_made_singular() {
-        assert_eq!(path_resource("/api/v2/tenants/{tenant_name}"), ["tenant"]);
-        assert_eq!(path_resource("/kernel-specs"), ["kernel", "spec"]);
-        assert_eq!(path_resource("/v1/"), Vec::<String>::new());
-        assert_eq!(path_resource("/"), Vec::<String>::new());
     }
 }
