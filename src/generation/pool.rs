@@ -12,6 +12,9 @@ use super::values::Rng64;
 use crate::execution::wire::location_id;
 use crate::execution::Exchange;
 
+/// Values a run's pool keeps per key.
+pub const POOL_DEPTH: usize = 16;
+
 /// Objects of a list response harvested: enough to vary ids, and bounded as
 /// collections grow during a run.
 const HARVEST_ITEMS: usize = 8;
@@ -166,6 +169,25 @@ impl ValuePool {
         }
     }
 
+    /// Values the client chose for a creation whose answer names no id
+    /// ([`chosen_ids`](crate::oracles::witness::chosen_ids)) are values of the request body's schema
+    /// `body_schema` (`CreateTenantPayload.name`), where a binding reads
+    /// them, unless `fed` says a binding gave the field its value (then it
+    /// names something else, made before).
+    pub fn harvest_request(
+        &mut self,
+        body_schema: &str,
+        wanted: &Wanted,
+        fed: &dyn Fn(&str) -> bool,
+        ex: &Exchange,
+    ) {
+        for (field, v) in crate::oracles::witness::chosen_ids(ex) {
+            if wanted.property(body_schema, field) && !fed(field) {
+                self.add(format!("{body_schema}.{field}"), v);
+            }
+        }
+    }
+
     /// The keys of maps whose values are a produced schema (`$.kernelspecs.*`)
     /// are values of its identifying property (a kernel spec's name) when the
     /// objects do not repeat them.
@@ -269,6 +291,43 @@ mod tests {
         let body = r#"{"kernelspecs": {"py": {"name": "python3"}}}"#;
         named.harvest(&produced, &wanted, &exchange("GET", None, 200, body));
         assert_eq!(named.latest("KernelSpec.name"), Some(&json!("python3")));
+    }
+
+    #[test]
+    fn a_name_the_client_chose_flows_when_the_answer_names_nothing() {
+        let wanted = wanting("CreateTenantPayload", &["name"]);
+        let not_fed = |_: &str| false;
+        let sent = Some(r#"{"name": "t-1", "note": "x"}"#);
+        let mut pool = ValuePool::new(4);
+        pool.harvest_request(
+            "CreateTenantPayload",
+            &wanted,
+            &not_fed,
+            &exchange("POST", sent, 200, "{}"),
+        );
+        assert_eq!(pool.latest("CreateTenantPayload.name"), Some(&json!("t-1")));
+        assert_eq!(pool.latest("CreateTenantPayload.note"), None);
+        // Not when the answer names its own id, the creation failed, the
+        // call only read, or a binding fed the name (it names another thing).
+        for (method, status, answer) in [
+            ("POST", 200, r#"{"id": 5}"#),
+            ("POST", 409, "{}"),
+            ("GET", 200, "{}"),
+        ] {
+            let mut pool = ValuePool::new(4);
+            let ex = exchange(method, sent, status, answer);
+            pool.harvest_request("CreateTenantPayload", &wanted, &not_fed, &ex);
+            assert_eq!(
+                pool.latest("CreateTenantPayload.name"),
+                None,
+                "{method} {status}"
+            );
+        }
+        let mut pool = ValuePool::new(4);
+        let fed = |f: &str| f == "name";
+        let ex = exchange("POST", sent, 200, "{}");
+        pool.harvest_request("CreateTenantPayload", &wanted, &fed, &ex);
+        assert_eq!(pool.latest("CreateTenantPayload.name"), None);
     }
 
     #[test]

@@ -69,6 +69,40 @@ pub fn given_ids(ex: &Exchange) -> Vec<String> {
     out
 }
 
+/// The identifying fields (`name`, `slug`, `id`…) of the JSON body of a
+/// successful creation (POST, PUT) whose answer names no id of its own
+/// (no `Location`, no body `id`): the client's choice is then the new
+/// resource's identity (`POST /tenants {"name": "t1"}` answering `{}`
+/// makes `/tenants/t1`).
+pub fn chosen_ids(ex: &Exchange) -> Vec<(&'static str, Value)> {
+    let creates = matches!(ex.request.method.as_str(), "POST" | "PUT");
+    let answered_id =
+        ex.header("location").is_some() || ex.json().is_some_and(|b| b.get("id").is_some());
+    if !creates || !ex.is_success() || answered_id {
+        return Vec::new();
+    }
+    let Some(body) = ex
+        .request
+        .body
+        .as_deref()
+        .and_then(|b| serde_json::from_str::<Value>(b).ok())
+    else {
+        return Vec::new();
+    };
+    crate::model::names::IDENTIFYING
+        .iter()
+        .filter_map(|k| {
+            let v = body.get(*k)?;
+            let usable = match v {
+                Value::String(s) => !s.is_empty(),
+                Value::Number(_) => true,
+                _ => false,
+            };
+            usable.then(|| (*k, v.clone()))
+        })
+        .collect()
+}
+
 /// Whether a field or parameter name names an identifier (`id`, `bookId`).
 pub(crate) fn is_id_name(name: &str) -> bool {
     crate::model::names::words(name)
@@ -339,7 +373,13 @@ impl Ledger {
             path.split('/')
                 .any(|seg| percent_encoding::percent_decode_str(seg).decode_utf8_lossy() == id)
         };
-        for id in given_ids(ex)
+        // Without an id in the answer, the identity the client chose is
+        // the resource's (`POST /tenants {"name": "t1"}` made `/tenants/t1`).
+        let mut ids = given_ids(ex);
+        if ids.is_empty() {
+            ids = chosen_ids(ex).iter().filter_map(|(_, v)| text(v)).collect();
+        }
+        for id in ids
             .into_iter()
             .filter(|id| creates && (says_created || !named_in_path(id)))
         {
@@ -760,6 +800,38 @@ mod tests {
             r#"{"id":11}"#,
         ));
         assert!(ledger.by_id["11"]["/authors/11/books/11"].creator.is_some());
+    }
+
+    #[test]
+    fn a_name_the_client_chose_is_the_identity_of_what_an_empty_answer_made() {
+        let mut ledger = Ledger::new();
+        let tenant = ex(
+            4,
+            "POST",
+            "/api/v2/tenants",
+            Some(r#"{"name":"t-9x"}"#),
+            200,
+            "{}",
+        );
+        ledger.note(&tenant);
+        assert!(ledger.run_made("t-9x"));
+        let read = [ex(9, "GET", "/api/v2/tenants/t-9x", None, 200, "{}")];
+        assert_eq!(seqs(&ledger.complete(&read)), [4, 9]);
+        // An answer with an id of its own names the resource by it, and a
+        // refused creation made nothing.
+        let mut ledger = Ledger::new();
+        ledger.note(&ex(
+            5,
+            "POST",
+            "/authors",
+            Some(r#"{"name":"ann"}"#),
+            200,
+            r#"{"id":7}"#,
+        ));
+        ledger.note(&ex(6, "POST", "/tags", Some(r#"{"name":"x1"}"#), 400, "{}"));
+        assert!(ledger.run_made("7"));
+        assert!(!ledger.run_made("ann"));
+        assert!(!ledger.run_made("x1"));
     }
 
     #[test]

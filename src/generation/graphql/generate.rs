@@ -157,6 +157,71 @@ impl GqlGenerator {
         }
     }
 
+    /// Makes `call` select the leaf `leaf` at the end of the fields `path`
+    /// (`nodes`, then `id`), adding what is missing: a creation whose answer
+    /// leaves out the id the next call needs passes nothing on. Nothing
+    /// changes where the path does not exist or ends on an abstract type.
+    pub(super) fn ensure_selected(
+        &self,
+        call: &mut GqlCall,
+        path: &[String],
+        leaf: &str,
+        rng: &mut Rng64,
+    ) {
+        let Some(mut sel) = call.selection.as_mut() else {
+            return;
+        };
+        for name in path {
+            let Some(t) = self.ts.get(&sel.on) else {
+                return;
+            };
+            let Some(f) = t.field(name) else {
+                return;
+            };
+            let base = f.ty.base().to_string();
+            if kind(&self.ts, &base) != Some(TypeKind::Object) {
+                return;
+            }
+            if !sel.fields.iter().any(|s| &s.name == name) {
+                let fs = FieldSelection {
+                    name: name.clone(),
+                    args: self.sample_args(&f.args, rng),
+                    selection: None,
+                };
+                self.insert_field(t, sel, fs);
+            }
+            let Some(at) = sel.fields.iter().position(|s| &s.name == name) else {
+                return;
+            };
+            sel = sel.fields[at].selection.get_or_insert_with(|| Selection {
+                on: base,
+                typename: false,
+                fields: Vec::new(),
+                fragments: Vec::new(),
+            });
+        }
+        if sel.fields.iter().any(|s| s.name == leaf) {
+            return;
+        }
+        let Some(t) = self.ts.get(&sel.on) else {
+            return;
+        };
+        let Some(f) = t.field(leaf) else {
+            return;
+        };
+        if matches!(
+            kind(&self.ts, f.ty.base()),
+            Some(TypeKind::Scalar | TypeKind::Enum)
+        ) {
+            let fs = FieldSelection {
+                name: leaf.to_string(),
+                args: self.sample_args(&f.args, rng),
+                selection: None,
+            };
+            self.insert_field(t, sel, fs);
+        }
+    }
+
     /// The root type a call names: a type's own name, or a root word.
     pub(super) fn root_type<'a>(&'a self, root: &'a str) -> &'a str {
         if self.ts.types.contains_key(root) {
@@ -610,6 +675,10 @@ impl GqlGenerator {
             "Int" => (SchemaType::Integer, value.is_i64()),
             "Float" => (SchemaType::Number, value.is_number()),
             "Boolean" => return Value::Bool(!value.as_bool().unwrap_or(false)),
+            // A scalar whose name says its shape (UUID, DateTime) rejects
+            // most text: mostly another well-formed value, now and then
+            // text mutated out of shape.
+            _ if shaped(name) && rng.random_bool(0.8) => return scalar(name, rng),
             _ => (SchemaType::String, value.is_string()),
         };
         if !fits {
@@ -688,12 +757,38 @@ fn scalar(name: &str, rng: &mut Rng64) -> Value {
                     format!("https://example.com/r/{n}")
                 } else if lower.contains("email") {
                     format!("user{n}@example.com")
+                } else if lower.contains("uuid") || lower.contains("guid") {
+                    uuid(rng)
                 } else {
                     string(rng)
                 },
             )
         }
     }
+}
+
+/// Whether a custom scalar's name says the shape of its values.
+fn shaped(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    ["date", "timestamp", "url", "uri", "email", "uuid", "guid"]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
+/// A random version-4 UUID in its canonical text form.
+fn uuid(rng: &mut Rng64) -> String {
+    let (hi, lo): (u64, u64) = (rng.random(), rng.random());
+    // Version 4 and the RFC 4122 variant, as servers that parse UUIDs check.
+    let hi = (hi & !0xf000) | 0x4000;
+    let lo = (lo & !(0b11 << 62)) | (0b10 << 62);
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        hi >> 32,
+        (hi >> 16) & 0xffff,
+        hi & 0xffff,
+        lo >> 48,
+        lo & 0xffff_ffff_ffff
+    )
 }
 
 fn alnum(rng: &mut Rng64, len: usize) -> String {

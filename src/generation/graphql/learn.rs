@@ -1,22 +1,42 @@
 //! What a finished GraphQL test teaches: the testing targets its answers
 //! reached (each root field answering data, answering errors, each distinct
 //! error wording, each fault, each (type, field) pair returned, each consumes
-//! edge whose values fed an answer), what the answers tell the graph, and the
-//! schema coverage they add.
+//! edge whose values fed an answer), what the answers tell the graph, the
+//! values later tests may take, and the schema coverage they add.
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::links::Links;
-use super::run::{root_name, GqlRun};
-use super::Graphql;
+use super::run::{root_name, GqlRun, POOLED};
+use super::{reusable_scalar, scalar_key, Graphql};
 use crate::execution::Exchange;
 use crate::generation::search::Cx;
 use crate::oracles::graphql::error_wording;
 use crate::oracles::Finding;
 
 impl Graphql {
+    /// After a deleting mutation (`deleteEvent`, `removePerson`) answered
+    /// data, the ids it took name nothing any more: the pool forgets them.
+    fn forget_deleted(&mut self, call: &super::GqlCall) {
+        let ts = self.gen.type_system().clone();
+        if Some(call.root.as_str()) != ts.mutation_type.as_deref() {
+            return;
+        }
+        let deletes = crate::model::names::words(&call.field)
+            .first()
+            .is_some_and(|w| matches!(w.as_str(), "delete" | "remove" | "destroy"));
+        if !deletes {
+            return;
+        }
+        for (_, v) in &call.args {
+            if let Some(v @ (Value::String(_) | Value::Number(_))) = v {
+                self.pool.forget(v);
+            }
+        }
+    }
+
     /// Learns from a finished test and returns the targets it reached.
     pub(super) fn learn_from(
         &mut self,
@@ -61,8 +81,13 @@ impl Graphql {
                 // GraphQL answers 200 either way: the body says whether the
                 // values given worked (data, no error) or not (an error, or
                 // null data). No JSON body says nothing about them.
+                // A value from an earlier test may be gone since (deleted):
+                // its failure says nothing about the link.
                 if body.is_some() {
-                    for (schema, _) in used {
+                    for (schema, from) in used {
+                        if *from == POOLED && (errors || !data) {
+                            continue;
+                        }
                         if let Some(c) = feedback.binding_result(
                             &mut cx.graph,
                             schema,
@@ -82,6 +107,9 @@ impl Graphql {
                     base.calls.truncate(k + 1);
                     self.negative_base(op, base);
                 }
+            }
+            if data && !errors {
+                self.forget_deleted(call);
             }
             if data && !errors {
                 reached.push((format!("data:{name}"), 1.0));
@@ -106,6 +134,13 @@ impl Graphql {
             }
             for f in &findings[k] {
                 reached.push((format!("fault:{}", f.signature(ex.status)), 1.0));
+            }
+        }
+        for (t, f, v) in &run.harvest {
+            self.pool.add(format!("{t}.{f}"), v.clone());
+            let ty = ts.get(t).and_then(|t| t.field(f)).map(|f| f.ty.base());
+            if let Some(ty) = ty.filter(|ty| reusable_scalar(&ts, ty)) {
+                self.pool.add(scalar_key(ty), v.clone());
             }
         }
         if changed {

@@ -1,6 +1,7 @@
 //! What the graph tells the GraphQL protocol, read once per version of the
 //! graph: which schema properties feed each root field's arguments (and
-//! their input-object fields), and which mutations produce each schema.
+//! their input-object fields), which mutations produce each schema, and
+//! which queries list it.
 
 use indexmap::IndexMap;
 use petgraph::visit::EdgeRef;
@@ -26,14 +27,30 @@ pub(super) struct ArgSource {
     pub(super) score: f64,
 }
 
-/// A mutation that produces a schema.
+/// A root field that produces a schema: a mutation that makes it, or a
+/// query that lists it.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Maker {
-    /// The mutation root field.
+    /// The root field.
     pub(super) field: String,
     /// Whether the schema is the field's own value (`$`, `$[*]`), not
     /// something nested in it (`createAuthor` returns `Author.books` too).
     pub(super) top: bool,
+    /// The fields leading from the root field's value to the schema, along
+    /// its shortest produces site (`events { nodes { … } }`: `["nodes"]`).
+    pub(super) path: Vec<String>,
+}
+
+impl Maker {
+    /// The field names along a produces site's JSON path (`$.nodes[*]`).
+    fn path_of(site: &str) -> Vec<String> {
+        site.trim_start_matches('$')
+            .split('.')
+            .map(|s| s.trim_end_matches("[*]"))
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    }
 }
 
 /// What the graph tells the GraphQL search, read once per version of the
@@ -47,6 +64,9 @@ pub(super) struct Links {
     /// Schema → the mutations producing it through active produces edges,
     /// by field name.
     pub(super) makers: IndexMap<String, Vec<Maker>>,
+    /// Schema → the queries producing it (listings, lookups), by field name:
+    /// where ids no mutation returns come from.
+    pub(super) listers: IndexMap<String, Vec<Maker>>,
 }
 
 impl Links {
@@ -100,31 +120,38 @@ impl Links {
             let Some(attrs) = node.operation() else {
                 continue;
             };
-            if attrs.method != Method::GraphqlMutation {
-                continue;
-            }
+            let into = match attrs.method {
+                Method::GraphqlMutation => &mut links.makers,
+                Method::GraphqlQuery => &mut links.listers,
+                _ => continue,
+            };
             for e in g.active_edges(op, EdgeKind::Produces, Direction::Outgoing) {
-                let top = match &e.weight().label {
-                    Label::Produces { sites } => {
-                        sites.iter().any(|s| s.path == "$" || s.path == "$[*]")
-                    }
-                    _ => false,
+                let Label::Produces { sites } = &e.weight().label else {
+                    continue;
                 };
-                links
-                    .makers
-                    .entry(g.graph[e.target()].name.clone())
+                let Some(path) = sites
+                    .iter()
+                    .map(|s| Maker::path_of(&s.path))
+                    .min_by_key(Vec::len)
+                else {
+                    continue;
+                };
+                into.entry(g.graph[e.target()].name.clone())
                     .or_default()
                     .push(Maker {
                         field: attrs.path.clone(),
-                        top,
+                        top: path.is_empty(),
+                        path,
                     });
             }
         }
-        for makers in links.makers.values_mut() {
-            makers.sort_by(|a, b| a.field.cmp(&b.field));
-            makers.dedup_by(|a, b| a.field == b.field);
+        for map in [&mut links.makers, &mut links.listers] {
+            for makers in map.values_mut() {
+                makers.sort_by(|a, b| a.field.cmp(&b.field));
+                makers.dedup_by(|a, b| a.field == b.field);
+            }
+            map.sort_keys();
         }
-        links.makers.sort_keys();
         links
     }
 

@@ -20,6 +20,7 @@ pub mod run;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use indexmap::IndexMap;
 use rand::{Rng, SeedableRng};
 use serde_json::Value;
 
@@ -31,18 +32,47 @@ pub use run::{root_name, GqlRun};
 
 use self::coverage::CoverageTally;
 use self::links::{Links, Maker};
+use self::run::coerce;
+use super::pool::{ValuePool, POOL_DEPTH};
 use super::search::{Cx, Protocol, Search, SearchConfig};
 use super::test::{Call, Sampler, TestCase};
 use super::values::Rng64;
 use crate::execution::Exchange;
 use crate::graph::feedback::Feedback;
 use crate::graph::PropertyGraph;
-use crate::model::graphql::TypeSystem;
+use crate::model::graphql::{TypeKind, TypeSystem};
 use crate::model::{Api, Method};
 use crate::oracles::Finding;
 
 /// A GraphQL call of a test.
 pub type GqlTestCall = Call<GqlCall>;
+
+/// Probability that an argument no link binds, of type `ID` or a custom
+/// scalar (`UUID`), takes a value of that type an earlier answer carried.
+const REUSE_SCALAR: f64 = 0.5;
+
+/// Probability that a pooled value is the latest one of its key, rather
+/// than any of those kept.
+const LATEST: f64 = 0.5;
+
+/// Probability of listing a schema first (`events`, before `event(id:)`)
+/// when earlier tests already saw values of it.
+const LIST_AGAIN: f64 = 0.3;
+
+/// The pool key of the values of scalar type `name` (`scalar.UUID`): its
+/// last word names the type, so deleting an `ID` forgets it there too.
+fn scalar_key(name: &str) -> String {
+    format!("scalar.{name}")
+}
+
+/// Whether values of scalar `name` identify things or have a shape that
+/// random text rarely hits, so that values servers gave are worth reusing:
+/// `ID` and custom scalars, not `String`, `Int`, `Float` or `Boolean`.
+fn reusable_scalar(ts: &TypeSystem, name: &str) -> bool {
+    name == "ID"
+        || (!matches!(name, "String" | "Int" | "Float" | "Boolean")
+            && ts.get(name).is_some_and(|t| t.kind == TypeKind::Scalar))
+}
 
 /// A GraphQL test.
 pub type GqlTest = TestCase<GqlCall>;
@@ -64,6 +94,10 @@ pub struct Graphql {
     negatives: HashMap<usize, (GqlTest, std::collections::VecDeque<genes::GqlBreach>, bool)>,
     /// Whose turn it is among the operations for a negative test.
     negative_turn: usize,
+    /// Scalar values answers carried, by `Type.field` and by scalar type
+    /// ([`scalar_key`]): what a test's arguments take when none of its
+    /// own earlier calls gives them one.
+    pool: ValuePool,
 }
 
 impl Graphql {
@@ -107,7 +141,63 @@ impl Graphql {
             positions,
             negatives: HashMap::new(),
             negative_turn: 0,
+            pool: ValuePool::new(POOL_DEPTH),
         }
+    }
+
+    /// Values earlier tests saw, for `test`'s calls: per input a link binds,
+    /// a value of its best active source (sent only when no earlier call of
+    /// the test gives one); and for an unbound argument of type `ID` or a
+    /// custom scalar, now and then a value of that type, set in the call.
+    fn pooled_values(
+        &self,
+        test: &mut GqlTest,
+        rng: &mut Rng64,
+    ) -> HashMap<(usize, String), (Value, String)> {
+        let ts = self.gen.type_system();
+        let mut out = HashMap::new();
+        for (i, call) in test.calls.iter_mut().enumerate() {
+            let op = root_name(ts, &call.genes);
+            let Some(field) = ts
+                .get(&call.genes.root)
+                .and_then(|t| t.field(&call.genes.field))
+            else {
+                continue;
+            };
+            for (name, value) in call.genes.args.iter_mut() {
+                let inputs = self.links.inputs_of(&op, name);
+                for input in &inputs {
+                    let pooled = self
+                        .links
+                        .of(&op, input)
+                        .filter(|s| s.active)
+                        .find_map(|s| {
+                            let key = format!("{}.{}", s.schema, s.property);
+                            let v = self.pool.pick(&key, LATEST, rng)?;
+                            Some((v, s.schema.clone()))
+                        });
+                    if let Some(pooled) = pooled {
+                        out.insert((i, input.clone()), pooled);
+                    }
+                }
+                let Some(arg) = field.args.iter().find(|a| &a.name == name) else {
+                    continue;
+                };
+                let base = arg.ty.base();
+                if !inputs.is_empty() || value.is_none() || !reusable_scalar(ts, base) {
+                    continue;
+                }
+                if !rng.random_bool(REUSE_SCALAR) {
+                    continue;
+                }
+                if let Some(v) = self.pool.pick(&scalar_key(base), LATEST, rng) {
+                    if let Some(v) = coerce(ts, &arg.ty, &v) {
+                        *value = Some(v);
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Notes that `base` (its last call the operation's) answered data
@@ -169,69 +259,106 @@ impl Graphql {
         Call::of(op, self.gen.sample(root, field, &mut cx.rng))
     }
 
-    /// The mutations that create what a call's arguments are fed from,
+    /// The calls that make or list what a call's arguments are fed from,
     /// nearest first (`book(id)` ← `createBook(authorId)` ← `createAuthor`):
     /// for each argument (and field of an input-object argument) bound by an
     /// active consumes edge, the best such source schema some mutation
     /// produces, and a mutation producing it (one returning it, named
-    /// `create…`, if there is one), itself preceded by its own creators.
+    /// `create…`, if there is one), itself preceded by its own creators. A
+    /// source no mutation makes (or any, read-only) is listed instead by a
+    /// query without required arguments (`events`), unless earlier tests
+    /// saw its values already (then now and then). Each selects the property
+    /// the link passes on.
     fn creators(&self, cx: &mut Cx, call: &GqlCall, depth: usize) -> Vec<GqlTestCall> {
-        let ts = self.gen.type_system();
-        let Some(mutation) = ts.mutation_type.clone() else {
-            return Vec::new();
-        };
-        if depth == 0 || cx.config.read_only || !cx.config.use_graph {
+        if depth == 0 || !cx.config.use_graph {
             return Vec::new();
         }
+        let ts = self.gen.type_system();
         let links = self.links.clone();
         let op = root_name(ts, call);
-        let own = (call.root == mutation).then_some(call.field.as_str());
         let mut made: Vec<String> = Vec::new();
         let mut out = Vec::new();
         for (name, _) in &call.args {
             for input in links.inputs_of(&op, name) {
-                let Some((schema, makers)) = links.of(&op, &input).find_map(|s| {
-                    let makers: Vec<&Maker> = links
-                        .makers
-                        .get(&s.schema)
-                        .into_iter()
-                        .flatten()
-                        .filter(|m| Some(m.field.as_str()) != own)
-                        .collect();
-                    (s.active && !makers.is_empty()).then_some((s.schema.as_str(), makers))
-                }) else {
-                    continue;
+                let sources: Vec<&links::ArgSource> =
+                    links.of(&op, &input).filter(|s| s.active).collect();
+                let by = |map: &IndexMap<String, Vec<Maker>>, root: &str| {
+                    sources.iter().find_map(|s| {
+                        let makers: Vec<Maker> = map
+                            .get(&s.schema)
+                            .into_iter()
+                            .flatten()
+                            .filter(|m| format!("{root}.{}", m.field) != op)
+                            .filter(|m| root == "Mutation" || self.lists_freely(&m.field))
+                            .cloned()
+                            .collect();
+                        (!makers.is_empty()).then_some((*s, makers))
+                    })
                 };
-                if made.iter().any(|m| m == schema) {
+                let mutation = (!cx.config.read_only)
+                    .then(|| by(&links.makers, "Mutation"))
+                    .flatten();
+                let (root, (source, makers)) = match mutation {
+                    Some(found) => ("Mutation", found),
+                    None => match by(&links.listers, "Query") {
+                        Some(found) => ("Query", found),
+                        None => continue,
+                    },
+                };
+                if made.contains(&source.schema) {
                     continue;
                 }
-                made.push(schema.to_string());
+                made.push(source.schema.clone());
+                let key = format!("{}.{}", source.schema, source.property);
+                if root == "Query"
+                    && self.pool.latest(&key).is_some()
+                    && !cx.rng.random_bool(LIST_AGAIN)
+                {
+                    continue;
+                }
                 // Best tier first: returns the schema and is a creation, then
                 // returns it, then a creation, then any producer.
                 let tier = |m: &Maker| (!m.top, !m.field.starts_with("create"));
-                let best = makers.iter().map(|m| tier(m)).min().unwrap_or_default();
-                let tied: Vec<&str> = makers
-                    .iter()
-                    .filter(|m| tier(m) == best)
-                    .map(|m| m.field.as_str())
-                    .collect();
-                let maker = tied[cx.rng.random_range(0..tied.len())].to_string();
-                if ts.get(&mutation).and_then(|t| t.field(&maker)).is_none() {
-                    continue;
-                }
-                let Some(&maker_op) = self.positions.get(&format!("Mutation.{maker}")) else {
+                let best = makers.iter().map(tier).min().unwrap_or_default();
+                let tied: Vec<&Maker> = makers.iter().filter(|m| tier(m) == best).collect();
+                let maker = tied[cx.rng.random_range(0..tied.len())];
+                let Some(&maker_op) = self.positions.get(&format!("{root}.{}", maker.field)) else {
                     continue;
                 };
-                if !self.roots.contains_key(&maker_op) {
+                if !self.roots.contains_key(&maker_op) || !cx.ops.contains(&maker_op) {
                     continue;
                 }
-                let made_call = self.call(cx, maker_op);
-                let mut before = self.creators(cx, &made_call.genes, depth - 1);
+                let mut made_call = self.call(cx, maker_op);
+                self.gen.ensure_selected(
+                    &mut made_call.genes,
+                    &maker.path,
+                    &source.property,
+                    &mut cx.rng,
+                );
+                let mut before = if root == "Mutation" {
+                    self.creators(cx, &made_call.genes, depth - 1)
+                } else {
+                    Vec::new()
+                };
                 before.push(made_call);
                 out.extend(before);
             }
         }
         out
+    }
+
+    /// Whether query `field` can be called without any argument (a listing).
+    fn lists_freely(&self, field: &str) -> bool {
+        let ts = self.gen.type_system();
+        ts.query_type
+            .as_deref()
+            .and_then(|q| ts.get(q))
+            .and_then(|t| t.field(field))
+            .is_some_and(|f| {
+                f.args
+                    .iter()
+                    .all(|a| !a.ty.is_non_null() || a.default_value.is_some())
+            })
     }
 }
 
@@ -346,6 +473,10 @@ impl Protocol for Graphql {
         // Drawn as the test starts, after its calls: the order of the draws
         // is what makes a seeded run repeat.
         test.seed = cx.rng.random();
+        // A stream of its own, so that what the pool holds never shifts the
+        // search's own draws.
+        let mut rng = Rng64::seed_from_u64(test.seed ^ 0x9e37_79b9_7f4a_7c15);
+        let fallback = self.pooled_values(&mut test, &mut rng);
         GqlRun {
             gen: self.gen.clone(),
             links: self.links.clone(),
@@ -356,6 +487,8 @@ impl Protocol for Graphql {
             values: HashMap::new(),
             pairs: Vec::new(),
             used: Vec::new(),
+            fallback,
+            harvest: Vec::new(),
         }
     }
 

@@ -31,7 +31,13 @@ pub fn root_name(ts: &TypeSystem, call: &GqlCall) -> String {
 }
 
 /// A scalar value an answer carried: `(type, field, value)`.
-type Seen = (String, String, Value);
+pub(super) type Seen = (String, String, Value);
+
+/// The "call" that gave a value taken from the run's pool (an earlier test).
+pub(super) const POOLED: usize = usize::MAX;
+
+/// Values one test keeps for the pool, bounded as listings grow.
+const HARVEST: usize = 256;
 
 /// Walks `data` along `selection`, noting each (type, field) that came back
 /// and each scalar value by (type, field): what later calls' arguments may be
@@ -89,7 +95,7 @@ pub(super) fn walk(
 /// `value` as the GraphQL input type `ty` takes it, when it fits: an `ID`
 /// from a number becomes its text, an `Int` from a numeric string a number, a
 /// list argument a one-item list.
-fn coerce(ts: &TypeSystem, ty: &TypeRef, value: &Value) -> Option<Value> {
+pub(super) fn coerce(ts: &TypeSystem, ty: &TypeRef, value: &Value) -> Option<Value> {
     let inner = match ty {
         TypeRef::NonNull(t) => return coerce(ts, t, value),
         TypeRef::List(t) => return coerce(ts, t, value).map(|v| Value::Array(vec![v])),
@@ -134,8 +140,13 @@ pub struct GqlRun {
     /// (type, field) pairs that came back.
     pub pairs: Vec<(String, String)>,
     /// Per call sent: the schemas whose values it was given, with the call
-    /// that gave each (sorted by schema).
+    /// that gave each, or [`POOLED`] (sorted by schema).
     pub used: Vec<Vec<(String, usize)>>,
+    /// Per (call, input): a value of a source schema that earlier tests
+    /// saw, for when no earlier call of this test gives one.
+    pub(super) fallback: HashMap<(usize, String), (Value, String)>,
+    /// The scalar values the answers carried, for the run's pool.
+    pub(super) harvest: Vec<Seen>,
 }
 
 impl GqlRun {
@@ -150,6 +161,8 @@ impl GqlRun {
         if let Some(sel) = &self.test.calls[call].genes.selection {
             let mut seen = Vec::new();
             walk(sel, data, &mut self.pairs, &mut seen);
+            let room = HARVEST.saturating_sub(self.harvest.len());
+            self.harvest.extend(seen.iter().take(room).cloned());
             for (t, f, v) in seen {
                 self.values.insert((t, f), (v, call));
             }
@@ -159,7 +172,7 @@ impl GqlRun {
     /// The value earlier answers give input `input` of `op`, through the
     /// graph: among its sources (a suspended one now and then, so that it can
     /// prove itself again), the one an answer gave latest; ties go to the
-    /// better source.
+    /// better source. Without any, a value an earlier test saw.
     fn flowed(&mut self, op: &str, input: &str) -> Option<(Value, String, usize)> {
         let links = self.links.clone();
         let mut best: Option<(Value, String, usize)> = None;
@@ -174,7 +187,10 @@ impl GqlRun {
                 }
             }
         }
-        best
+        best.or_else(|| {
+            let (v, schema) = self.fallback.get(&(self.next, input.to_string()))?;
+            Some((v.clone(), schema.clone(), POOLED))
+        })
     }
 }
 

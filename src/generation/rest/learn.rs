@@ -9,6 +9,7 @@ use crate::execution::wire::location_id;
 use crate::execution::Exchange;
 use crate::generation::plan::Plan;
 use crate::generation::search::Cx;
+use crate::model::Location;
 use crate::oracles::Finding;
 
 impl Rest {
@@ -85,6 +86,21 @@ impl Rest {
             let op = call.op;
             self.pool
                 .harvest(&self.plan.produced[op], &self.plan.wanted, ex);
+            let body_schema = cx.api.operations[op]
+                .request_body
+                .as_ref()
+                .and_then(|b| b.primary_schema())
+                .and_then(|(_, s)| s.reference.as_deref());
+            if let Some(schema) = body_schema {
+                let sources = &self.plan.sources[op];
+                let fed = |field: &str| {
+                    sources
+                        .get(&(Location::Body, field.to_string()))
+                        .is_some_and(|s| s.iter().any(|s| s.active))
+                };
+                self.pool
+                    .harvest_request(schema, &self.plan.wanted, &fed, ex);
+            }
             if ex.request.method == "DELETE" && ex.is_success() {
                 // A deleted resource's id is no longer worth sending.
                 let path = ex.request.path.split('?').next().unwrap_or("");

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::plan::Plan;
-use super::pool::ValuePool;
+use super::pool::{ValuePool, POOL_DEPTH};
 use super::search::{Cx, Protocol, Search, SearchConfig};
 use super::test::{Call, TestCase};
 use crate::execution::Exchange;
@@ -27,9 +27,6 @@ use crate::model::{Api, Method};
 use crate::oracles::Finding;
 
 pub use run::FlowRun;
-
-/// Values kept per key in the run's pool.
-const POOL_DEPTH: usize = 16;
 
 /// One input gene: whether the input is sent and with which value.
 #[derive(Debug, Clone, PartialEq)]
