@@ -14,6 +14,10 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+/// The scalars every GraphQL schema has, whether or not its document
+/// declares them.
+pub const BUILTIN_SCALARS: [&str; 5] = ["Int", "Float", "String", "Boolean", "ID"];
+
 /// What sort of named type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -179,7 +183,7 @@ impl TypeSystem {
     /// Fills `possible_types` of interfaces from the objects that implement them,
     /// and adds the five built-in scalars when the document left them implicit.
     pub fn finish(&mut self) {
-        for builtin in ["Int", "Float", "String", "Boolean", "ID"] {
+        for builtin in BUILTIN_SCALARS {
             self.types
                 .entry(builtin.to_string())
                 .or_insert_with(|| NamedType::new(builtin, TypeKind::Scalar));

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use super::genes::{FieldSelection, GqlCall, Selection};
 use crate::generation::mutation::{mutate_value, Heat};
-use crate::generation::values::Rng64;
+use crate::generation::values::{value_for, Rng64};
 use crate::model::graphql::{Field, InputValue, NamedType, TypeKind, TypeRef, TypeSystem};
 use crate::model::{Api, Schema, SchemaType, SpecFormat};
 
@@ -40,9 +40,6 @@ const MAX_LIST: usize = 3;
 /// Characters that often break servers that splice input into queries or
 /// markup; the newline and quote also exercise literal escaping.
 const AWKWARD: [char; 9] = ['\'', '"', '<', '%', ' ', 'é', '\\', ';', '\n'];
-
-/// Built-in scalars, never declared in SDL.
-pub(super) const BUILTIN_SCALARS: [&str; 5] = ["Int", "Float", "String", "Boolean", "ID"];
 
 /// Samples, mutates and renders GraphQL calls of one schema.
 #[derive(Debug)]
@@ -219,6 +216,25 @@ impl GqlGenerator {
                 selection: None,
             };
             self.insert_field(t, sel, fs);
+        }
+    }
+
+    /// A value of scalar `name`: built-ins by their type, custom scalars as
+    /// strings of the format their name says (REST's generator for that
+    /// format), else short text.
+    fn scalar(&self, name: &str, rng: &mut Rng64) -> Value {
+        if let Some(v) = builtin_scalar(name, rng) {
+            return v;
+        }
+        match format_of(name) {
+            Some(format) => {
+                let schema = Schema {
+                    format: Some(format.to_string()),
+                    ..Schema::of_type(SchemaType::String)
+                };
+                value_for(&self.no_api, &schema, rng)
+            }
+            None => Value::String(string(rng)),
         }
     }
 
@@ -405,7 +421,7 @@ impl GqlGenerator {
                 }
                 Value::Object(out)
             }
-            TypeKind::Scalar => scalar(name, rng),
+            TypeKind::Scalar => self.scalar(name, rng),
             _ => Value::String(string(rng)),
         }
     }
@@ -678,11 +694,13 @@ impl GqlGenerator {
             // A scalar whose name says its shape (UUID, DateTime) rejects
             // most text: mostly another well-formed value, now and then
             // text mutated out of shape.
-            _ if shaped(name) && rng.random_bool(0.8) => return scalar(name, rng),
+            _ if format_of(name).is_some() && rng.random_bool(0.8) => {
+                return self.scalar(name, rng)
+            }
             _ => (SchemaType::String, value.is_string()),
         };
         if !fits {
-            return scalar(name, rng);
+            return self.scalar(name, rng);
         }
         let out = mutate_value(
             &self.no_api,
@@ -694,10 +712,10 @@ impl GqlGenerator {
         match name {
             "Int" => match out.as_i64() {
                 Some(x) => Value::from(x.clamp(i64::from(i32::MIN), i64::from(i32::MAX))),
-                None => scalar(name, rng),
+                None => self.scalar(name, rng),
             },
-            "Float" if !out.is_number() => scalar(name, rng),
-            _ if name != "Float" && !out.is_string() => scalar(name, rng),
+            "Float" if !out.is_number() => self.scalar(name, rng),
+            _ if name != "Float" && !out.is_string() => self.scalar(name, rng),
             _ => out,
         }
     }
@@ -709,7 +727,7 @@ pub(super) fn kind(ts: &TypeSystem, name: &str) -> Option<TypeKind> {
 }
 
 /// Whether an argument or input field must be given.
-fn required(v: &InputValue) -> bool {
+pub(super) fn required(v: &InputValue) -> bool {
     v.ty.is_non_null() && v.default_value.is_none()
 }
 
@@ -720,10 +738,9 @@ fn sorted_sample(rng: &mut Rng64, n: usize, k: usize) -> Vec<usize> {
     picks
 }
 
-/// A value of a scalar: built-ins by their type, custom scalars as strings
-/// shaped by their name (dates, URLs, emails) since nothing else is known.
-fn scalar(name: &str, rng: &mut Rng64) -> Value {
-    match name {
+/// A value of a built-in scalar, or `None` for a custom one.
+fn builtin_scalar(name: &str, rng: &mut Rng64) -> Option<Value> {
+    Some(match name {
         "Int" => Value::from(match rng.random_range(0..20) {
             0 => 0,
             1 => i32::MAX,
@@ -745,50 +762,27 @@ fn scalar(name: &str, rng: &mut Rng64) -> Value {
         } else {
             alnum(rng, 8)
         }),
-        custom => {
-            let lower = custom.to_ascii_lowercase();
-            let n: u32 = rng.random_range(0..10_000);
-            Value::String(
-                if lower.contains("datetime") || lower.contains("timestamp") {
-                    format!("2024-0{}-1{}T10:2{}:00Z", 1 + n % 9, n % 10, n % 10)
-                } else if lower.contains("date") {
-                    format!("2024-0{}-1{}", 1 + n % 9, n % 10)
-                } else if lower.contains("url") || lower.contains("uri") {
-                    format!("https://example.com/r/{n}")
-                } else if lower.contains("email") {
-                    format!("user{n}@example.com")
-                } else if lower.contains("uuid") || lower.contains("guid") {
-                    uuid(rng)
-                } else {
-                    string(rng)
-                },
-            )
-        }
-    }
+        _ => return None,
+    })
 }
 
-/// Whether a custom scalar's name says the shape of its values.
-fn shaped(name: &str) -> bool {
+/// The string format a custom scalar's name says (`DateTime`, `UUID`,
+/// `EmailAddress`): nothing else is known of its values.
+fn format_of(name: &str) -> Option<&'static str> {
     let lower = name.to_ascii_lowercase();
-    ["date", "timestamp", "url", "uri", "email", "uuid", "guid"]
-        .iter()
-        .any(|w| lower.contains(w))
-}
-
-/// A random version-4 UUID in its canonical text form.
-fn uuid(rng: &mut Rng64) -> String {
-    let (hi, lo): (u64, u64) = (rng.random(), rng.random());
-    // Version 4 and the RFC 4122 variant, as servers that parse UUIDs check.
-    let hi = (hi & !0xf000) | 0x4000;
-    let lo = (lo & !(0b11 << 62)) | (0b10 << 62);
-    format!(
-        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-        hi >> 32,
-        (hi >> 16) & 0xffff,
-        hi & 0xffff,
-        lo >> 48,
-        lo & 0xffff_ffff_ffff
-    )
+    [
+        ("datetime", "date-time"),
+        ("timestamp", "date-time"),
+        ("date", "date"),
+        ("url", "uri"),
+        ("uri", "uri"),
+        ("email", "email"),
+        ("uuid", "uuid"),
+        ("guid", "uuid"),
+    ]
+    .iter()
+    .find(|(word, _)| lower.contains(word))
+    .map(|(_, format)| *format)
 }
 
 fn alnum(rng: &mut Rng64, len: usize) -> String {
@@ -825,6 +819,39 @@ mod tests {
         .api
         .graphql
         .unwrap()
+    }
+
+    #[test]
+    fn custom_scalars_named_like_a_format_get_and_mostly_keep_its_shape() {
+        let gen = GqlGenerator::new(&demo(), DEFAULT_MAX_DEPTH);
+        let mut rng = Rng64::seed_from_u64(5);
+        let is_uuid = |v: &Value| {
+            let s = v.as_str().unwrap_or_default();
+            let groups: Vec<&str> = s.split('-').collect();
+            groups.len() == 5
+                && groups
+                    .iter()
+                    .zip([8, 4, 4, 4, 12])
+                    .all(|(g, n)| g.len() == n && g.chars().all(|c| c.is_ascii_hexdigit()))
+        };
+        let mut kept = 0;
+        for _ in 0..200 {
+            let v = gen.scalar("UUID", &mut rng);
+            assert!(is_uuid(&v), "{v}");
+            assert!(is_uuid(&gen.scalar("PersonGuid", &mut rng)));
+            let day = gen.scalar("DateTime", &mut rng);
+            assert!(day
+                .as_str()
+                .is_some_and(|d| d.len() == 20 && d.ends_with('Z')));
+            kept += usize::from(is_uuid(&gen.mutate_scalar("UUID", &v, &mut rng)));
+        }
+        // Four mutations in five draw a new uuid; the fifth edits the text.
+        assert!(
+            (140..200).contains(&kept),
+            "{kept} of 200 mutants stayed uuids"
+        );
+        // A scalar whose name says nothing stays short text.
+        assert!(gen.scalar("Cursor", &mut rng).is_string());
     }
 
     #[test]

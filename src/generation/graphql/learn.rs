@@ -13,14 +13,14 @@ use super::run::{root_name, GqlRun, POOLED};
 use super::{reusable_scalar, scalar_key, Graphql};
 use crate::execution::Exchange;
 use crate::generation::search::Cx;
+use crate::model::graphql::TypeSystem;
 use crate::oracles::graphql::error_wording;
 use crate::oracles::Finding;
 
 impl Graphql {
     /// After a deleting mutation (`deleteEvent`, `removePerson`) answered
     /// data, the ids it took name nothing any more: the pool forgets them.
-    fn forget_deleted(&mut self, call: &super::GqlCall) {
-        let ts = self.gen.type_system().clone();
+    fn forget_deleted(&mut self, ts: &TypeSystem, call: &super::GqlCall) {
         if Some(call.root.as_str()) != ts.mutation_type.as_deref() {
             return;
         }
@@ -109,9 +109,7 @@ impl Graphql {
                 }
             }
             if data && !errors {
-                self.forget_deleted(call);
-            }
-            if data && !errors {
+                self.forget_deleted(&ts, call);
                 reached.push((format!("data:{name}"), 1.0));
                 answered.push(name.clone());
                 if Some(&call.root) == ts.query_type.as_ref() {

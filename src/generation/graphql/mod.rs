@@ -40,7 +40,7 @@ use super::values::Rng64;
 use crate::execution::Exchange;
 use crate::graph::feedback::Feedback;
 use crate::graph::PropertyGraph;
-use crate::model::graphql::{TypeKind, TypeSystem};
+use crate::model::graphql::{TypeKind, TypeSystem, BUILTIN_SCALARS};
 use crate::model::{Api, Method};
 use crate::oracles::Finding;
 
@@ -70,7 +70,7 @@ fn scalar_key(name: &str) -> String {
 /// `ID` and custom scalars, not `String`, `Int`, `Float` or `Boolean`.
 fn reusable_scalar(ts: &TypeSystem, name: &str) -> bool {
     name == "ID"
-        || (!matches!(name, "String" | "Int" | "Float" | "Boolean")
+        || (!BUILTIN_SCALARS.contains(&name)
             && ts.get(name).is_some_and(|t| t.kind == TypeKind::Scalar))
 }
 
@@ -354,11 +354,7 @@ impl Graphql {
             .as_deref()
             .and_then(|q| ts.get(q))
             .and_then(|t| t.field(field))
-            .is_some_and(|f| {
-                f.args
-                    .iter()
-                    .all(|a| !a.ty.is_non_null() || a.default_value.is_some())
-            })
+            .is_some_and(|f| !f.args.iter().any(generate::required))
     }
 }
 

@@ -6,8 +6,9 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
-use super::generate::{kind, GqlGenerator, BUILTIN_SCALARS};
+use super::generate::{kind, GqlGenerator};
 use super::genes::{ArgMode, GqlCall, Selection};
+use crate::model::graphql::BUILTIN_SCALARS;
 use crate::model::graphql::{InputValue, TypeKind, TypeRef, TypeSystem};
 
 impl GqlGenerator {

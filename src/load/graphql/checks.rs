@@ -4,7 +4,8 @@
 
 use indexmap::IndexMap;
 
-use super::{Sink, BUILTIN_SCALARS};
+use super::Sink;
+use crate::model::graphql::BUILTIN_SCALARS;
 use crate::model::graphql::{Field, InputValue, NamedType, TypeKind, TypeSystem};
 
 /// What a name refers to, built-in scalars included (they may be left implicit).

@@ -25,9 +25,6 @@ use checks::{check_roots, validate};
 use introspection_json::build_introspection;
 use sdl::{build_sdl, prepare, syntax_error};
 
-/// The scalars every GraphQL schema has whether or not the document declares them.
-pub(super) const BUILTIN_SCALARS: [&str; 5] = ["Int", "Float", "String", "Boolean", "ID"];
-
 /// Deepest list/non-null nesting accepted in an introspection type reference;
 /// real schemas stay below 5, so anything deeper is a malformed or hostile document.
 pub(super) const MAX_TYPE_REF_DEPTH: usize = 32;

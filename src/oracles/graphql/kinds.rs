@@ -158,7 +158,7 @@ impl<'q> Walker<'q> {
 }
 
 pub(super) fn is_builtin(name: &str) -> bool {
-    matches!(name, "Int" | "Float" | "String" | "Boolean" | "ID")
+    crate::model::graphql::BUILTIN_SCALARS.contains(&name)
 }
 
 /// Whether a non-null, non-list JSON value is a valid serialisation of a
