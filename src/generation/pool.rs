@@ -138,8 +138,10 @@ impl ValuePool {
                 {
                     if let Value::Object(fields) = obj {
                         for (k, v) in fields {
-                            if is_scalar(v) && wanted.property(schema, k) {
-                                self.add(format!("{schema}.{k}"), v.clone());
+                            if wanted.property(schema, k) {
+                                for v in scalars(v) {
+                                    self.add(format!("{schema}.{k}"), v.clone());
+                                }
                             }
                         }
                     }
@@ -147,6 +149,9 @@ impl ValuePool {
             }
             self.map_keys(produced, wanted, body);
             self.collect_by_name(body, wanted, 0);
+            if ex.request.method == "GET" {
+                self.listed_names(&ex.request.path, wanted, body);
+            }
         }
         if ex.request.method != "POST" && ex.request.method != "PUT" {
             return;
@@ -222,10 +227,13 @@ impl ValuePool {
         match v {
             Value::Object(fields) => {
                 for (k, v) in fields {
-                    if !is_scalar(v) {
+                    let values = scalars(v);
+                    if values.is_empty() {
                         self.collect_by_name(v, wanted, depth + 1);
                     } else if wanted.name(k) {
-                        self.add(k.clone(), v.clone());
+                        for v in values {
+                            self.add(k.clone(), v.clone());
+                        }
                     }
                 }
             }
@@ -236,6 +244,52 @@ impl ValuePool {
             }
             _ => {}
         }
+    }
+}
+
+impl ValuePool {
+    /// A listing of bare values (`GET /tags` → `["red", "blue"]`) has no
+    /// schema to hold them: they are values of the inputs named after what
+    /// the path lists (`tag`, `tagName`, `tag_id`), which take pooled values
+    /// by name.
+    fn listed_names(&mut self, path: &str, wanted: &Wanted, body: &Value) {
+        let Value::Array(items) = body else { return };
+        if items.is_empty() || !items.iter().all(is_scalar) {
+            return;
+        }
+        let path = path.split('?').next().unwrap_or("");
+        let resource = crate::model::names::join(&crate::model::names::path_resource(path));
+        if resource.is_empty() {
+            return;
+        }
+        let mut names: Vec<&String> = wanted
+            .names
+            .iter()
+            .filter(|n| {
+                let key = crate::model::names::key(n);
+                key.strip_prefix(resource.as_str()).is_some_and(|rest| {
+                    rest.is_empty() || crate::model::names::is_identifying(rest)
+                })
+            })
+            .collect();
+        names.sort();
+        for name in names {
+            for v in items.iter().take(HARVEST_ITEMS) {
+                self.add(name.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// The scalar values `v` holds: itself, or the first elements of a list of
+/// scalars (a pet's `tags` are each a value of `Pet.tags`).
+fn scalars(v: &Value) -> Vec<&Value> {
+    match v {
+        Value::Array(items) if !items.is_empty() && items.iter().all(is_scalar) => {
+            items.iter().take(HARVEST_ITEMS).collect()
+        }
+        v if is_scalar(v) => vec![v],
+        _ => Vec::new(),
     }
 }
 
@@ -328,6 +382,35 @@ mod tests {
         let ex = exchange("POST", sent, 200, "{}");
         pool.harvest_request("CreateTenantPayload", &wanted, &fed, &ex);
         assert_eq!(pool.latest("CreateTenantPayload.name"), None);
+    }
+
+    #[test]
+    fn lists_of_scalars_give_their_elements() {
+        let produced = vec![("Pet".to_string(), "$".to_string())];
+        let mut wanted = wanting("Pet", &["tags"]);
+        wanted.names.insert("label".into());
+        let mut pool = ValuePool::new(4);
+        let body = r#"{"id": 1, "tags": ["cute", "small"], "label": ["x", "y"]}"#;
+        pool.harvest(&produced, &wanted, &exchange("GET", None, 200, body));
+        assert_eq!(pool.values["Pet.tags"], vec![json!("cute"), json!("small")]);
+        assert_eq!(pool.values["label"], vec![json!("x"), json!("y")]);
+        // A listing of bare values gives the inputs named after what the path
+        // lists (`/things` → a thing, its name, its id), and no other.
+        let mut wanted = Wanted::default();
+        for name in ["thing", "thing_name", "thingId", "other", "thingSize"] {
+            wanted.names.insert(name.into());
+        }
+        let mut pool = ValuePool::new(4);
+        pool.harvest(&[], &wanted, &exchange("GET", None, 200, r#"["a", "b"]"#));
+        for name in ["thing", "thing_name", "thingId"] {
+            assert_eq!(pool.values[name], vec![json!("a"), json!("b")], "{name}");
+        }
+        assert!(!pool.values.contains_key("other"));
+        assert!(!pool.values.contains_key("thingSize"));
+        // Only from reading: a creation answering a list is something else.
+        let mut pool = ValuePool::new(4);
+        pool.harvest(&[], &wanted, &exchange("POST", None, 200, r#"["a"]"#));
+        assert!(!pool.values.contains_key("thing"));
     }
 
     #[test]

@@ -67,7 +67,18 @@ pub(super) fn walk(
                         continue;
                     }
                     pairs.push((on.to_string(), f.name.clone()));
-                    if !v.is_object() && !v.is_array() {
+                    // A list of scalars (`tags`) gives each element as a
+                    // value of the field: an argument takes one.
+                    let values: Vec<&Value> = match v {
+                        Value::Array(items) => items
+                            .iter()
+                            .filter(|i| !i.is_object() && !i.is_array() && !i.is_null())
+                            .take(8)
+                            .collect(),
+                        Value::Object(_) => Vec::new(),
+                        v => vec![v],
+                    };
+                    for v in values {
                         seen.push((on.to_string(), f.name.clone(), v.clone()));
                         // A field selected on an interface is also that
                         // interface's property (a binding may name either).

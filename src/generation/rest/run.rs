@@ -276,6 +276,7 @@ impl FlowRun {
             } else {
                 None
             };
+            let flowed = flowed.map(|v| as_input(&api, &p.schema, v));
             chosen[j] = match flowed {
                 Some(v) if slots[j].present || p.required || self.rng.random_bool(0.5) => Some(v),
                 _ if slots[j].present || p.required => Some(slots[j].value.clone()),
@@ -296,8 +297,14 @@ impl FlowRun {
                     .collect();
                 // Hash-map order differs between processes; requests must not.
                 names.sort();
+                let schema = op.request_body.as_ref().and_then(|b| b.primary_schema());
+                let schema = schema.map(|(_, s)| api.resolve(s));
                 for name in names {
                     if let Some(v) = self.flowed(op_i, Location::Body, &name, &mut used) {
+                        let v = match schema.and_then(|s| s.properties.get(&name)) {
+                            Some(field) => as_input(&api, field, v),
+                            None => v,
+                        };
                         fields.insert(name, v);
                     }
                 }
@@ -321,6 +328,17 @@ impl FlowRun {
             super::negative::apply_to_request(b, &mut request);
         }
         request
+    }
+}
+
+/// A flowed value as an input of type `schema` takes it: pools hold single
+/// values, so a list input (`tags`) is given a list of one.
+pub(super) fn as_input(api: &Api, schema: &crate::model::Schema, v: Value) -> Value {
+    let list = api.resolve(schema).primary_type() == Some(crate::model::SchemaType::Array);
+    if list && !v.is_array() {
+        Value::Array(vec![v])
+    } else {
+        v
     }
 }
 

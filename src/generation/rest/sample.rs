@@ -27,8 +27,37 @@ const REUSE_LAST_SUCCESS: f64 = 0.2;
 const SECOND_HANDLING: f64 = 0.3;
 
 impl Rest {
-    /// A value from the run's pool for input `(location, name)` of `op`.
+    /// A value from the run's pool for input `(location, name)` of `op`, as
+    /// the input takes it (a list input a list of one).
     pub(super) fn pooled(
+        &mut self,
+        cx: &mut Cx,
+        op: usize,
+        location: Location,
+        name: &str,
+    ) -> Option<Value> {
+        let v = self.pooled_value(cx, op, location, name)?;
+        let api = cx.api.clone();
+        let operation = &api.operations[op];
+        let schema = match location {
+            Location::Body => operation
+                .request_body
+                .as_ref()
+                .and_then(|b| b.primary_schema())
+                .and_then(|(_, s)| api.resolve(s).properties.get(name)),
+            _ => operation
+                .parameters
+                .iter()
+                .find(|p| p.location == location && p.name == name)
+                .map(|p| &p.schema),
+        };
+        Some(match schema {
+            Some(schema) => super::run::as_input(&api, schema, v),
+            None => v,
+        })
+    }
+
+    fn pooled_value(
         &mut self,
         cx: &mut Cx,
         op: usize,
@@ -47,12 +76,10 @@ impl Rest {
                 }
             }
         }
-        // By bare name, only identifiers (`bookId`, `slug`) are worth reusing:
-        // free text and numbers drawn from responses would crowd out the
-        // fresh values (quotes, bounds) that find faults.
-        let identifies = crate::model::names::words(name)
-            .last()
-            .is_some_and(|w| crate::model::names::is_id_like(w));
+        // By bare name, only identifiers (`bookId`, `slug`, a path's `{tag}`)
+        // are worth reusing: free text and numbers drawn from responses would
+        // crowd out the fresh values (quotes, bounds) that find faults.
+        let identifies = location == Location::Path || crate::model::names::is_id_name(name);
         if identifies && cx.rng.random_bool(REUSE) {
             self.pool.pick(name, REUSE, &mut cx.rng)
         } else {

@@ -88,6 +88,11 @@ pub(super) fn consumes_edges(
         .map(|(i, o)| (o.name.as_str(), i))
         .collect();
 
+    let answered = super::produces::answered_schemas(api);
+    let made: HashSet<usize> = answered
+        .iter()
+        .filter_map(|name| index.position(name))
+        .collect();
     for (op_i, op) in api.operations.iter().enumerate() {
         // A body that is a named schema consumes that schema whole.
         if let Some((_, body)) = op.request_body.as_ref().and_then(|b| b.primary_schema()) {
@@ -139,7 +144,7 @@ pub(super) fn consumes_edges(
             }
         }
         for slot in slots {
-            let best = bind_input(api, index, op, &slot, &context);
+            let best = bind_input(api, index, op, &slot, &context, &made);
             for c in best {
                 edges.entry((c.schema, op_i)).or_default().push(Binding {
                     location: slot.location,
@@ -314,6 +319,7 @@ pub(super) fn bind_input(
     op: &Operation,
     slot: &InputSlot,
     context: &HashSet<usize>,
+    made: &HashSet<usize>,
 ) -> Vec<Candidate> {
     let allow_bare = slot.location == Location::Path || slot.location == Location::Argument;
     // What a request sends to be stored (body fields, mutation arguments).
@@ -396,6 +402,11 @@ pub(super) fn bind_input(
     if let Some(owner) = slot.owner.as_deref().and_then(|o| index.position(o)) {
         candidates.retain(|c| c.schema != owner);
     }
+    // A schema no answer holds (a request body's) has values only where the
+    // client chose the new resource's identity (`name`, `slug`): its other
+    // properties (`expand`, `limit`) never reach another call.
+    candidates
+        .retain(|c| made.contains(&c.schema) || names::is_identifying(&names::key(&c.property)));
     keep_best(candidates)
 }
 

@@ -182,7 +182,7 @@ impl<'a> NameIndex<'a> {
                 api.resolve(ty),
                 api.resolve(&self.defs[schema].properties[prop]),
             );
-            let mut factor = compatibility(input, held)?;
+            let mut factor = fit(api, input, held)?;
             // `{database}` as plain text names a database; its uuid `id` fits
             // the type but not the format.
             if held.format.is_some() && input.format != held.format {
@@ -295,7 +295,7 @@ pub(super) fn retain_compatible(
             .properties
             .get(&c.property)
             .map(|p| api.resolve(p));
-        match prop.map(|p| compatibility(api.resolve(ty), p)) {
+        match prop.map(|p| fit(api, api.resolve(ty), p)) {
             Some(Some(factor)) => {
                 c.score *= factor;
                 true
@@ -303,6 +303,36 @@ pub(super) fn retain_compatible(
             _ => false,
         }
     });
+}
+
+/// How well values of input type `a` fit property type `b` (both resolved),
+/// a list of scalars on either side counting by its elements: a `tag`
+/// parameter takes one of a pet's `tags`, a `tags` filter a list of one.
+/// `None` when they cannot, else a score factor.
+pub(super) fn fit<'a>(api: &'a Api, a: &'a Schema, b: &'a Schema) -> Option<f64> {
+    if let Some(factor) = compatibility(a, b) {
+        return Some(factor);
+    }
+    let element = |s: &'a Schema| -> Option<&'a Schema> {
+        let items = s
+            .items
+            .as_deref()
+            .filter(|_| s.primary_type() == Some(SchemaType::Array))?;
+        let items = api.resolve(items);
+        matches!(
+            items.primary_type(),
+            Some(
+                SchemaType::String | SchemaType::Integer | SchemaType::Number | SchemaType::Boolean
+            )
+        )
+        .then_some(items)
+    };
+    let (x, y) = (element(a), element(b));
+    if x.is_none() && y.is_none() {
+        return None;
+    }
+    // An element is a weaker match than a whole value of the same name.
+    compatibility(x.unwrap_or(a), y.unwrap_or(b)).map(|f| f * 0.9)
 }
 
 /// How well values of `a` fit `b`: `None` when they cannot, else a score factor.

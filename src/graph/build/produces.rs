@@ -57,6 +57,34 @@ pub(super) fn produced_schemas(api: &Api, index: &NameIndex) -> Produced {
         .collect()
 }
 
+/// The named schemas some 2xx answer holds, at any depth (S3's `Bucket`
+/// inside `ListBucketsOutput.Buckets`): every other schema (a request
+/// body's) has values only where the client sent them.
+pub(super) fn answered_schemas(api: &Api) -> std::collections::HashSet<&str> {
+    let mut seen = std::collections::HashSet::new();
+    let mut todo: Vec<&Schema> = api
+        .operations
+        .iter()
+        .flat_map(|op| op.success_responses())
+        .flat_map(|(_, r)| r.content.values())
+        .collect();
+    while let Some(schema) = todo.pop() {
+        if let Some(name) = &schema.reference {
+            if let Some((name, def)) = api.schemas.get_key_value(name.as_str()) {
+                if seen.insert(name.as_str()) {
+                    todo.push(def);
+                }
+            }
+            continue;
+        }
+        todo.extend(schema.items.as_deref());
+        todo.extend(schema.additional_properties.as_deref());
+        todo.extend(schema.properties.values());
+        todo.extend(schema.alternatives.iter());
+    }
+    seen
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn walk_produced(
     api: &Api,

@@ -222,3 +222,54 @@ fn inline_bodies_become_schema_nodes_named_after_their_place() {
         "{sources:?}"
     );
 }
+
+const TAGS: &str = r##"
+openapi: 3.0.0
+info: {title: t, version: "1"}
+paths:
+  /pets/{petId}:
+    get:
+      operationId: getPet
+      parameters: [{name: petId, in: path, required: true, schema: {type: integer}}]
+      responses:
+        "200": {description: ok, content: {application/json: {schema: {$ref: "#/components/schemas/Pet"}}}}
+  /pets:
+    get:
+      operationId: findPets
+      parameters:
+        - {name: tag, in: query, schema: {type: string}}
+        - {name: tags, in: query, schema: {type: array, items: {type: string}}}
+        - {name: petSizes, in: query, schema: {type: array, items: {type: integer}}}
+      responses:
+        "200": {description: ok}
+components:
+  schemas:
+    Pet:
+      type: object
+      properties:
+        id: {type: integer}
+        size: {type: integer}
+        tags: {type: array, items: {type: string}}
+        owners: {type: array, items: {type: object, properties: {name: {type: string}}}}
+"##;
+
+#[test]
+fn lists_of_scalars_feed_inputs_element_by_element() {
+    let (_, g) = rest_graph_of(TAGS);
+    let sources = bindings(&g, "findPets");
+    let has = |input: &str, property: &str| {
+        sources.contains(&(
+            "Pet".to_string(),
+            input.to_string(),
+            property.to_string(),
+            Location::Query,
+        ))
+    };
+    // A single tag is one of a pet's tags; a list filter takes them too, and a
+    // list of sizes is fed by single sizes.
+    assert!(has("tag", "tags"), "{sources:?}");
+    assert!(has("tags", "tags"), "{sources:?}");
+    assert!(has("petSizes", "size"), "{sources:?}");
+    // A list of objects is not a list of values.
+    assert!(!sources.iter().any(|s| s.2 == "owners"), "{sources:?}");
+}
