@@ -94,7 +94,7 @@ async fn the_base_path_is_kept_under_a_bare_target() {
         }),
         "{warnings:?}"
     );
-    assert!(stderr.contains("answered only 401 or 403"), "{stderr}");
+    assert!(stderr.contains("got only 401 or 403 answers"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

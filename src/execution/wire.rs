@@ -25,6 +25,17 @@ pub fn encode_segment(v: &Value) -> String {
     utf8_percent_encode(&as_text(v), SEGMENT).to_string()
 }
 
+/// The id a JSON answer gives the resource it is about: its `id`, or, in an
+/// envelope with no `id` of its own (JSON:API, Kinto: `{"data": {"id": …}}`),
+/// its `data`'s. Only a scalar is an id.
+pub fn body_id(body: &Value) -> Option<&Value> {
+    let id = match body.get("id") {
+        Some(id) => id,
+        None => body.get("data").filter(|d| d.is_object())?.get("id")?,
+    };
+    matches!(id, Value::String(_) | Value::Number(_)).then_some(id)
+}
+
 /// The last segment of a `Location` header (relative or absolute), as a number
 /// when it is one.
 pub fn location_id(location: &str) -> Option<Value> {
@@ -103,8 +114,19 @@ pub fn template_fit(template: &str, path: &str) -> Option<usize> {
 
 #[cfg(test)]
 mod location_tests {
-    use super::{location_id, target_relative};
+    use super::{body_id, location_id, target_relative};
     use serde_json::json;
+
+    #[test]
+    fn a_body_names_its_resource_by_id_or_by_its_envelopes_id() {
+        assert_eq!(
+            body_id(&json!({"id": 4, "data": {"id": 5}})),
+            Some(&json!(4))
+        );
+        assert_eq!(body_id(&json!({"data": {"id": "b1"}})), Some(&json!("b1")));
+        assert_eq!(body_id(&json!({"data": [{"id": 1}]})), None);
+        assert_eq!(body_id(&json!({"id": {"nested": 1}})), None);
+    }
 
     #[test]
     fn location_ids_are_the_last_segment() {

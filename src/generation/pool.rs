@@ -159,10 +159,7 @@ impl ValuePool {
         let collection = ex.request.path.split('?').next().unwrap_or("");
         let id = match ex.header("location").and_then(location_id) {
             Some(id) => Some(id),
-            None => body
-                .and_then(|b| b.get("id"))
-                .filter(|v| is_scalar(v))
-                .cloned(),
+            None => body.and_then(crate::execution::wire::body_id).cloned(),
         };
         if let Some(id) = id {
             self.add(location_key(collection), id.clone());

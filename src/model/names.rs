@@ -117,12 +117,18 @@ pub fn schema_words(name: &str) -> Vec<String> {
 pub fn path_resource(path: &str) -> Vec<String> {
     path.split('/')
         .rfind(|s| {
-            let lower = s.to_ascii_lowercase();
-            let version = lower.starts_with('v') && lower[1..].chars().all(|c| c.is_ascii_digit());
-            !s.is_empty() && !s.contains('{') && lower != "api" && !version
+            !s.is_empty() && !s.contains('{') && !s.eq_ignore_ascii_case("api") && !is_version(s)
         })
         .map(|s| words(s).iter().map(|w| singular(w)).collect())
         .unwrap_or_default()
+}
+
+/// Whether a path segment is an API version (`v2`, `V1.1`), not a name or an id.
+pub fn is_version(segment: &str) -> bool {
+    let mut chars = segment.chars();
+    matches!(chars.next(), Some('v' | 'V'))
+        && segment.len() > 1
+        && chars.all(|c| c.is_ascii_digit() || c == '.')
 }
 
 /// Similarity of two words in 0..=1.

@@ -12,6 +12,7 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use crate::execution::Exchange;
+use crate::model::names;
 
 /// Ids remembered.
 const IDS: usize = 4096;
@@ -33,12 +34,36 @@ struct Resource {
     changes: Vec<Arc<Exchange>>,
 }
 
+/// Resource paths remembered as made by the run: far more than [`IDS`], as
+/// they are only text, so that a suite test naming an early creation is still
+/// known to depend on the run's history.
+const MADE: usize = 1 << 16;
+
 /// Which successful request created or changed which resource, by id.
 #[derive(Default)]
 pub struct Ledger {
     by_id: IndexMap<String, IndexMap<String, Resource>>,
     /// Paths a DELETE removed during the run.
     deleted: std::collections::HashSet<String>,
+    /// Resource paths (decoded) the run created, oldest first.
+    made: indexmap::IndexSet<String>,
+    /// Resource paths the run deleted before making them: the server's own,
+    /// which a later creation at the same place only restores
+    /// (`default_database` deleted and made again).
+    seed: std::collections::HashSet<String>,
+    /// When each id of `by_id` was last made, changed or created under: the
+    /// ids a run keeps building on (its one database, which every collection
+    /// goes into) outlive the thousands made once and left.
+    used: HashMap<String, u64>,
+    tick: u64,
+}
+
+/// A path with its percent-escapes decoded: a request sends `/tenants/a%20b`
+/// for what a body named `a b`.
+fn decoded(path: &str) -> String {
+    percent_encoding::percent_decode_str(path.trim_end_matches('/'))
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// The text of a scalar as it travels in a path: `4` and `"4"` are the same id.
@@ -50,7 +75,8 @@ pub(crate) fn text(v: &Value) -> Option<String> {
     }
 }
 
-/// The ids an answer gives: its `Location`'s last segment and its body's `id`.
+/// The ids an answer gives: its `Location`'s last segment and its body's `id`
+/// (or its envelope's, `data.id`).
 pub fn given_ids(ex: &Exchange) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(loc) = ex.header("location") {
@@ -61,7 +87,11 @@ pub fn given_ids(ex: &Exchange) -> Vec<String> {
             out.push(id);
         }
     }
-    if let Some(id) = ex.json().and_then(|b| b.get("id")).and_then(text) {
+    if let Some(id) = ex
+        .json()
+        .and_then(crate::execution::wire::body_id)
+        .and_then(text)
+    {
         if !out.contains(&id) {
             out.push(id);
         }
@@ -79,6 +109,11 @@ pub fn chosen_ids(ex: &Exchange) -> Vec<(&'static str, Value)> {
     if !creates || !ex.is_success() || !given_ids(ex).is_empty() {
         return Vec::new();
     }
+    identity_sent(ex)
+}
+
+/// The identifying fields (`name`, `slug`, `id`…) a request's JSON body sends.
+pub fn identity_sent(ex: &Exchange) -> Vec<(&'static str, Value)> {
     let Some(body) = ex
         .request
         .body
@@ -314,13 +349,28 @@ impl Ledger {
 
     fn resource(&mut self, id: String, path: String) -> &mut Resource {
         if !self.by_id.contains_key(&id) && self.by_id.len() >= IDS {
-            self.by_id.shift_remove_index(0);
+            self.evict();
         }
+        self.tick += 1;
+        self.used.insert(id.clone(), self.tick);
         let resources = self.by_id.entry(id).or_default();
         if !resources.contains_key(&path) && resources.len() >= PER_ID {
             resources.shift_remove_index(0);
         }
         resources.entry(path).or_default()
+    }
+
+    /// Forgets the least recently used quarter of the ids, in one pass.
+    fn evict(&mut self) {
+        let mut ages: Vec<(u64, &String)> = self.used.iter().map(|(id, t)| (*t, id)).collect();
+        ages.sort_unstable();
+        let old: std::collections::HashSet<String> = ages
+            .into_iter()
+            .take(IDS / 4)
+            .map(|(_, id)| id.clone())
+            .collect();
+        self.by_id.retain(|id, _| !old.contains(id));
+        self.used.retain(|id, _| !old.contains(id));
     }
 
     /// The resources created directly into `collection` (`/authors/37/books`
@@ -357,6 +407,18 @@ impl Ledger {
         let path = ex.request.path.split('?').next().unwrap_or("");
         if ex.request.method == "DELETE" && self.deleted.len() < IDS * 4 {
             self.deleted.insert(path.trim_end_matches('/').to_string());
+            let at = decoded(path);
+            if !self.made.contains(&at) {
+                self.seed.insert(at);
+            }
+        }
+        // What a request acts in or under is still in use.
+        for seg in path.split('/').filter(|s| !s.is_empty()) {
+            let id = percent_encoding::percent_decode_str(seg).decode_utf8_lossy();
+            if let Some(t) = self.used.get_mut(id.as_ref()) {
+                self.tick += 1;
+                *t = self.tick;
+            }
         }
         let shared = Arc::new(ex.clone());
         let mut created = Vec::new();
@@ -386,6 +448,13 @@ impl Ledger {
                 _ => format!("{}/{id}", path.trim_end_matches('/')),
             };
             created.push(at.clone());
+            let place = decoded(&at);
+            if !self.seed.contains(&place) {
+                if self.made.len() >= MADE {
+                    self.made.shift_remove_index(0);
+                }
+                self.made.insert(place);
+            }
             self.resource(id, at).creator = Some(shared.clone());
         }
         if !created.is_empty() || ex.request.method == "DELETE" {
@@ -405,9 +474,10 @@ impl Ledger {
             let id = percent_encoding::percent_decode_str(seg)
                 .decode_utf8_lossy()
                 .into_owned();
-            // Literal segments (`orders`, `cancel`) name no resource; ids have
-            // digits, or were created during the run.
-            if id.chars().any(|c| c.is_ascii_digit()) || self.by_id.contains_key(&id) {
+            // Literal segments (`orders`, `cancel`, `v2`) name no resource;
+            // ids have digits, or were created during the run.
+            let numbered = id.chars().any(|c| c.is_ascii_digit()) && !names::is_version(&id);
+            if numbered || self.by_id.contains_key(&id) {
                 deepest = Some((id, prefix.clone()));
             }
         }
@@ -456,6 +526,30 @@ impl Ledger {
         self.by_id
             .get(value)
             .is_some_and(|r| r.values().any(|r| r.creator.is_some()))
+    }
+
+    /// Whether `ex` is a creation refused (4xx) with a name the run had
+    /// made at that place: `POST /databases {"name": "d1"}` answering 409
+    /// because an earlier test made `d1`. On a fresh server it succeeds.
+    pub fn refused_for_what_it_made(&self, ex: &Exchange) -> bool {
+        let creates = matches!(ex.request.method.as_str(), "POST" | "PUT");
+        if !creates || !ex.status.is_some_and(|s| (400..500).contains(&s)) {
+            return false;
+        }
+        let path = ex.request.path.split('?').next().unwrap_or("");
+        self.run_made_at(path)
+            || identity_sent(ex).iter().any(|(_, v)| {
+                text(v).is_some_and(|id| {
+                    let at = format!("{}/{id}", decoded(path));
+                    self.made.contains(&at)
+                })
+            })
+    }
+
+    /// Whether the run created the resource at `path` (a concrete path,
+    /// escaped or not), and it was not the server's own to begin with.
+    pub fn run_made_at(&self, path: &str) -> bool {
+        self.made.contains(&decoded(path))
     }
 
     /// `exchanges`, preceded by the earlier requests that created the
@@ -641,7 +735,10 @@ impl Ledger {
     /// before the witness whenever it happened.
     fn stand_in(&self, at: &str) -> Option<(String, &Resource)> {
         let want: Vec<&str> = at.split('/').filter(|s| !s.is_empty()).collect();
-        let is_id = |s: &str| s.chars().any(|c| c.is_ascii_digit()) || self.by_id.contains_key(s);
+        let is_id = |s: &str| {
+            (s.chars().any(|c| c.is_ascii_digit()) && !names::is_version(s))
+                || self.by_id.contains_key(s)
+        };
         self.by_id
             .values()
             .flat_map(|resources| resources.iter())
@@ -830,6 +927,77 @@ mod tests {
         assert!(ledger.run_made("7"));
         assert!(!ledger.run_made("ann"));
         assert!(!ledger.run_made("x1"));
+    }
+
+    #[test]
+    fn what_the_run_made_is_known_by_its_place_long_after() {
+        let mut ledger = Ledger::new();
+        let make = |seq, name: &str| {
+            let body = format!(r#"{{"name":"{name}"}}"#);
+            ex(seq, "POST", "/tenants", Some(&body), 200, "{}")
+        };
+        ledger.note(&make(1, "t 1"));
+        // More creations than the ledger keeps requests for.
+        for i in 0..IDS as u64 + 10 {
+            ledger.note(&make(10 + i, &format!("n{i}")));
+        }
+        assert!(!ledger.run_made("t 1"), "its requests are forgotten");
+        assert!(ledger.run_made_at("/tenants/t%201"));
+        // Making it again was refused because of the run, not the server.
+        let again = |name: &str, status| {
+            let body = format!(r#"{{"name":"{name}"}}"#);
+            ex(80_000, "POST", "/tenants", Some(&body), status, "{}")
+        };
+        assert!(ledger.refused_for_what_it_made(&again("t 1", 409)));
+        assert!(!ledger.refused_for_what_it_made(&again("fresh", 409)));
+        assert!(!ledger.refused_for_what_it_made(&again("t 1", 500)));
+        // A collection named like a tenant does not make the tenant.
+        ledger.note(&ex(
+            90_000,
+            "POST",
+            "/tenants/default/collections",
+            Some(r#"{"name":"shared"}"#),
+            200,
+            "{}",
+        ));
+        assert!(ledger.run_made("shared"));
+        assert!(!ledger.run_made_at("/tenants/shared"));
+        assert!(ledger.run_made_at("/tenants/default/collections/shared"));
+        // The server's own, deleted and made again, stays the server's.
+        ledger.note(&ex(90_001, "DELETE", "/tenants/seed", None, 204, ""));
+        ledger.note(&make(90_002, "seed"));
+        assert!(!ledger.run_made_at("/tenants/seed"));
+        // What the run made, deleted and made again, is the run's.
+        ledger.note(&ex(90_003, "DELETE", "/tenants/n3", None, 204, ""));
+        ledger.note(&make(90_004, "n3"));
+        assert!(ledger.run_made_at("/tenants/n3"));
+    }
+
+    #[test]
+    fn a_version_segment_is_no_resource() {
+        let mut ledger = Ledger::new();
+        ledger.note(&ex(1, "PATCH", "/api/v2/tenants/x", Some("{}"), 200, "{}"));
+        let other = [ex(9, "POST", "/api/v2/reset", None, 403, "{}")];
+        assert_eq!(seqs(&ledger.complete(&other)), [9]);
+        assert!(names::is_version("v2") && names::is_version("V1.1"));
+        assert!(!names::is_version("v") && !names::is_version("vat") && !names::is_version("v2x"));
+    }
+
+    #[test]
+    fn the_resource_a_run_keeps_building_on_is_remembered() {
+        let mut ledger = Ledger::new();
+        let db = Some(r#"{"name":"hot-db"}"#);
+        ledger.note(&ex(1, "POST", "/databases", db, 200, "{}"));
+        for i in 0..2 * IDS as u64 {
+            let name = format!(r#"{{"name":"c{i}"}}"#);
+            let at = "/databases/hot-db/collections";
+            ledger.note(&ex(10 + i, "POST", at, Some(&name), 200, "{}"));
+            // And as many made once and never used again.
+            ledger.note(&ex(10 + i, "POST", "/tags", Some(&name), 200, "{}"));
+        }
+        let read = [ex(99_999, "GET", "/databases/hot-db", None, 200, "{}")];
+        assert_eq!(seqs(&ledger.complete(&read)), [1, 99_999]);
+        assert!(ledger.by_id.len() <= IDS);
     }
 
     #[test]

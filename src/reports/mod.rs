@@ -283,6 +283,13 @@ impl Tally {
     /// 404s, and the operations the server only ever refused (401/403).
     pub fn diagnose(&self) -> Vec<String> {
         let mut out = Vec::new();
+        // Out of the operations that answered at all: a short run over a
+        // large API calls many only once or never.
+        let answered = self
+            .operations
+            .iter()
+            .filter(|op| op.status_counts.values().sum::<u64>() > 0)
+            .count();
         let refused: Vec<&str> = self
             .operations
             .iter()
@@ -294,16 +301,16 @@ impl Tally {
                     .filter(|(s, _)| *s == "401" || *s == "403")
                     .map(|(_, n)| n)
                     .sum();
-                total >= 3 && denied == total
+                total > 0 && denied == total
             })
             .map(|op| op.operation.as_str())
             .collect();
         if !refused.is_empty() {
             let shown: Vec<&str> = refused.iter().take(8).copied().collect();
             out.push(format!(
-                "{} of {} operations answered only 401 or 403 ({}{}): the server wants credentials for them; pass them with -H 'Authorization: …' or --auth-command",
+                "{} of the {} operations called got only 401 or 403 answers ({}{}): the server wants credentials for them; pass them with -H 'Authorization: …' or --auth-command",
                 refused.len(),
-                self.operations.len(),
+                answered,
                 shown.join(", "),
                 if refused.len() > shown.len() { ", …" } else { "" }
             ));

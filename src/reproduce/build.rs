@@ -265,7 +265,9 @@ pub fn script(
             });
             if identifies && var.is_none() {
                 let name = param.as_deref().unwrap_or("id");
-                unmade.push(Unmade::new(ex, name, &value));
+                let mut u = Unmade::new(ex, name, &value);
+                u.at = Some(format!("{chain}/{seg}"));
+                unmade.push(u);
             }
             out_path.push('/');
             match var {

@@ -38,6 +38,11 @@ pub struct Unmade {
     pub name: String,
     /// The value, as sent.
     pub value: String,
+    /// For a path segment, the resource path it ends (`/tenants/t1`): what
+    /// it names, told apart from equal values elsewhere (a collection
+    /// named like a tenant).
+    #[serde(skip)]
+    pub at: Option<String>,
 }
 
 impl Unmade {
@@ -46,6 +51,7 @@ impl Unmade {
             operation: ex.request.operation.clone(),
             name: name.to_string(),
             value: value.to_string(),
+            at: None,
         }
     }
 

@@ -10,7 +10,7 @@ use super::phase::{graphql_errors, SuiteLeftOut};
 use super::{Script, Step};
 use crate::execution::Exchange;
 use crate::model::Api;
-use crate::oracles::witness::Ledger;
+use crate::oracles::witness::{identity_sent, Ledger};
 
 /// The suite's scripts from the archive's recorded tests (each with its
 /// title), completed with what the run's ledger says created what they use;
@@ -47,14 +47,29 @@ pub fn scripts(
                 s.path.contains("{{") || s.body.as_deref().is_some_and(|b| b.contains("{{"));
             !carried && ledger.names_deleted(e)
         });
+        // A creation refused because the run had made that very thing (a
+        // name taken) succeeds on a fresh server, unless the script makes
+        // it first itself.
+        let collided = completed.iter().enumerate().any(|(i, e)| {
+            ledger.refused_for_what_it_made(e)
+                && !completed[..i].iter().any(|p| {
+                    p.is_success()
+                        && p.request.path == e.request.path
+                        && identity_sent(p) == identity_sent(e)
+                })
+        });
         for e in &ex {
             ledger.note(e);
         }
         // An id the run made, sent literally because what made it could not
         // be put before it: on a fresh server it names nothing, or something
         // another test made.
-        let names_run_made = !graphql && script.unmade.iter().any(|u| ledger.run_made(&u.value));
-        if literal_deleted || names_run_made {
+        let names_run_made = !graphql
+            && script.unmade.iter().any(|u| match &u.at {
+                Some(at) => ledger.run_made_at(at),
+                None => ledger.run_made(&u.value),
+            });
+        if literal_deleted || names_run_made || collided {
             left_out.history += 1;
             continue;
         }

@@ -134,7 +134,7 @@ impl FlowRun {
                         })
                         .map_or_else(|| format!("{} (Location)", op.name), |o| o.name.clone());
                     follow.push(get(&name, &at));
-                } else if let Some(id) = ex.json().and_then(|b| b.get("id")) {
+                } else if let Some(id) = ex.json().and_then(crate::execution::wire::body_id) {
                     let item = api.operations.iter().find(|o| {
                         o.method == crate::model::Method::Get
                             && o.path
