@@ -189,6 +189,77 @@ pub struct QueryLogSummary {
 /// Answers looked at before deciding that most of them are 404.
 const EARLY_ANSWERS: u64 = 40;
 
+/// Answers in a row an operation that had answered 2xx must refuse (401 or
+/// 403) to count as refusing now.
+const REFUSED_STREAK: u64 = 20;
+
+/// Operations that must turn so before the run's credentials count as lost
+/// (and at least a quarter of those that had worked): a few may just need
+/// more rights on one resource after a change the run made to it.
+const TURNED: usize = 3;
+
+/// Credentials that worked and then stopped: the run may have deleted or
+/// changed the very account it uses (`DELETE /accounts`). Watched per
+/// operation, as endpoints open to all keep answering.
+#[derive(Default)]
+struct AuthWatch {
+    /// The latest successful change.
+    last_change: Option<Change>,
+    ops: std::collections::HashMap<String, OpWatch>,
+    turned: usize,
+    /// The operations that turned, and the change before the first did.
+    lost: Option<(Vec<String>, Option<Change>)>,
+}
+
+/// A successful change: its operation and `METHOD path`.
+type Change = (String, String);
+
+#[derive(Default)]
+struct OpWatch {
+    worked: bool,
+    turned: bool,
+    streak: u64,
+    /// The last change before this run of refusals began.
+    since: Option<Change>,
+}
+
+impl AuthWatch {
+    fn see(&mut self, ex: &Exchange, status: u16) {
+        let op = self.ops.entry(ex.request.operation.clone()).or_default();
+        match status {
+            200..=299 => {
+                op.worked = true;
+                op.streak = 0;
+                if ex.request.is_mutation() {
+                    let path = ex.request.path.split('?').next().unwrap_or("");
+                    self.last_change = Some((
+                        ex.request.operation.clone(),
+                        format!("{} {path}", ex.request.method),
+                    ));
+                }
+            }
+            401 | 403 => {
+                if op.streak == 0 {
+                    op.since = self.last_change.clone();
+                }
+                op.streak += 1;
+                if op.worked && !op.turned && op.streak == REFUSED_STREAK {
+                    op.turned = true;
+                    self.turned += 1;
+                    match &mut self.lost {
+                        Some((ops, _)) => ops.push(ex.request.operation.clone()),
+                        None => {
+                            self.lost = Some((vec![ex.request.operation.clone()], op.since.clone()))
+                        }
+                    }
+                }
+            }
+            // Anything else got past the credentials check.
+            _ => op.streak = 0,
+        }
+    }
+}
+
 /// Accumulates per-operation counts as exchanges arrive.
 pub struct Tally {
     operations: Vec<OperationReport>,
@@ -199,6 +270,7 @@ pub struct Tally {
     warned_early: bool,
     /// Warnings given during the run, for the report.
     warnings: Vec<String>,
+    auth: AuthWatch,
 }
 
 impl Tally {
@@ -210,6 +282,7 @@ impl Tally {
             early: (0, 0),
             warned_early: false,
             warnings: Vec::new(),
+            auth: AuthWatch::default(),
             operations: api
                 .operations
                 .iter()
@@ -246,6 +319,9 @@ impl Tally {
                 self.early.0 += 1;
                 self.early.1 += u64::from(s == 404);
             }
+        }
+        if let Some(s) = ex.status {
+            self.auth.see(ex, s);
         }
         match (ex.status, &ex.failure) {
             (Some(s), _) => {
@@ -313,6 +389,27 @@ impl Tally {
                 answered,
                 shown.join(", "),
                 if refused.len() > shown.len() { ", …" } else { "" }
+            ));
+        }
+        let worked = self.auth.ops.values().filter(|o| o.worked).count();
+        let turned = self.auth.turned;
+        let lost = self
+            .auth
+            .lost
+            .as_ref()
+            .filter(|_| turned >= TURNED && turned * 4 >= worked);
+        if let Some((ops, before)) = lost {
+            let cause = match before {
+                Some((op, request)) => format!(
+                    "; the last change that succeeded before was {request}: if it removed or changed the account the run uses, leave it out with --exclude '{op}', or run with a throwaway account"
+                ),
+                None => String::new(),
+            };
+            let shown: Vec<&str> = ops.iter().take(4).map(String::as_str).collect();
+            out.push(format!(
+                "the credentials stopped working during the run: {turned} of the {worked} operations that had answered 2xx then answered 401 or 403 {REFUSED_STREAK} times in a row ({}{}){cause}",
+                shown.join(", "),
+                if ops.len() > shown.len() { ", …" } else { "" }
             ));
         }
         out
@@ -467,6 +564,68 @@ mod tests {
         // 2000-02-29 (a leap day of a century leap year) 23:59:59.
         assert_eq!(at(951_868_799), "2000-02-29T23:59:59");
         assert_eq!(at(1_709_251_200), "2024-03-01T00:00:00");
+    }
+
+    fn answer(op: &str, method: &str, status: u16) -> Exchange {
+        Exchange {
+            request: crate::execution::RequestSpec {
+                operation: op.into(),
+                method: method.into(),
+                path: format!("/{op}"),
+                ..Default::default()
+            },
+            status: Some(status),
+            ..Default::default()
+        }
+    }
+
+    fn api_of(ops: &[&str]) -> Api {
+        let mut paths = String::new();
+        for op in ops {
+            paths.push_str(&format!(
+                "  /{op}:\n    get:\n      operationId: {op}\n      responses: {{\"200\": {{description: ok}}}}\n"
+            ));
+        }
+        let yaml = format!("openapi: 3.0.0\ninfo: {{title: t, version: '1'}}\npaths:\n{paths}");
+        crate::load::load_text(&yaml, Path::new("t.yaml"))
+            .unwrap()
+            .api
+    }
+
+    #[test]
+    fn credentials_that_stop_working_are_told_with_the_change_before() {
+        let ops = ["a", "b", "c", "d", "health", "drop_accounts"];
+        let mut tally = Tally::new(&api_of(&ops));
+        for op in ["a", "b", "c", "d", "health"] {
+            tally.add(&answer(op, "GET", 200));
+        }
+        tally.add(&answer("drop_accounts", "DELETE", 204));
+        assert!(tally.diagnose().is_empty());
+        for _ in 0..REFUSED_STREAK {
+            for op in ["a", "b", "c"] {
+                tally.add(&answer(op, "GET", 401));
+                // An endpoint open to all goes on answering.
+                tally.add(&answer("health", "GET", 200));
+            }
+        }
+        let said = tally.diagnose().join("\n");
+        assert!(said.contains("credentials stopped working"), "{said}");
+        assert!(said.contains("3 of the 6"), "{said}");
+        assert!(said.contains("--exclude 'drop_accounts'"), "{said}");
+
+        // Two operations refused on one resource whose rights a change
+        // took away, among many that still work: no loss.
+        let mut tally = Tally::new(&api_of(&ops));
+        for op in ops {
+            tally.add(&answer(op, "GET", 200));
+        }
+        for _ in 0..REFUSED_STREAK {
+            for op in ["a", "b"] {
+                tally.add(&answer(op, "GET", 403));
+            }
+            tally.add(&answer("c", "GET", 404));
+        }
+        assert!(tally.diagnose().is_empty(), "{:?}", tally.diagnose());
     }
 
     #[test]
