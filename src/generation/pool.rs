@@ -242,9 +242,7 @@ impl ValuePool {
             _ => {}
         }
     }
-}
 
-impl ValuePool {
     /// A listing of bare values (`GET /tags` → `["red", "blue"]`) has no
     /// schema to hold them: they are values of the inputs named after what
     /// the path lists (`tag`, `tagName`, `tag_id`), which take pooled values
@@ -280,7 +278,7 @@ impl ValuePool {
 
 /// The scalar values `v` holds: itself, or the first elements of a list of
 /// scalars (a pet's `tags` are each a value of `Pet.tags`).
-fn scalars(v: &Value) -> Vec<&Value> {
+pub(crate) fn scalars(v: &Value) -> Vec<&Value> {
     match v {
         Value::Array(items) if !items.is_empty() && items.iter().all(is_scalar) => {
             items.iter().take(HARVEST_ITEMS).collect()

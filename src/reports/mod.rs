@@ -205,8 +205,8 @@ const TURNED: usize = 3;
 struct AuthWatch {
     /// The latest successful change.
     last_change: Option<Change>,
-    ops: std::collections::HashMap<String, OpWatch>,
-    turned: usize,
+    /// Per operation position.
+    ops: Vec<OpWatch>,
     /// The operations that turned, and the change before the first did.
     lost: Option<(Vec<String>, Option<Change>)>,
 }
@@ -214,9 +214,8 @@ struct AuthWatch {
 /// A successful change: its operation and `METHOD path`.
 type Change = (String, String);
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct OpWatch {
-    worked: bool,
     turned: bool,
     streak: u64,
     /// The last change before this run of refusals began.
@@ -224,11 +223,12 @@ struct OpWatch {
 }
 
 impl AuthWatch {
-    fn see(&mut self, ex: &Exchange, status: u16) {
-        let op = self.ops.entry(ex.request.operation.clone()).or_default();
+    /// Notes answer `status` to `ex`, of the operation at position `i`,
+    /// which had answered 2xx before when `worked`.
+    fn see(&mut self, i: usize, worked: bool, ex: &Exchange, status: u16) {
+        let op = &mut self.ops[i];
         match status {
             200..=299 => {
-                op.worked = true;
                 op.streak = 0;
                 if ex.request.is_mutation() {
                     let path = ex.request.path.split('?').next().unwrap_or("");
@@ -243,14 +243,12 @@ impl AuthWatch {
                     op.since = self.last_change.clone();
                 }
                 op.streak += 1;
-                if op.worked && !op.turned && op.streak == REFUSED_STREAK {
+                if worked && !op.turned && op.streak == REFUSED_STREAK {
                     op.turned = true;
-                    self.turned += 1;
+                    let name = ex.request.operation.clone();
                     match &mut self.lost {
-                        Some((ops, _)) => ops.push(ex.request.operation.clone()),
-                        None => {
-                            self.lost = Some((vec![ex.request.operation.clone()], op.since.clone()))
-                        }
+                        Some((ops, _)) => ops.push(name),
+                        None => self.lost = Some((vec![name], op.since.clone())),
                     }
                 }
             }
@@ -282,7 +280,10 @@ impl Tally {
             early: (0, 0),
             warned_early: false,
             warnings: Vec::new(),
-            auth: AuthWatch::default(),
+            auth: AuthWatch {
+                ops: vec![OpWatch::default(); api.operations.len()],
+                ..AuthWatch::default()
+            },
             operations: api
                 .operations
                 .iter()
@@ -319,9 +320,8 @@ impl Tally {
                 self.early.0 += 1;
                 self.early.1 += u64::from(s == 404);
             }
-        }
-        if let Some(s) = ex.status {
-            self.auth.see(ex, s);
+            let worked = op.status_counts.keys().any(|k| k.starts_with('2'));
+            self.auth.see(i, worked, ex, s);
         }
         match (ex.status, &ex.failure) {
             (Some(s), _) => {
@@ -391,14 +391,15 @@ impl Tally {
                 if refused.len() > shown.len() { ", …" } else { "" }
             ));
         }
-        let worked = self.auth.ops.values().filter(|o| o.worked).count();
-        let turned = self.auth.turned;
-        let lost = self
+        // Operations with a 2xx: those whose credentials could stop working.
+        let worked = self.reached;
+        if let Some((ops, before)) = self
             .auth
             .lost
             .as_ref()
-            .filter(|_| turned >= TURNED && turned * 4 >= worked);
-        if let Some((ops, before)) = lost {
+            .filter(|(ops, _)| ops.len() >= TURNED && ops.len() * 4 >= worked)
+        {
+            let turned = ops.len();
             let cause = match before {
                 Some((op, request)) => format!(
                     "; the last change that succeeded before was {request}: if it removed or changed the account the run uses, leave it out with --exclude '{op}', or run with a throwaway account"

@@ -69,16 +69,7 @@ pub(super) fn walk(
                     pairs.push((on.to_string(), f.name.clone()));
                     // A list of scalars (`tags`) gives each element as a
                     // value of the field: an argument takes one.
-                    let values: Vec<&Value> = match v {
-                        Value::Array(items) => items
-                            .iter()
-                            .filter(|i| !i.is_object() && !i.is_array() && !i.is_null())
-                            .take(8)
-                            .collect(),
-                        Value::Object(_) => Vec::new(),
-                        v => vec![v],
-                    };
-                    for v in values {
+                    for v in crate::generation::pool::scalars(v) {
                         seen.push((on.to_string(), f.name.clone(), v.clone()));
                         // A field selected on an interface is also that
                         // interface's property (a binding may name either).

@@ -297,14 +297,9 @@ impl FlowRun {
                     .collect();
                 // Hash-map order differs between processes; requests must not.
                 names.sort();
-                let schema = op.request_body.as_ref().and_then(|b| b.primary_schema());
-                let schema = schema.map(|(_, s)| api.resolve(s));
                 for name in names {
                     if let Some(v) = self.flowed(op_i, Location::Body, &name, &mut used) {
-                        let v = match schema.and_then(|s| s.properties.get(&name)) {
-                            Some(field) => as_input(&api, field, v),
-                            None => v,
-                        };
+                        let v = as_input_of(&api, op, Location::Body, &name, v);
                         fields.insert(name, v);
                     }
                 }
@@ -339,6 +334,33 @@ pub(super) fn as_input(api: &Api, schema: &crate::model::Schema, v: Value) -> Va
         Value::Array(vec![v])
     } else {
         v
+    }
+}
+
+/// [`as_input`] for input `(location, name)` of `op` (a top-level body field
+/// when `location` is the body); a value for an unknown input is kept.
+pub(super) fn as_input_of(
+    api: &Api,
+    op: &crate::model::Operation,
+    location: Location,
+    name: &str,
+    v: Value,
+) -> Value {
+    let schema = match location {
+        Location::Body => op
+            .request_body
+            .as_ref()
+            .and_then(|b| b.primary_schema())
+            .and_then(|(_, s)| api.resolve(s).properties.get(name)),
+        _ => op
+            .parameters
+            .iter()
+            .find(|p| p.location == location && p.name == name)
+            .map(|p| &p.schema),
+    };
+    match schema {
+        Some(schema) => as_input(api, schema, v),
+        None => v,
     }
 }
 

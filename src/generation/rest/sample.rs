@@ -37,24 +37,13 @@ impl Rest {
         name: &str,
     ) -> Option<Value> {
         let v = self.pooled_value(cx, op, location, name)?;
-        let api = cx.api.clone();
-        let operation = &api.operations[op];
-        let schema = match location {
-            Location::Body => operation
-                .request_body
-                .as_ref()
-                .and_then(|b| b.primary_schema())
-                .and_then(|(_, s)| api.resolve(s).properties.get(name)),
-            _ => operation
-                .parameters
-                .iter()
-                .find(|p| p.location == location && p.name == name)
-                .map(|p| &p.schema),
-        };
-        Some(match schema {
-            Some(schema) => super::run::as_input(&api, schema, v),
-            None => v,
-        })
+        Some(super::run::as_input_of(
+            &cx.api,
+            &cx.api.operations[op],
+            location,
+            name,
+            v,
+        ))
     }
 
     fn pooled_value(
