@@ -123,10 +123,7 @@ async fn planted_faults_are_reported_once_confirmed_and_reproducible() {
     }
     // The GraphQL part (2,000 requests) shares the run and the report. F7 is
     // one fault of Book.author, under whichever root field reached it first.
-    for (id, oracle) in [
-        ("F7", "graphql_null_violation"),
-        ("F8", "graphql_stack_leak"),
-    ] {
+    for (id, oracle) in [("F7", "graphql_null_violation"), ("F8", "stack_trace_leak")] {
         let (_, _, operations) = all.iter().find(|(i, _, _)| i == id).unwrap();
         assert!(
             faults
@@ -162,7 +159,7 @@ async fn planted_faults_are_reported_once_confirmed_and_reproducible() {
         .iter()
         .filter(|f| {
             f["reproducer"]["standalone"] == true
-                || (f["code"] == "graphql_stack_leak" && f["reproducer"].is_object())
+                || (f["code"] == "stack_trace_leak" && f["reproducer"].is_object())
         })
         .map(|f| {
             let graphql = f["code"].as_str().unwrap().starts_with("graphql_");

@@ -59,14 +59,11 @@ async fn the_demo_graphql_endpoint_shows_both_planted_faults() {
         "one fault for one broken field: {faults:#?}"
     );
     // F8: the leaked panic, and the crash it shows.
-    assert!(
-        has("graphql_stack_leak", &["Query.book"]),
-        "F8: {faults:#?}"
-    );
+    assert!(has("stack_trace_leak", &["Query.book"]), "F8: {faults:#?}");
     for f in faults {
         let planted = match f["code"].as_str().unwrap() {
             "graphql_null_violation" => f["signature"].as_str().unwrap().contains("Book.author"),
-            "graphql_stack_leak" | "graphql_internal_error" => f["operation"] == "Query.book",
+            "stack_trace_leak" | "graphql_internal_error" => f["operation"] == "Query.book",
             _ => false,
         };
         assert!(
@@ -128,7 +125,7 @@ async fn the_demo_graphql_endpoint_shows_both_planted_faults() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|f| f["code"] == "graphql_stack_leak")
+        .find(|f| f["code"] == "stack_trace_leak")
         .expect("F8")
         .clone();
     let script = out

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime};
 use cartograph::execution::secrets::Secrets;
 use cartograph::generation::SearchSummary;
 use cartograph::graph::export::{to_document, GraphDocument};
-use cartograph::oracles::{Confirmation, Fault, Reproducer, WitnessStep};
+use cartograph::oracles::{registry, Confirmation, Fault, Reproducer, WitnessStep};
 use cartograph::reports::{
     render_html, render_junit, render_sarif, write_extras, write_report, GraphCoverage,
     LinkCoverage, OperationReport, Report, Settings, GRAPH_DATA_ID, NOSCRIPT_EDGES,
@@ -231,6 +231,8 @@ fn hand_built() -> Report {
     };
     let faults = vec![
         Fault {
+            class: registry::class_of("server_error"),
+            severity: registry::severity_of("server_error"),
             code: "server_error".into(),
             operation: "placeOrder".into(),
             status: Some(500),
@@ -257,6 +259,8 @@ fn hand_built() -> Report {
             }),
         },
         Fault {
+            class: registry::class_of("server_error"),
+            severity: registry::severity_of("server_error"),
             code: "server_error".into(),
             operation: "cancelOrder".into(),
             status: Some(503),
@@ -269,6 +273,8 @@ fn hand_built() -> Report {
             reproducer: None,
         },
         Fault {
+            class: registry::class_of("undocumented_status"),
+            severity: registry::severity_of("undocumented_status"),
             code: "undocumented_status".into(),
             operation: "listAuthors".into(),
             status: Some(418),
@@ -1084,6 +1090,8 @@ fn every_fault_kind() -> Report {
         });
         let status_text = status.map_or("-".to_string(), |s| s.to_string());
         report.faults.push(Fault {
+            class: registry::class_of(code),
+            severity: registry::severity_of(code),
             code: code.into(),
             operation: operation.into(),
             status,
@@ -1159,12 +1167,12 @@ fn sarif_validates_against_the_oasis_schema_and_holds_every_fault() {
     };
     for code in [
         "server_error",
-        "graphql_server_error",
+        "timeout",
+        "ignored_auth",
         "graphql_internal_error",
         "stack_trace_leak",
         "sql_leak",
         "debug_page_leak",
-        "graphql_stack_leak",
         "use_after_delete",
         "created_not_readable",
         "dangling_location",
@@ -1470,6 +1478,8 @@ fn report_from_json(r: &Value) -> Report {
             .unwrap()
             .iter()
             .map(|f| Fault {
+                class: registry::class_of(&text(&f["code"])),
+                severity: registry::severity_of(&text(&f["code"])),
                 code: text(&f["code"]),
                 operation: text(&f["operation"]),
                 status: f["status"].as_u64().map(|s| s as u16),

@@ -73,7 +73,7 @@ impl RequestSpec {
 }
 
 /// What went wrong when no HTTP response came back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
     /// The request took longer than `--timeout`.
@@ -126,7 +126,7 @@ pub struct Exchange {
 }
 
 /// No response: its kind and message.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Failure {
     /// The kind.
     pub kind: FailureKind,

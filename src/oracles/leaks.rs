@@ -3,6 +3,9 @@
 //! driver errors or framework debug pages and almost never in API data; only
 //! the first 64 KiB of a body are scanned.
 
+/// The codes of the three kinds of leak, in the order they are looked for.
+pub const CODES: [&str; 3] = ["stack_trace_leak", "sql_leak", "debug_page_leak"];
+
 /// Bytes of a body scanned for leaks.
 const SCAN: usize = 64 * 1024;
 
@@ -85,11 +88,7 @@ pub fn find(body: &str) -> Option<(&'static str, &'static str, &'static str)> {
     } else {
         text
     };
-    for (code, table) in [
-        ("stack_trace_leak", STACK_TRACES),
-        ("sql_leak", SQL),
-        ("debug_page_leak", DEBUG_PAGES),
-    ] {
+    for (code, table) in CODES.into_iter().zip([STACK_TRACES, SQL, DEBUG_PAGES]) {
         if let Some((marker, what)) = table.iter().find(|(m, _)| text.contains(m)) {
             return Some((code, what, marker));
         }

@@ -1,26 +1,10 @@
 //! Oracles: named checks, each with a stable code, that decide whether an
-//! answer shows a fault. Faults are deduplicated by signature (code,
-//! operation, status, and the schema location or leak kind), counted, and the
-//! first and the smallest witness kept. Every check can be turned off with
-//! `--skip-check CODE`, and fires exactly when the table says:
-//!
-//! | code | fires when |
-//! |---|---|
-//! | `server_error` | the status is 500–599 (other unknown statuses, such as 800, are `undocumented_status`) |
-//! | `undocumented_status` | the status is not 500–599, is not 429 (an answer to our rate, not to the request), and is neither listed for the operation nor covered by a `4XX`-style range or `default` |
-//! | `schema_violation` | a JSON body of a status outside 500–599 does not match the schema documented for that status and media type (rules in [`schema`]: nullable and write-only handled, `oneOf` read as `anyOf`, formats and extra properties never a violation) |
-//! | `content_type_mismatch` | a non-empty body of a status outside 500–599 comes with a `Content-Type` none of the documented media types for that status covers (wildcards and JSON flavours such as `problem+json` count as covering); silent when the status documents no content |
-//! | `html_instead_of_json` | JSON is documented for the status, and an HTML page came (`text/html`, or no `Content-Type` and a body starting `<!DOCTYPE html` / `<html`) |
-//! | `stack_trace_leak` | a body (any status) holds a stack trace marker of a common runtime (Rust, Python, Java, .NET, Go, PHP, Node.js) |
-//! | `sql_leak` | a body holds the error text of a common SQL database or driver |
-//! | `debug_page_leak` | a body is a framework debug or default error page (Werkzeug, Django, Rails, Spring, ASP.NET, Laravel, Symfony) |
-//! | `use_after_delete` | a GET answers 2xx for a path that a DELETE answered 2xx for earlier in the same test, with no successful PUT/POST to that path in between, and the path names one resource ([`witness::names_one_resource`]): not a collection, not a computation's argument |
-//! | `created_not_readable` | a GET of `collection/{id}` answers 404/410 right after a POST to the collection answered 2xx with that id (`Location` or body `id`) |
-//! | `dangling_location` | a GET of the `Location` a 2xx answer gave (same origin, under the target) answers 404/410 |
-//! | `non_idempotent` | a PUT repeated identically right after a 2xx answers a 4xx other than 401, 403 (who may change the resource changed with it) and 412 (its `If-Match` went stale); a DELETE repeated identically right after a 2xx answers a 4xx other than 404/410 (5xx are `server_error`) |
-//! | `ignored_auth` | a negative test's request with no credentials, or malformed ones (another scheme word, an empty token, garbage), to an operation whose `security` requires credentials (no anonymous alternative) answers 2xx |
-//! | `invalid_input_accepted` | a negative test's request whose one wrong input breaks a documented constraint (a value of another type, `null` where not nullable, a required parameter or field left out, a value outside the enum, a bound or length overstepped, malformed JSON for a required body) answers 2xx; patterns, formats and unusual but valid values are never judged |
-//! | `timeout` | no answer came within `--timeout` (REST and GraphQL); a request the end of the budget cut short is `interrupted`, no fault |
+//! answer shows a fault. Every oracle is a row of [`registry::ORACLES`]: its
+//! code, class (defect or conformance), severity, exactly when it fires, and
+//! its guard and check; `--skip-check CODE` turns one off. Faults are
+//! deduplicated by signature (code, operation, status, and the schema
+//! location or leak kind), counted, and the first and the smallest witness
+//! kept.
 //!
 //! Stateful faults are reported under the operation whose promise broke: the
 //! DELETE, the creation, the PUT.
@@ -29,6 +13,7 @@ pub mod acceptance;
 pub mod conformance;
 pub mod graphql;
 pub mod leaks;
+pub mod registry;
 pub mod schema;
 pub mod stateful;
 pub mod witness;
@@ -42,36 +27,9 @@ use serde::{Deserialize, Serialize};
 use crate::execution::Exchange;
 use crate::model::Api;
 
-/// The REST oracles' codes; GraphQL APIs get [`graphql::CODES`] instead
-/// (and [`TIMEOUT`], which both share).
-pub const CODES: [&str; 14] = [
-    "server_error",
-    "undocumented_status",
-    "schema_violation",
-    "content_type_mismatch",
-    "html_instead_of_json",
-    "stack_trace_leak",
-    "sql_leak",
-    "debug_page_leak",
-    "use_after_delete",
-    "created_not_readable",
-    "dangling_location",
-    "non_idempotent",
-    "ignored_auth",
-    "invalid_input_accepted",
-];
-
-/// The code of a request that got no answer within `--timeout` (REST and
-/// GraphQL alike).
-pub const TIMEOUT: &str = "timeout";
-
 /// Every oracle's code, REST and GraphQL, for `--skip-check` and `--fail-on`.
 pub fn all_codes() -> impl Iterator<Item = &'static str> {
-    CODES
-        .iter()
-        .chain(graphql::CODES)
-        .chain(std::iter::once(&TIMEOUT))
-        .copied()
+    registry::codes()
 }
 
 /// A condition on the last step's response that a shell script or a Hurl file
@@ -140,6 +98,10 @@ pub enum FaultCheck {
 pub struct Fault {
     /// The oracle's code.
     pub code: String,
+    /// The oracle's class: `defect` or `conformance`.
+    pub class: registry::Class,
+    /// The oracle's severity.
+    pub severity: registry::Severity,
     /// The operation.
     pub operation: String,
     /// The status, when there was a response.
@@ -289,7 +251,10 @@ impl Checker {
     /// `Location` headers (without it only relative ones are followed).
     pub fn new(api: &Api, skip: Vec<String>, target: Option<url::Url>) -> Checker {
         Checker {
-            skip,
+            skip: registry::expand(&skip)
+                .into_iter()
+                .map(String::from)
+                .collect(),
             positions: api.operation_positions(),
             schemas: Arc::new(schema::ResponseSchemas::new(api)),
             target,
@@ -339,8 +304,8 @@ impl Checker {
             .map(|f| {
                 let status = ex.status.unwrap_or(0);
                 let check = match f.code {
-                    "graphql_server_error" => Some(FaultCheck::ServerError),
-                    "graphql_stack_leak" => {
+                    "server_error" => Some(FaultCheck::ServerError),
+                    code if leaks::CODES.contains(&code) => {
                         leaks::find(&ex.body).map(|(_, _, marker)| FaultCheck::BodyContains {
                             status,
                             text: marker.trim().to_string(),
@@ -370,155 +335,140 @@ impl Checker {
 
     /// What one answer shows on its own.
     pub fn exchange(&self, api: &Api, ex: &Exchange) -> Vec<Finding> {
-        if let Some(f) = &ex.failure {
-            if f.kind == crate::execution::FailureKind::Timeout && self.enabled(TIMEOUT) {
-                let seconds = ex.elapsed.as_secs_f64().ceil().max(1.0) as u64;
-                return vec![Finding {
-                    check: Some(FaultCheck::Timeout { seconds }),
-                    ..Finding::new(
-                        TIMEOUT,
-                        &ex.request.operation,
-                        format!("no answer within {seconds} s (--timeout)"),
-                        String::new(),
-                    )
-                }];
-            }
-        }
-        if let Some(ts) = &self.graphql {
-            return self.graphql(ts, ex);
-        }
-        let mut out = Vec::new();
-        let Some(status) = ex.status else { return out };
-        let name = &ex.request.operation;
-        let op_index = self.positions.get(name).copied();
-        let server_error = is_server_error(status);
-        if server_error && self.enabled("server_error") {
-            out.push(Finding::new(
-                "server_error",
-                name,
-                format!("the server answered {status}"),
-                String::new(),
-            ));
-        }
-        if let Some((code, what, marker)) = leaks::find(&ex.body) {
-            if self.enabled(code) {
-                out.push(Finding {
-                    check: Some(FaultCheck::BodyContains {
-                        status,
-                        text: marker.trim().to_string(),
-                    }),
-                    ..Finding::new(
-                        code,
-                        name,
-                        format!("status {status} holds {what} ({:?})", marker.trim()),
-                        marker.trim().to_string(),
-                    )
-                })
-            }
-        }
-        let (Some(i), false) = (op_index, server_error) else {
-            return out;
-        };
-        let op = &api.operations[i];
-        if status == 429 {
-            return out;
-        }
-        if let Some(f) = acceptance::check(op, ex) {
-            if self.enabled(f.code) {
-                out.push(f);
-            }
-        }
-        let Some(_) = conformance::documented(op, status) else {
-            if self.enabled("undocumented_status") && !acceptance::rightly_refused(op, ex) {
-                let listed: Vec<&str> = op.responses.keys().map(String::as_str).collect();
-                out.push(Finding::new(
-                    "undocumented_status",
-                    name,
-                    format!(
-                        "status {status} is not documented (documented: {})",
-                        listed.join(", ")
-                    ),
-                    String::new(),
-                ));
-            }
-            return out;
-        };
-        if let Some((code, message, media)) = conformance::media_finding(op, ex) {
-            if self.enabled(code) {
-                out.push(Finding {
-                    check: (code == "content_type_mismatch").then(|| FaultCheck::ContentType {
-                        status,
-                        media: media.clone(),
-                    }),
-                    ..Finding::new(code, name, message, media)
-                });
-            }
-            return out;
-        }
-        if self.enabled("schema_violation") {
-            if let Some(body) = ex.json() {
-                let ct = ex.header("content-type");
-                if let Some(v) = self
-                    .schemas
-                    .check(api, i, status, ct, body)
-                    .into_iter()
-                    .next()
-                {
-                    let at = pointer_get(body, &v.pointer);
-                    let check = match (v.keyword.as_str(), at) {
-                        ("required", _) => FaultCheck::JsonMissing {
-                            status,
-                            pointer: missing_pointer(&v),
-                        },
-                        ("type", Some(value)) => FaultCheck::JsonType {
-                            status,
-                            pointer: v.pointer.clone(),
-                            json_type: json_type(value).to_string(),
-                        },
-                        (_, Some(value)) => FaultCheck::JsonValue {
-                            status,
-                            pointer: v.pointer.clone(),
-                            value: value.clone(),
-                        },
-                        (_, None) => FaultCheck::Status { status },
-                    };
-                    out.push(Finding {
-                        check: Some(check),
-                        ..Finding::new(
-                            "schema_violation",
-                            name,
-                            v.message.clone(),
-                            format!("{} {}", v.location, v.keyword),
-                        )
-                    });
-                }
-            }
-        }
-        out
+        self.judge(api, &[], ex, false)
     }
 
     /// What each answer of a test shows, on its own and after the earlier
     /// answers of the same test.
     pub fn test(&self, api: &Api, exchanges: &[Exchange]) -> Vec<Vec<Finding>> {
-        let location = |l: &str| self.location_path(l);
-        let single = |e: &Exchange| {
-            self.positions
-                .get(&e.request.operation)
-                .is_some_and(|&i| witness::names_one_resource(&api.operations[i]))
-        };
-        exchanges
-            .iter()
-            .enumerate()
-            .map(|(k, ex)| {
-                let mut found = self.exchange(api, ex);
-                for f in stateful::findings(&exchanges[..k], ex, &location, &single) {
-                    if self.enabled(f.code) {
-                        found.push(f);
+        (0..exchanges.len())
+            .map(|k| self.judge(api, &exchanges[..k], &exchanges[k], true))
+            .collect()
+    }
+
+    /// The registry's oracles that are on, applied to `ex` after `earlier`
+    /// (the sequence checks only when `sequence`).
+    fn judge(
+        &self,
+        api: &Api,
+        earlier: &[Exchange],
+        ex: &Exchange,
+        sequence: bool,
+    ) -> Vec<Finding> {
+        let mut out = Vec::new();
+        if ex.failure.is_some() {
+            for o in registry::ORACLES {
+                if let registry::Judge::NoAnswer(check) = o.rest {
+                    if self.enabled(o.code) {
+                        out.extend(check(ex));
                     }
                 }
-                found
+            }
+            return out;
+        }
+        if let Some(ts) = &self.graphql {
+            return self.graphql(ts, ex);
+        }
+        let Some(status) = ex.status else { return out };
+        let op_index = self.positions.get(&ex.request.operation).copied();
+        let answer = Answer {
+            checker: self,
+            api,
+            ex,
+            status,
+            op_index,
+            op: op_index.map(|i| &api.operations[i]),
+            earlier,
+            documented: std::cell::OnceCell::new(),
+            media: std::cell::OnceCell::new(),
+            leak: std::cell::OnceCell::new(),
+        };
+        for o in registry::ORACLES {
+            if !self.enabled(o.code) {
+                continue;
+            }
+            let found = match o.rest {
+                registry::Judge::Answer { guard, check } if guard(&answer) => check(&answer),
+                registry::Judge::Sequence(check) if sequence => check(&answer),
+                _ => None,
+            };
+            out.extend(found);
+        }
+        out
+    }
+}
+
+/// One REST answer as the registry's guards and checks see it; what more
+/// than one of them asks for is worked out once.
+pub struct Answer<'a> {
+    checker: &'a Checker,
+    /// The API.
+    pub api: &'a Api,
+    /// The exchange judged.
+    pub ex: &'a Exchange,
+    /// Its status.
+    pub status: u16,
+    /// The position of its operation in the API, when known.
+    pub op_index: Option<usize>,
+    /// Its operation, when known.
+    pub op: Option<&'a crate::model::Operation>,
+    /// The earlier exchanges of its test, oldest first.
+    pub earlier: &'a [Exchange],
+    documented: std::cell::OnceCell<Option<&'a crate::model::Response>>,
+    media: std::cell::OnceCell<Option<(&'static str, String, String)>>,
+    leak: std::cell::OnceCell<Option<(&'static str, &'static str, &'static str)>>,
+}
+
+impl<'a> Answer<'a> {
+    /// The operation's name, as the request named it.
+    pub fn operation(&self) -> &str {
+        &self.ex.request.operation
+    }
+
+    /// The response entry documenting the status.
+    pub fn documented(&self) -> Option<&'a crate::model::Response> {
+        *self.documented.get_or_init(|| {
+            self.op
+                .and_then(|op| conformance::documented(op, self.status))
+        })
+    }
+
+    /// The media-type finding of a documented status: its code, message and
+    /// the media type that came.
+    pub fn media(&self) -> Option<&(&'static str, String, String)> {
+        self.media
+            .get_or_init(|| {
+                self.op
+                    .and_then(|op| conformance::media_finding(op, self.ex))
             })
-            .collect()
+            .as_ref()
+    }
+
+    /// The leak the body shows: code, what it looks like, the marker.
+    pub fn leak(&self) -> Option<(&'static str, &'static str, &'static str)> {
+        *self.leak.get_or_init(|| leaks::find(&self.ex.body))
+    }
+
+    /// The response schemas.
+    pub fn schemas(&self) -> &schema::ResponseSchemas {
+        &self.checker.schemas
+    }
+
+    /// The answer with the earlier ones of its test, for the stateful checks.
+    pub fn with_sequence<T>(&self, judge: impl FnOnce(&stateful::Sequence<'_>) -> T) -> T {
+        let location = |l: &str| self.checker.location_path(l);
+        let single = |e: &Exchange| {
+            self.checker
+                .positions
+                .get(&e.request.operation)
+                .is_some_and(|&i| witness::names_one_resource(&self.api.operations[i]))
+        };
+        judge(&stateful::Sequence {
+            earlier: self.earlier,
+            ex: self.ex,
+            location: &location,
+            single: &single,
+        })
     }
 }
 
@@ -527,11 +477,6 @@ impl Checker {
 /// those are merely undocumented.
 pub fn is_server_error(status: u16) -> bool {
     (500..600).contains(&status)
-}
-
-/// The value at a JSON pointer.
-fn pointer_get<'a>(body: &'a serde_json::Value, pointer: &str) -> Option<&'a serde_json::Value> {
-    body.pointer(pointer)
 }
 
 /// The pointer of the property a `required` violation names: its message
@@ -633,6 +578,8 @@ impl Faults {
                             Kept {
                                 fault: Fault {
                                     code: f.code.to_string(),
+                                    class: registry::class_of(f.code),
+                                    severity: registry::severity_of(f.code),
                                     operation: f.operation.clone(),
                                     status: ex.status,
                                     signature,

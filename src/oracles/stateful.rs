@@ -28,134 +28,199 @@ fn creates(ex: &Exchange, path: &str, location: &dyn Fn(&str) -> Option<String>)
             .is_some_and(|id| format!("{}/{id}", path_of(ex).trim_end_matches('/')) == path)
 }
 
-/// The stateful findings for `ex`, given the earlier exchanges of its test.
-/// `location` resolves a `Location` header to a request path under the target;
-/// `single` tells whether a request's operation names one resource
-/// ([`super::witness::names_one_resource`]): deleting a collection or calling
-/// an echo is no promise that a later read fails.
-pub fn findings(
-    earlier: &[Exchange],
-    ex: &Exchange,
-    location: &dyn Fn(&str) -> Option<String>,
-    single: &dyn Fn(&Exchange) -> bool,
-) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let Some(status) = ex.status else { return out };
-    let method = ex.request.method.as_str();
+/// One answer with the earlier answers of its test: what the stateful
+/// checks judge. `location` resolves a `Location` header to a request path
+/// under the target; `single` tells whether a request's operation names one
+/// resource ([`super::witness::names_one_resource`]): deleting a collection
+/// or calling an echo is no promise that a later read fails.
+pub struct Sequence<'a> {
+    /// The earlier exchanges of the test, oldest first.
+    pub earlier: &'a [Exchange],
+    /// The answer judged.
+    pub ex: &'a Exchange,
+    /// A `Location` header as a request path under the target.
+    pub location: &'a dyn Fn(&str) -> Option<String>,
+    /// Whether a request's operation names one resource.
+    pub single: &'a dyn Fn(&Exchange) -> bool,
+}
+
+/// All the stateful findings for `s.ex` (each check at most once).
+pub fn findings(s: &Sequence<'_>) -> Vec<Finding> {
+    [
+        use_after_delete(s),
+        created_not_readable(s),
+        dangling_location(s),
+        non_idempotent(s),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// `use_after_delete`: a GET answers 2xx for a path a DELETE answered 2xx
+/// for earlier, with nothing recreating it in between.
+pub fn use_after_delete(s: &Sequence<'_>) -> Option<Finding> {
+    let ex = s.ex;
+    let status = ex.status?;
+    if ex.request.method != "GET" || !(200..300).contains(&status) {
+        return None;
+    }
     let path = path_of(ex);
-    if method == "GET" {
-        // Walk back to the latest request that changed this very path.
-        for prev in earlier.iter().rev() {
-            let same = path_of(prev) == path;
-            if same && prev.request.method == "DELETE" && prev.is_success() {
-                if (200..300).contains(&status) && single(prev) {
-                    out.push(Finding::new(
-                        "use_after_delete",
-                        &prev.request.operation,
-                        format!(
-                            "GET {path} answered {status} after DELETE {path} answered {}",
-                            prev.status.unwrap_or(0)
-                        ),
-                        String::new(),
-                    ));
-                }
-                break;
-            }
-            if same && matches!(prev.request.method.as_str(), "PUT" | "POST") && prev.is_success() {
-                break;
-            }
-            // A creation may reuse the deleted id (json-server hands out
-            // max(id) + 1): the path names a new resource then.
-            if prev.request.method == "POST" && prev.is_success() && creates(prev, path, location) {
-                break;
-            }
+    // Walk back to the latest request that changed this very path.
+    for prev in s.earlier.iter().rev() {
+        let same = path_of(prev) == path;
+        if same && prev.request.method == "DELETE" && prev.is_success() {
+            return (s.single)(prev).then(|| {
+                Finding::new(
+                    "use_after_delete",
+                    &prev.request.operation,
+                    format!(
+                        "GET {path} answered {status} after DELETE {path} answered {}",
+                        prev.status.unwrap_or(0)
+                    ),
+                    String::new(),
+                )
+            });
         }
-        if matches!(status, 404 | 410) {
-            // Find the creation this GET follows up on, if any.
-            for prev in earlier.iter().rev() {
-                if !prev.is_success() || prev.request.method == "GET" {
-                    continue;
-                }
-                // Deleting a parent takes its children with it.
-                let parent_deleted = prev.request.method == "DELETE"
-                    && path.starts_with(&format!("{}/", path_of(prev).trim_end_matches('/')));
-                if parent_deleted {
-                    break;
-                }
-                if let Some(loc) = prev.header("location") {
-                    if location(loc)
-                        .as_deref()
-                        .map(|p| p.split('?').next().unwrap_or(""))
-                        == Some(path)
-                    {
-                        out.push(Finding::new(
-                            "dangling_location",
-                            &prev.request.operation,
-                            format!(
-                                "the Location {loc} of {} {} ({}) answers {status}",
-                                prev.request.method,
-                                path_of(prev),
-                                prev.status.unwrap_or(0)
-                            ),
-                            String::new(),
-                        ));
-                        break;
-                    }
-                }
-                if prev.request.method == "POST" {
-                    if let Some(id) = created_id(prev) {
-                        let item = format!("{}/{id}", path_of(prev).trim_end_matches('/'));
-                        if item == path {
-                            out.push(Finding::new(
-                                "created_not_readable",
-                                &prev.request.operation,
-                                format!(
-                                    "POST {} created {id} ({}), but GET {path} answers {status}",
-                                    path_of(prev),
-                                    prev.status.unwrap_or(0)
-                                ),
-                                String::new(),
-                            ));
-                            break;
-                        }
-                    }
-                }
-                // Anything done since to this path explains the 404.
-                if path_of(prev) == path {
-                    break;
-                }
-            }
+        if same && matches!(prev.request.method.as_str(), "PUT" | "POST") && prev.is_success() {
+            return None;
+        }
+        // A creation may reuse the deleted id (json-server hands out
+        // max(id) + 1): the path names a new resource then.
+        if prev.request.method == "POST" && prev.is_success() && creates(prev, path, s.location) {
+            return None;
         }
     }
-    if matches!(method, "PUT" | "DELETE") {
-        if let Some(prev) = earlier.last() {
-            let identical = prev.request.method == ex.request.method
-                && prev.request.path == ex.request.path
-                && prev.request.body == ex.request.body;
-            if identical && prev.is_success() {
-                // 412: the repeat carries a precondition (`If-Match`) that
-                // the first request rightly made stale. 401/403: creating a
-                // resource can change who may write it (an account made
-                // anonymously is then its owner's to change).
-                let changed = match method {
-                    "PUT" => (400..500).contains(&status) && !matches!(status, 401 | 403 | 412),
-                    _ => (400..500).contains(&status) && !matches!(status, 404 | 410),
-                };
-                if changed {
-                    out.push(Finding::new(
-                        "non_idempotent",
-                        &ex.request.operation,
-                        format!(
-                            "{method} {path} answered {} and then {status} when repeated",
-                            prev.status.unwrap_or(0)
-                        ),
-                        String::new(),
-                    ));
+    None
+}
+
+/// What a GET answered 404 or 410 follows up on: the latest earlier
+/// success that is not a GET, unless something done since explains the
+/// absence (a deleted parent, another change to the path).
+enum Missing<'a> {
+    /// The `Location` `prev` gave is this path.
+    Located(&'a Exchange, &'a str),
+    /// A POST to the collection created this path's id.
+    Created(&'a Exchange, String),
+}
+
+fn missing<'a>(s: &Sequence<'a>) -> Option<Missing<'a>> {
+    let ex = s.ex;
+    if ex.request.method != "GET" || !matches!(ex.status?, 404 | 410) {
+        return None;
+    }
+    let path = path_of(ex);
+    for prev in s.earlier.iter().rev() {
+        if !prev.is_success() || prev.request.method == "GET" {
+            continue;
+        }
+        // Deleting a parent takes its children with it.
+        let parent_deleted = prev.request.method == "DELETE"
+            && path.starts_with(&format!("{}/", path_of(prev).trim_end_matches('/')));
+        if parent_deleted {
+            return None;
+        }
+        if let Some(loc) = prev.header("location") {
+            if (s.location)(loc)
+                .as_deref()
+                .map(|p| p.split('?').next().unwrap_or(""))
+                == Some(path)
+            {
+                return Some(Missing::Located(prev, loc));
+            }
+        }
+        if prev.request.method == "POST" {
+            if let Some(id) = created_id(prev) {
+                let item = format!("{}/{id}", path_of(prev).trim_end_matches('/'));
+                if item == path {
+                    return Some(Missing::Created(prev, id));
                 }
             }
         }
+        // Anything done since to this path explains the 404.
+        if path_of(prev) == path {
+            return None;
+        }
     }
-    out
+    None
+}
+
+/// `dangling_location`: a GET of the `Location` a 2xx answer gave answers
+/// 404 or 410.
+pub fn dangling_location(s: &Sequence<'_>) -> Option<Finding> {
+    let Missing::Located(prev, loc) = missing(s)? else {
+        return None;
+    };
+    Some(Finding::new(
+        "dangling_location",
+        &prev.request.operation,
+        format!(
+            "the Location {loc} of {} {} ({}) answers {}",
+            prev.request.method,
+            path_of(prev),
+            prev.status.unwrap_or(0),
+            s.ex.status.unwrap_or(0)
+        ),
+        String::new(),
+    ))
+}
+
+/// `created_not_readable`: a GET of `collection/{id}` answers 404 or 410
+/// right after a POST to the collection answered 2xx with that id.
+pub fn created_not_readable(s: &Sequence<'_>) -> Option<Finding> {
+    let Missing::Created(prev, id) = missing(s)? else {
+        return None;
+    };
+    Some(Finding::new(
+        "created_not_readable",
+        &prev.request.operation,
+        format!(
+            "POST {} created {id} ({}), but GET {} answers {}",
+            path_of(prev),
+            prev.status.unwrap_or(0),
+            path_of(s.ex),
+            s.ex.status.unwrap_or(0)
+        ),
+        String::new(),
+    ))
+}
+
+/// `non_idempotent`: a PUT or DELETE repeated identically right after a
+/// 2xx answers a 4xx it should not.
+pub fn non_idempotent(s: &Sequence<'_>) -> Option<Finding> {
+    let ex = s.ex;
+    let status = ex.status?;
+    let method = ex.request.method.as_str();
+    if !matches!(method, "PUT" | "DELETE") {
+        return None;
+    }
+    let prev = s.earlier.last()?;
+    let identical = prev.request.method == ex.request.method
+        && prev.request.path == ex.request.path
+        && prev.request.body == ex.request.body;
+    if !identical || !prev.is_success() {
+        return None;
+    }
+    // 412: the repeat carries a precondition (`If-Match`) that the first
+    // request rightly made stale. 401/403: creating a resource can change
+    // who may write it (an account made anonymously is then its owner's to
+    // change).
+    let changed = match method {
+        "PUT" => (400..500).contains(&status) && !matches!(status, 401 | 403 | 412),
+        _ => (400..500).contains(&status) && !matches!(status, 404 | 410),
+    };
+    changed.then(|| {
+        Finding::new(
+            "non_idempotent",
+            &ex.request.operation,
+            format!(
+                "{method} {} answered {} and then {status} when repeated",
+                path_of(ex),
+                prev.status.unwrap_or(0)
+            ),
+            String::new(),
+        )
+    })
 }
 
 #[cfg(test)]
@@ -187,10 +252,15 @@ mod tests {
         let loc = |l: &str| Some(l.to_string());
         // Test paths are `/collection/id`: two segments name one resource.
         let single = |e: &Exchange| e.request.path.matches('/').count() == 2;
-        findings(earlier, last, &loc, &single)
-            .iter()
-            .map(|f| f.code)
-            .collect()
+        findings(&Sequence {
+            earlier,
+            ex: last,
+            location: &loc,
+            single: &single,
+        })
+        .iter()
+        .map(|f| f.code)
+        .collect()
     }
 
     #[test]

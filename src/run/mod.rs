@@ -52,12 +52,10 @@ impl RunSummary {
     pub fn exit_code(&self) -> ExitCode {
         if self.unreachable {
             ExitCode::from(EXIT_UNREACHABLE)
-        } else if !self
-            .report
-            .faults
-            .iter()
-            .any(|f| self.fail_on.is_empty() || self.fail_on.contains(&f.code))
-        {
+        } else if !self.report.faults.iter().any(|f| {
+            self.fail_on.is_empty()
+                || crate::oracles::registry::expand(&self.fail_on).contains(&f.code.as_str())
+        }) {
             ExitCode::SUCCESS
         } else {
             ExitCode::from(EXIT_FAULTS)

@@ -13,6 +13,12 @@ use crate::execution::{self, RunConfig};
 use crate::generation::MioConfig;
 use crate::model::{Api, Method};
 
+/// An oracle's code, or an earlier name of one, as `--skip-check` and
+/// `--fail-on` take it.
+fn check_code(name: &str) -> Result<String, String> {
+    crate::oracles::registry::resolve(name).map(|_| name.to_string())
+}
+
 /// What a run is told (the flags of `run` and `demo`).
 #[derive(Debug, Args, Clone)]
 pub struct RunOptions {
@@ -81,13 +87,14 @@ pub struct RunOptions {
     /// Retries of a request answered 429 or 503, after the wait the server asks for.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub retries: u32,
-    /// Turn an oracle off by its code (repeatable); the codes and exactly when
-    /// each fires are listed in the README ("Oracles").
-    #[arg(long = "skip-check", value_name = "CODE")]
+    /// Turn an oracle off by its code (repeatable).
+    #[arg(long = "skip-check", value_name = "CODE", value_parser = check_code,
+          long_help = crate::oracles::registry::flag_help("Turn an oracle off by its code (repeatable)."))]
     pub skip_checks: Vec<String>,
     /// Only faults of these oracle codes make the exit status 1 (comma-separated);
     /// the others are still reported.
-    #[arg(long, value_delimiter = ',', value_name = "CODE,...")]
+    #[arg(long, value_delimiter = ',', value_name = "CODE,...", value_parser = check_code,
+          long_help = crate::oracles::registry::flag_help("Only faults of these oracle codes make the exit status 1 (comma-separated); the others are still reported."))]
     pub fail_on: Vec<String>,
     /// Do not replay faults after the search (no confirmation, no minimised
     /// reproducers, no regression suite): for a strict request budget.

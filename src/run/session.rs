@@ -65,11 +65,8 @@ pub async fn open_session(
         ("--fail-on", &flags.fail_on),
     ] {
         for code in codes {
-            if !crate::oracles::all_codes().any(|c| c == code) {
-                anyhow::bail!(
-                    "{flag} {code:?}: no such check; the checks are {}",
-                    crate::oracles::all_codes().collect::<Vec<_>>().join(", ")
-                );
+            if let Err(e) = crate::oracles::registry::resolve(code) {
+                anyhow::bail!("{flag}: {e}");
             }
         }
     }

@@ -239,18 +239,24 @@ pub(super) fn string_leaves(v: &Value, out: &mut String, depth: usize) {
     }
 }
 
-/// The leak an entry shows: what it looks like and the marker.
-pub(super) fn entry_leak(e: &ErrorEntry) -> Option<(&'static str, String)> {
-    if let Some((_, what, marker)) = crate::oracles::leaks::find(e.message) {
-        return Some((what, format!("{marker:?}")));
+/// The leak an entry shows: its code, what it looks like and the marker.
+pub(super) fn entry_leak(e: &ErrorEntry) -> Option<(&'static str, &'static str, String)> {
+    if let Some((code, what, marker)) = crate::oracles::leaks::find(e.message) {
+        return Some((code, what, format!("{marker:?}")));
     }
     let ext = e.extensions?;
     let mut text = String::new();
     string_leaves(ext, &mut text, 0);
-    if let Some((_, what, marker)) = crate::oracles::leaks::find(&text) {
-        return Some((what, format!("{marker:?}")));
+    if let Some((code, what, marker)) = crate::oracles::leaks::find(&text) {
+        return Some((code, what, format!("{marker:?}")));
     }
-    structured_stacktrace(ext, 0).then(|| ("a stack trace", "`extensions` stacktrace".to_string()))
+    structured_stacktrace(ext, 0).then(|| {
+        (
+            "stack_trace_leak",
+            "a stack trace",
+            "`extensions` stacktrace".to_string(),
+        )
+    })
 }
 
 /// What an error message says without the values in it, so each random

@@ -11,20 +11,9 @@
 //! `-` when the query could not be parsed here) and a response path with list
 //! indexes written `[*]` (`data.books[*].price`; `-` when there is none).
 //! Findings are kept once per (code, root field, path), at most
-//! [`MAX_FINDINGS`] per response, and each fires exactly when the table says:
-//!
-//! | code | fires when |
-//! |---|---|
-//! | `graphql_server_error` | the status is 5xx; once per root field of the operation |
-//! | `graphql_validation_error` | an `errors` entry rejects our request itself (a tool bug, reported apart): `extensions.code` `GRAPHQL_VALIDATION_FAILED`, `GRAPHQL_PARSE_FAILED` or `OPERATION_RESOLUTION_FAILURE`, a graphql-java `classification`/`errorType` `ValidationError` or `InvalidSyntax`, or a message in the wording of graphql-js, async-graphql, Apollo, gqlgen, graphql-java or Juniper validation ([`VALIDATION_WORDING`], variable errors such as `Variable "$id" of required type …`); input coercion wordings (`Int cannot represent …`, `Expected value of type …`) only on entries without `path`, since on an entry with `path` they are output errors; parse-error wordings (`Syntax Error`, `Invalid Syntax`, a pest ` --> 1:3 … = expected`) only when `data` is absent or null |
-//! | `graphql_stack_leak` | an `errors` entry's message or `extensions` holds a stack trace, panic report, SQL error or debug page ([`super::leaks::find`]), or its `extensions` carry a non-empty `stacktrace`/`stackTrace`/`stack`; also a body that is not a GraphQL response (not JSON, or neither `data` nor `errors`) holding such text |
-//! | `graphql_null_violation` | a selected field whose type is non-null is `null` in `data`, and no `errors` entry's `path` is at, above or below that location (null propagation); also an `errors` entry in which the server itself reports it (`Cannot return null for non-nullable field`, graphql-java's `was declared as a non null type`); also `data: null` with no `errors` at all, for each non-null root field selected |
-//! | `graphql_internal_error` | an `errors` entry that is neither of the above and shows an unexpected failure: `extensions.code` (or graphql-java `classification`) `INTERNAL_SERVER_ERROR`, `INTERNAL_ERROR` or `INTERNAL`, or a message with one of the phrases in [`INTERNAL_WORDING`] (`internal error`, `internal server error`, `unexpected error`, runtime faults such as `NullPointerException`, `Cannot read properties of undefined`, Rust `unwrap()` panic messages, `attempt to divide by zero`, `nil pointer dereference`); ordinary domain errors (`not found`, `invalid id "abc"`, `not enough stock`, `BAD_USER_INPUT`) never fire |
-//! | `graphql_missing_field` | a selected field (included for certain: not skipped, its `@skip`/`@include` condition known) is absent from a non-null object in `data`, and no `errors` entry's `path` is at, above or below it; also a 2xx JSON object body with neither `data` nor `errors`, for each root field |
-//! | `graphql_wrong_type` | a built-in scalar of the wrong JSON type (`Int` an integer within i32, `Float` a number, `String` a string, `Boolean` a bool, `ID` a string or an integer), or a composite type's value is not a JSON object (and not a list); custom scalars accept anything |
-//! | `graphql_enum_violation` | an enum's value is not one of its values (a non-string included) |
-//! | `graphql_list_mismatch` | a list type's value is not a JSON array, or a JSON array stands where an object, enum or built-in scalar was promised |
-//! | `graphql_typename_violation` | `__typename` is not a string naming the object type itself, or, under an interface or union, one of its possible object types (a name not in the schema included) |
+//! [`MAX_FINDINGS`] per response. Which codes it reports, and exactly when
+//! each fires, is in the oracles' registry ([`super::registry::ORACLES`],
+//! the rows whose `graphql` judge is the walk).
 //!
 //! The walk is conservative where the response cannot say what the schema
 //! promised: under an interface or union whose concrete type is unknown (no
@@ -33,20 +22,6 @@
 //! checked only when present; fields the schema does not know are skipped.
 //! `data: null` with errors is how async-graphql reports a failed root field,
 //! so it is never walked.
-
-/// Every code this oracle reports.
-pub const CODES: &[&str] = &[
-    "graphql_server_error",
-    "graphql_validation_error",
-    "graphql_stack_leak",
-    "graphql_internal_error",
-    "graphql_missing_field",
-    "graphql_null_violation",
-    "graphql_wrong_type",
-    "graphql_enum_violation",
-    "graphql_list_mismatch",
-    "graphql_typename_violation",
-];
 
 /// Most findings kept for one response; one broken resolver under a list can
 /// otherwise repeat the same story for every element and sibling.
@@ -73,7 +48,7 @@ use walk::Walker;
 /// What one answer to a GraphQL request shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GraphqlFinding {
-    /// The code, one of [`CODES`].
+    /// The code, one of the registry's GraphQL codes.
     pub code: &'static str,
     /// The root field the fault is under, `Query.book`; `-` when unknown.
     pub root_field: String,
@@ -151,7 +126,7 @@ pub fn inspect(
     if let Some(s) = status.filter(|s| (500..600).contains(s)) {
         for root in &roots {
             out.push(
-                "graphql_server_error",
+                "server_error",
                 root.clone(),
                 "-".into(),
                 root.clone(),
@@ -163,10 +138,10 @@ pub fn inspect(
     let obj = body.and_then(Value::as_object);
     let is_graphql = obj.is_some_and(|o| o.contains_key("data") || o.contains_key("errors"));
     if !is_graphql {
-        if let Some((_, what, marker)) = super::leaks::find(body_text) {
+        if let Some((code, what, marker)) = super::leaks::find(body_text) {
             for root in &roots {
                 out.push(
-                    "graphql_stack_leak",
+                    code,
                     root.clone(),
                     "-".into(),
                     format!("{root} {}", marker.trim()),
@@ -259,9 +234,9 @@ fn classify_error(
             wording.clone(),
         ));
     } else {
-        if let Some((what, marker)) = entry_leak(e) {
+        if let Some((code, what, marker)) = entry_leak(e) {
             found.push((
-                "graphql_stack_leak",
+                code,
                 format!("errors[{i}] holds {what} ({marker}): {excerpt}"),
                 marker.to_string(),
             ));

@@ -1,0 +1,218 @@
+//! The registry against everything derived from it: each oracle fires on
+//! its fixture, reports validate against the published schema, and the
+//! README says what the rows say.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::*;
+use crate::execution::{Breach, Failure, RequestSpec};
+use crate::oracles::{witness::Ledger, Checker, Faults};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// One exchange of a fixture, as written by hand.
+#[derive(Deserialize)]
+struct FixtureExchange {
+    operation: String,
+    method: String,
+    path: String,
+    status: Option<u16>,
+    #[serde(default)]
+    headers: Vec<(String, String)>,
+    #[serde(default)]
+    body: String,
+    #[serde(default)]
+    request_body: Option<String>,
+    #[serde(default)]
+    graphql_query: bool,
+    breach: Option<Breach>,
+    failure: Option<Failure>,
+    elapsed_ms: u64,
+}
+
+#[derive(Deserialize)]
+struct Fixture {
+    spec: String,
+    exchanges: Vec<FixtureExchange>,
+}
+
+fn exchanges(fixture: &Fixture) -> Vec<Exchange> {
+    fixture
+        .exchanges
+        .iter()
+        .enumerate()
+        .map(|(seq, e)| Exchange {
+            seq: seq as u64,
+            request: RequestSpec {
+                operation: e.operation.clone(),
+                method: e.method.clone(),
+                path: e.path.clone(),
+                content_type: e.request_body.as_ref().map(|_| "application/json".into()),
+                body: e.request_body.clone(),
+                graphql_query: e.graphql_query,
+                breach: e.breach.clone(),
+                ..Default::default()
+            },
+            status: e.status,
+            headers: e.headers.clone(),
+            body: e.body.clone(),
+            failure: e.failure.clone(),
+            elapsed: std::time::Duration::from_millis(e.elapsed_ms),
+            ..Default::default()
+        })
+        .collect()
+}
+
+/// Every fixture: its file name's first word is the code it must make fire.
+fn fixtures() -> Vec<(String, PathBuf)> {
+    let dir = root().join("fixtures/oracles");
+    let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(&dir)
+        .expect("fixtures/oracles")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            (name.split('.').next().unwrap().to_string(), p)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The faults each fixture makes, by the code it is named for.
+fn faults_of_fixtures() -> Vec<(String, Vec<crate::oracles::Fault>)> {
+    fixtures()
+        .into_iter()
+        .map(|(code, path)| {
+            let fixture: Fixture = serde_json::from_str(&std::fs::read_to_string(&path).unwrap())
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let api = crate::load::load(&root().join(&fixture.spec))
+                .unwrap_or_else(|e| panic!("{}: {e}", fixture.spec))
+                .api;
+            let target = url::Url::parse("http://127.0.0.1:9/").ok();
+            let checker = Checker::new(&api, Vec::new(), target);
+            let exchanges = exchanges(&fixture);
+            let findings = checker.test(&api, &exchanges);
+            let mut faults = Faults::new();
+            faults.record(&exchanges, &findings, &Ledger::new());
+            (code, faults.faults())
+        })
+        .collect()
+}
+
+#[test]
+fn every_oracle_fires_on_its_fixture_and_every_fixture_names_an_oracle() {
+    let made = faults_of_fixtures();
+    for o in ORACLES {
+        assert!(
+            made.iter().any(|(code, _)| code == o.code),
+            "no fixture under fixtures/oracles/ makes `{}` fire: add {}.json",
+            o.code,
+            o.code
+        );
+    }
+    for (code, faults) in &made {
+        assert!(oracle(code).is_some(), "fixture for unknown code {code}");
+        assert!(
+            faults.iter().any(|f| &f.code == code),
+            "the fixture for {code} made {:?}",
+            faults.iter().map(|f| &f.code).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn a_fault_of_every_code_validates_against_the_published_report_schema() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("models/report.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let mut one_fault = serde_json::json!({ "$defs": schema["$defs"].clone() });
+    one_fault["$defs"]["fault_under_test"] = schema["properties"]["faults"]["items"].clone();
+    one_fault["$ref"] = "#/$defs/fault_under_test".into();
+    let validator = jsonschema::validator_for(&one_fault).expect("the schema compiles");
+    let mut seen = std::collections::BTreeSet::new();
+    for (_, faults) in faults_of_fixtures() {
+        for f in faults {
+            let value = serde_json::to_value(&f).unwrap();
+            let errors: Vec<String> = validator
+                .iter_errors(&value)
+                .map(|e| format!("{} at {}", e, e.instance_path()))
+                .collect();
+            assert!(errors.is_empty(), "{}: {errors:?}", f.code);
+            seen.insert(f.code);
+        }
+    }
+    let codes: std::collections::BTreeSet<String> = codes().map(String::from).collect();
+    assert_eq!(seen, codes);
+}
+
+#[test]
+fn the_report_schema_lists_exactly_the_registry_codes() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("models/report.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let listed: Vec<&str> = schema["properties"]["faults"]["items"]["properties"]["code"]["enum"]
+        .as_array()
+        .expect("an enum of codes")
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    assert_eq!(listed, codes().collect::<Vec<_>>());
+}
+
+#[test]
+fn the_readme_table_is_the_registry() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let table = markdown_table();
+    if std::env::var_os("UPDATE_GOLDEN").is_some() && !readme.contains(&table) {
+        let start = readme
+            .find("| code | class | severity |")
+            .expect("the README's table of checks");
+        let end = start
+            + readme[start..]
+                .find("\n\n")
+                .map_or(readme.len() - start, |e| e + 1);
+        let updated = format!("{}{}{}", &readme[..start], table, &readme[end..]);
+        std::fs::write(root().join("README.md"), updated).unwrap();
+        return;
+    }
+    assert!(
+        readme.contains(&table),
+        "the README's table of checks differs from src/oracles/registry.rs; \
+         rewrite it with `UPDATE_GOLDEN=1 cargo test --lib the_readme_table_is_the_registry`"
+    );
+}
+
+#[test]
+fn aliases_name_the_concepts_they_were_codes_of() {
+    assert_eq!(resolve("graphql_server_error").unwrap(), ["server_error"]);
+    assert_eq!(
+        resolve("graphql_stack_leak").unwrap(),
+        ["stack_trace_leak", "sql_leak", "debug_page_leak"]
+    );
+    let e = resolve("server_eror").unwrap_err();
+    assert!(e.contains("did you mean `server_error`"), "{e}");
+    for o in ORACLES {
+        for a in o.aliases {
+            assert!(oracle(a).is_none(), "alias {a} is also a code");
+        }
+    }
+}
+
+#[test]
+fn defects_rank_before_conformance_and_severity_orders_within() {
+    let mut codes: Vec<&str> = codes().collect();
+    codes.sort_by_key(|c| rank(c));
+    let classes: Vec<Class> = codes.iter().map(|c| class_of(c)).collect();
+    assert!(classes.windows(2).all(|w| w[0] <= w[1]), "{codes:?}");
+    assert!(rank("server_error") < rank("use_after_delete"));
+    assert!(rank("use_after_delete") < rank("undocumented_status"));
+    assert!(rank("schema_violation") < rank("undocumented_status"));
+    assert!(Path::new(&root()).join("fixtures/oracles").is_dir());
+}
