@@ -231,6 +231,8 @@ fn hand_built() -> Report {
     };
     let faults = vec![
         Fault {
+            cause: "C00000001".into(),
+            cause_title: String::new(),
             class: registry::class_of("server_error"),
             severity: registry::severity_of("server_error"),
             code: "server_error".into(),
@@ -259,6 +261,8 @@ fn hand_built() -> Report {
             }),
         },
         Fault {
+            cause: "C00000001".into(),
+            cause_title: String::new(),
             class: registry::class_of("server_error"),
             severity: registry::severity_of("server_error"),
             code: "server_error".into(),
@@ -273,6 +277,8 @@ fn hand_built() -> Report {
             reproducer: None,
         },
         Fault {
+            cause: "C00000002".into(),
+            cause_title: String::new(),
             class: registry::class_of("undocumented_status"),
             severity: registry::severity_of("undocumented_status"),
             code: "undocumented_status".into(),
@@ -334,6 +340,7 @@ fn hand_built() -> Report {
             op("deleteAuthor", "DELETE", "/authors/{id}", &[], &[]),
         ],
         operations_reached: 2,
+        causes: cartograph::oracles::causes::group(&faults),
         faults,
         schema_coverage: None,
         query_log: None,
@@ -1090,6 +1097,8 @@ fn every_fault_kind() -> Report {
         });
         let status_text = status.map_or("-".to_string(), |s| s.to_string());
         report.faults.push(Fault {
+            cause: format!("C{:08x}", i),
+            cause_title: String::new(),
             class: registry::class_of(code),
             severity: registry::severity_of(code),
             code: code.into(),
@@ -1421,7 +1430,7 @@ fn report_from_json(r: &Value) -> Report {
     let s = &r["settings"];
     let text = |v: &Value| v.as_str().unwrap().to_string();
     let texts = |v: &Value| v.as_array().unwrap().iter().map(text).collect();
-    Report {
+    let mut report = Report {
         tool: BTreeMap::from([
             ("name", "cartograph"),
             ("version", env!("CARGO_PKG_VERSION")),
@@ -1473,11 +1482,14 @@ fn report_from_json(r: &Value) -> Report {
             })
             .collect(),
         operations_reached: r["operations_reached"].as_u64().unwrap() as usize,
+        causes: Vec::new(),
         faults: r["faults"]
             .as_array()
             .unwrap()
             .iter()
             .map(|f| Fault {
+                cause: text(&f["cause"]),
+                cause_title: String::new(),
                 class: registry::class_of(&text(&f["code"])),
                 severity: registry::severity_of(&text(&f["code"])),
                 code: text(&f["code"]),
@@ -1524,7 +1536,9 @@ fn report_from_json(r: &Value) -> Report {
                 .collect(),
             learnt_constraints: Vec::new(),
         }),
-    }
+    };
+    report.group_causes();
+    report
 }
 
 /// A real run of the binary against the demo API, its report rendered with

@@ -180,9 +180,12 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
                 100.0 * c.share()
             );
         }
-        println!("  faults found: {}", report.faults.len());
-        for f in &report.faults {
-            println!("    {:<24} {:<20} {}", f.code, f.operation, f.message);
+        println!(
+            "  {}:",
+            crate::oracles::causes::summary(&report.causes, report.faults.len())
+        );
+        for c in &report.causes {
+            println!("    {}", crate::oracles::causes::line(c));
         }
         // Scored only now, after the run: the search never sees the answers.
         // A fault planted only on excluded operations cannot be found.
@@ -286,6 +289,7 @@ fn merge(into: &mut crate::reports::Report, part: crate::reports::Report, folder
         }
         into.faults.push(f);
     }
+    into.group_causes();
     into.schema_coverage = part.schema_coverage;
     // Each link's id names its own graph's nodes, so the explorer marks each
     // part's links in that part's graph.

@@ -10,9 +10,11 @@
 //! DELETE, the creation, the PUT.
 
 pub mod acceptance;
+pub mod causes;
 pub mod conformance;
 pub mod graphql;
 pub mod leaks;
+pub mod mask;
 pub mod registry;
 pub mod schema;
 pub mod stateful;
@@ -102,6 +104,11 @@ pub struct Fault {
     pub class: registry::Class,
     /// The oracle's severity.
     pub severity: registry::Severity,
+    /// The id of its cause (`report.json` `causes`).
+    pub cause: String,
+    /// Its cause's title, values hidden.
+    #[serde(skip)]
+    pub cause_title: String,
     /// The operation.
     pub operation: String,
     /// The status, when there was a response.
@@ -479,19 +486,6 @@ pub fn is_server_error(status: u16) -> bool {
     (500..600).contains(&status)
 }
 
-/// The pointer of the property a `required` violation names: its message
-/// says `"name" is a required property`.
-fn missing_pointer(v: &schema::Violation) -> String {
-    let name = v
-        .message
-        .split('"')
-        .nth(1)
-        .unwrap_or_default()
-        .replace('~', "~0")
-        .replace('/', "~1");
-    format!("{}/{name}", v.pointer)
-}
-
 /// jq's name for a JSON value's type.
 pub fn json_type(v: &serde_json::Value) -> &'static str {
     match v {
@@ -573,6 +567,7 @@ impl Faults {
                         }
                     }
                     None => {
+                        let reason = causes::reason(f, ex);
                         self.kept.insert(
                             signature.clone(),
                             Kept {
@@ -580,6 +575,8 @@ impl Faults {
                                     code: f.code.to_string(),
                                     class: registry::class_of(f.code),
                                     severity: registry::severity_of(f.code),
+                                    cause: causes::id(&reason.key),
+                                    cause_title: reason.title,
                                     operation: f.operation.clone(),
                                     status: ex.status,
                                     signature,

@@ -86,6 +86,29 @@ impl Concern {
     }
 }
 
+/// When two faults of one oracle are one cause: the oracle fired for the
+/// same reason ([`super::causes`] works the reason out).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// The same code path: the server's answer names the same exception
+    /// type or stack frame; without one, each operation and status is a
+    /// cause of its own.
+    CodePath,
+    /// Each operation is a cause of its own (a promise about its resource).
+    Operation,
+    /// The same place: the schema location and keyword, the leak marker, the
+    /// media type that came, the GraphQL schema location.
+    Detail,
+    /// The same answer: the status with the same body shape (media type,
+    /// JSON keys, message with its values hidden).
+    AnswerShape,
+    /// The same triggering input: the same header, query parameter, body
+    /// field or credentials, given the same kind of bad value.
+    Input,
+    /// The same message, with its values hidden.
+    Message,
+}
+
 /// How an oracle judges REST exchanges.
 #[derive(Clone, Copy)]
 pub enum Judge {
@@ -130,6 +153,8 @@ pub struct Oracle {
     pub title: &'static str,
     /// Exactly when it fires, in Markdown (the README's table says the same).
     pub fires_when: &'static str,
+    /// When two of its faults are one cause.
+    pub group: Group,
     /// Earlier codes of the same concept, still accepted by `--skip-check`
     /// and `--fail-on`.
     pub aliases: &'static [&'static str],
@@ -170,6 +195,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Reliability,
         title: "The server answered 500-599",
         fires_when: "the status is 500–599 (an unknown status such as 800 is `undocumented_status`); for GraphQL, once per root field of the operation",
+        group: Group::CodePath,
         aliases: &["graphql_server_error"],
         rest: Judge::Answer {
             guard: always,
@@ -184,6 +210,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Reliability,
         title: "No answer within the timeout",
         fires_when: "no answer came within `--timeout`; a request the end of the budget cut short is `interrupted`, no fault",
+        group: Group::Operation,
         aliases: &[],
         rest: Judge::NoAnswer(timeout),
         graphql: GraphqlJudge::Same,
@@ -195,6 +222,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Reliability,
         title: "A GraphQL error shows an internal failure",
         fires_when: "an `errors` entry shows an unexpected failure: `extensions.code` (or graphql-java's `classification`) `INTERNAL_SERVER_ERROR`, `INTERNAL_ERROR` or `INTERNAL`, or a message such as `internal server error`, `unexpected error`, `NullPointerException`, `Cannot read properties of undefined`, a Rust `unwrap()` panic, `attempt to divide by zero` or `nil pointer dereference`; ordinary domain errors (`not found`, `invalid id \"abc\"`, `BAD_USER_INPUT`) never fire",
+        group: Group::Message,
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
@@ -206,6 +234,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Security,
         title: "A request without valid credentials was let in",
         fires_when: "a negative test's request with no credentials, or malformed ones (another scheme word, an empty token, garbage), to an operation whose `security` requires credentials (no anonymous `{}` alternative) answers 2xx",
+        group: Group::Input,
         aliases: &[],
         rest: Judge::Answer {
             guard: conformance_applies,
@@ -220,6 +249,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Security,
         title: "The body leaks a stack trace",
         fires_when: "a body (any status) holds a stack trace marker of a common runtime: Rust (`stack backtrace:`, `panicked at`), Python, Java, .NET, Go, PHP, Node.js; for GraphQL, an `errors` entry's message or `extensions` holding one (or a non-empty `extensions` `stacktrace`), or a body that is not a GraphQL response holding one",
+        group: Group::Detail,
         aliases: &["graphql_stack_leak"],
         rest: Judge::Answer {
             guard: always,
@@ -234,6 +264,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Security,
         title: "The body leaks an SQL error",
         fires_when: "a body holds the error text of a common SQL database or driver (MySQL, PostgreSQL, SQLite, SQL Server, Oracle, JDBC, Hibernate); for GraphQL, an `errors` entry's message or `extensions` holding one",
+        group: Group::Detail,
         aliases: &["graphql_stack_leak"],
         rest: Judge::Answer {
             guard: always,
@@ -248,6 +279,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Security,
         title: "The body is a framework's debug or default error page",
         fires_when: "a body is a framework debug or default error page (Werkzeug, Django, Rails, Spring's Whitelabel, ASP.NET, Laravel, Symfony); for GraphQL, an `errors` entry's message or `extensions` holding one",
+        group: Group::Detail,
         aliases: &["graphql_stack_leak"],
         rest: Judge::Answer {
             guard: always,
@@ -262,6 +294,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Reliability,
         title: "A deleted resource is still readable",
         fires_when: "a GET answers 2xx for a path that a DELETE answered 2xx for earlier in the same test, with no successful PUT or POST to it in between, when that path names one resource: its template ends in a parameter that identifies something (`/books/{bookId}`, `/users/{username}`, `/pets/{pet}`, a uuid), not a collection (`DELETE /things` then `GET /things` may rightly answer `[]`) nor an argument (`/anything/{anything}`, `/calc/{n}`)",
+        group: Group::Operation,
         aliases: &[],
         rest: Judge::Sequence(use_after_delete),
         graphql: GraphqlJudge::None,
@@ -273,6 +306,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Reliability,
         title: "A created resource cannot be read",
         fires_when: "a GET of `collection/{id}` answers 404 or 410 right after a POST to the collection answered 2xx with that id (in `Location` or the body's `id`)",
+        group: Group::Operation,
         aliases: &[],
         rest: Judge::Sequence(created_not_readable),
         graphql: GraphqlJudge::None,
@@ -284,6 +318,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Reliability,
         title: "The Location header leads nowhere",
         fires_when: "a GET of the `Location` a 2xx answer gave (same origin, under the target) answers 404 or 410",
+        group: Group::Operation,
         aliases: &[],
         rest: Judge::Sequence(dangling_location),
         graphql: GraphqlJudge::None,
@@ -295,6 +330,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Reliability,
         title: "A repeated PUT or DELETE fails",
         fires_when: "a PUT repeated identically right after a 2xx answers a 4xx other than 401, 403 (who may change the resource changed with it) and 412 (its `If-Match` went stale); a DELETE repeated identically right after a 2xx answers a 4xx other than 404 and 410 (5xx are `server_error`)",
+        group: Group::Operation,
         aliases: &[],
         rest: Judge::Sequence(non_idempotent),
         graphql: GraphqlJudge::None,
@@ -306,6 +342,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Correctness,
         title: "The body breaks the documented schema",
         fires_when: "a JSON body of a status outside 500–599 does not match the schema documented for that status and media type. The schema is converted to JSON Schema 2020-12 and checked with the `jsonschema` crate: `nullable` (and `x-nullable`) allow null, write-only properties are never required in answers, `oneOf` is read as `anyOf` (members overlap in real descriptions), `format` is never asserted, extra properties are never a violation, and `minItems` above 16 is dropped (bodies are read with arrays cut at 16 items)",
+        group: Group::Detail,
         aliases: &[],
         rest: Judge::Answer {
             guard: body_applies,
@@ -320,6 +357,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Correctness,
         title: "An input the description forbids was accepted",
         fires_when: "a negative test's request whose one wrong input breaks a documented constraint answers 2xx: a value of another type, `null` where not nullable, a required parameter or field left out, a value outside the enum, a bound or length overstepped, or malformed JSON for a required body. A near miss of a `pattern`, a malformed `format` and unusual but valid values are never judged (regex dialects differ, formats are annotations)",
+        group: Group::Input,
         aliases: &[],
         rest: Judge::Answer {
             guard: conformance_applies,
@@ -334,6 +372,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Correctness,
         title: "An HTML page came where JSON is documented",
         fires_when: "JSON is documented for the status and an HTML page came (`text/html`, or no `Content-Type` and a body starting `<!DOCTYPE html` or `<html`)",
+        group: Group::AnswerShape,
         aliases: &[],
         rest: Judge::Answer {
             guard: documented_applies,
@@ -348,6 +387,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Correctness,
         title: "The Content-Type is not a documented media type",
         fires_when: "a non-empty body of a status outside 500–599 has a `Content-Type` that none of the documented media types for that status covers (wildcards, and JSON flavours such as `problem+json` for `application/json`, cover); silent when the status documents no content, or when there is no `Content-Type`",
+        group: Group::Detail,
         aliases: &[],
         rest: Judge::Answer {
             guard: documented_applies,
@@ -362,6 +402,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Correctness,
         title: "The status is not documented for the operation",
         fires_when: "the status is not 500–599, is not 429 (an answer to our rate, not to the request), and is not documented for the operation (exactly, by a `4XX` range, or by `default`)",
+        group: Group::AnswerShape,
         aliases: &[],
         rest: Judge::Answer {
             guard: conformance_applies,
@@ -376,6 +417,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Correctness,
         title: "A non-null field is null and no error explains it",
         fires_when: "a selected field whose type is non-null is `null` in `data`, and no `errors` entry's `path` is at, above or below that location (null propagation); also an `errors` entry in which the server itself reports it (`Cannot return null for non-nullable field`, graphql-java's `was declared as a non null type`); also `data: null` with no `errors` at all, for each non-null root field selected",
+        group: Group::Detail,
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
@@ -387,6 +429,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Correctness,
         title: "A selected field is missing from the data",
         fires_when: "a selected field (included for certain: not skipped, its `@skip`/`@include` condition known) is absent from a non-null object in `data`, and no `errors` entry's `path` is at, above or below it; also a 2xx JSON object body with neither `data` nor `errors`, for each root field",
+        group: Group::Detail,
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
@@ -398,6 +441,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Correctness,
         title: "A value has the wrong type",
         fires_when: "a built-in scalar of the wrong JSON type (`Int` an integer within i32, `Float` a number, `String` a string, `Boolean` a bool, `ID` a string or an integer), or a composite type's value is not a JSON object (and not a list); custom scalars accept anything",
+        group: Group::Detail,
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
@@ -409,6 +453,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Correctness,
         title: "A value is not one of its enum's values",
         fires_when: "an enum's value is not one of its values (a non-string included)",
+        group: Group::Detail,
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
@@ -420,6 +465,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Correctness,
         title: "A list and a single value are swapped",
         fires_when: "a list type's value is not a JSON array, or a JSON array stands where an object, enum or built-in scalar was promised",
+        group: Group::Detail,
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
@@ -431,6 +477,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Correctness,
         title: "__typename names the wrong type",
         fires_when: "`__typename` is not a string naming the object type itself, or, under an interface or union, one of its possible object types (a name not in the schema included)",
+        group: Group::Detail,
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
@@ -442,6 +489,7 @@ pub const ORACLES: &[Oracle] = &[
         concern: Concern::Tool,
         title: "The server rejected a query built from its own schema",
         fires_when: "an `errors` entry rejects the request itself (a validation or parse failure, by `extensions.code` `GRAPHQL_VALIDATION_FAILED`, `GRAPHQL_PARSE_FAILED` or `OPERATION_RESOLUTION_FAILURE`, graphql-java's `ValidationError` or `InvalidSyntax`, or the validation wording of graphql-js, async-graphql, Apollo, gqlgen, graphql-java or Juniper): the query Cartograph built from the schema is not one the server accepts, most likely a Cartograph bug; it stands alone, masking the other codes of the entry, and a negative test's deliberately wrong value never fires it",
+        group: Group::Message,
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
@@ -677,9 +725,10 @@ fn schema_violation(a: &Answer<'_>) -> Option<Finding> {
         .into_iter()
         .next()?;
     let check = match (v.keyword.as_str(), body.pointer(&v.pointer)) {
+        // A `required` violation's pointer already names the missing member.
         ("required", _) => FaultCheck::JsonMissing {
             status,
-            pointer: super::missing_pointer(&v),
+            pointer: v.pointer.clone(),
         },
         ("type", Some(value)) => FaultCheck::JsonType {
             status,

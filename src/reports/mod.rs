@@ -118,6 +118,9 @@ pub struct Report {
     pub operations: Vec<OperationReport>,
     /// Operations answered with a 2xx at least once.
     pub operations_reached: usize,
+    /// The distinct causes of the faults, most important first: defects,
+    /// then conformance, each by severity.
+    pub causes: Vec<crate::oracles::causes::Cause>,
     /// Faults found.
     pub faults: Vec<Fault>,
     /// What the search did: targets, archive, samplers.
@@ -447,6 +450,7 @@ impl Tally {
             elapsed_s: (outcome.elapsed.as_secs_f64() * 1000.0).round() / 1000.0,
             operations: self.operations,
             operations_reached: reached,
+            causes: crate::oracles::causes::group(&faults),
             faults,
             search: None,
             schema_coverage: None,
@@ -454,6 +458,14 @@ impl Tally {
             warnings,
             graph_coverage: None,
         }
+    }
+}
+
+impl Report {
+    /// Groups the faults into causes again (after the replays confirmed
+    /// some, or after reports were merged).
+    pub fn group_causes(&mut self) {
+        self.causes = crate::oracles::causes::group(&self.faults);
     }
 }
 

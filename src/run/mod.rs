@@ -166,9 +166,14 @@ async fn drive<P: Protocol>(
         for w in checker.warnings() {
             eprintln!("warning: {w}");
         }
-        let faults: Vec<_> = search
-            .faults()
-            .kept()
+        // Causes first: each cause's representative, defects first, before
+        // any cause's second fault, so a replay time that runs out leaves
+        // the least telling faults unreplayed.
+        let kept: Vec<_> = search.faults().kept().collect();
+        let order = crate::oracles::causes::replay_order(&report.faults);
+        let faults: Vec<_> = order
+            .into_iter()
+            .filter_map(|i| kept.get(i))
             .map(|k| {
                 reproduce::phase::fault_script(&api, &checker, search.ledger(), target.as_str(), k)
             })
@@ -207,6 +212,30 @@ async fn drive<P: Protocol>(
             &secrets,
         )
         .await?;
+    }
+    report.group_causes();
+    if replays_allowed {
+        let unreplayed: Vec<&str> = report
+            .causes
+            .iter()
+            .filter(|c| c.confirmation == crate::oracles::Confirmation::NotReplayed)
+            .map(|c| c.id.as_str())
+            .collect();
+        if !unreplayed.is_empty() {
+            let why = if options.read_only {
+                "--read-only refused their changes, or the replay time ended"
+            } else {
+                "the replay time ended; a longer --budget replays them"
+            };
+            let w = format!(
+                "{} of {} cause(s) were not replayed (no confirmation, no reproducer): {}: {why}",
+                unreplayed.len(),
+                report.causes.len(),
+                unreplayed.join(", ")
+            );
+            eprintln!("warning: {w}");
+            report.warnings.push(w);
+        }
     }
     reports::write_report(&options.out, &report, &secrets)?;
     let graphs = std::slice::from_ref(&graph_doc);
@@ -251,11 +280,11 @@ fn summary_line(report: &Report, options: &RunOptions) -> String {
         _ => String::new(),
     };
     format!(
-        "cartograph: {} requests in {:.1}s ({}), {reached}{links}, {} fault(s); wrote {}",
+        "cartograph: {} requests in {:.1}s ({}), {reached}{links}, {}; wrote {}",
         report.requests,
         report.elapsed_s,
         report.stop.replace('_', " "),
-        report.faults.len(),
+        crate::oracles::causes::summary(&report.causes, report.faults.len()),
         options.out.display()
     )
 }

@@ -239,6 +239,7 @@ pub async fn execute(
         channel.trace.finish()?;
     }
     let n = reproduce::phase::write_suite(&flags.out, scripts, &secrets)?;
+    report.group_causes();
     reports::write_report(&flags.out, &report, &secrets)?;
     let graph_doc = crate::graph::export::to_document(&crate::graph::build(&api));
     for w in reports::write_extras(

@@ -173,8 +173,14 @@ pub fn inspect(
         Some(Value::Object(_)) => vec![ErrorEntry::new(&obj["errors"])],
         _ => Vec::new(),
     };
+    // What the request sent: a message that echoes it is one message
+    // whatever was sent, quotes inside the value included.
+    let mut sent = Vec::new();
+    super::mask::leaves(variables, 64, &mut sent);
+    sent.extend(string_literals(query));
+    let sent: Vec<&str> = sent.iter().map(String::as_str).collect();
     for (i, e) in errors.iter().enumerate() {
-        classify_error(i, e, data_absent, walker.as_ref(), &roots, &mut out);
+        classify_error(i, e, data_absent, walker.as_ref(), &roots, &sent, &mut out);
     }
 
     if let Some(w) = walker.as_mut() {
@@ -205,6 +211,28 @@ pub fn inspect(
     out.answer()
 }
 
+/// The string literals of a query document (`book(id: "4")` gives `4`),
+/// escapes resolved.
+fn string_literals(query: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = query.chars();
+    while let Some(c) = chars.next() {
+        if c != '"' {
+            continue;
+        }
+        let mut value = String::new();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => value.extend(chars.next()),
+                '"' => break,
+                c => value.push(c),
+            }
+        }
+        out.push(value);
+    }
+    out
+}
+
 /// Applies the error rules to entry `i`.
 fn classify_error(
     i: usize,
@@ -212,6 +240,7 @@ fn classify_error(
     data_absent: bool,
     walker: Option<&Walker>,
     roots: &[String],
+    sent: &[&str],
     out: &mut Out,
 ) {
     let path = e.path.as_deref().map_or("-".to_string(), render);
@@ -225,7 +254,7 @@ fn classify_error(
     };
     // Codes do not mask each other: a stack trace of a database failure is
     // a leak and an internal error; only our own rejected query stands alone.
-    let wording = messages::error_wording(e.message);
+    let wording = super::mask::mask(e.message, sent, 60);
     let mut found: Vec<(&'static str, String, String)> = Vec::new();
     if is_validation(e, data_absent) {
         found.push((

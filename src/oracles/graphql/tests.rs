@@ -703,3 +703,35 @@ fn every_code_reported_is_a_graphql_oracle_of_the_registry() {
         }
     }
 }
+
+#[test]
+fn an_echoed_value_is_masked_whatever_quotes_it_holds() {
+    let ts = demo();
+    let q = "mutation M($name: String!) { createAuthor(name: $name) { id } }";
+    let location = |name: &str| {
+        let body = json!({"data": null, "errors": [{
+            "message": format!("internal error: author \"{name}\" wasn't saved"),
+            "path": ["createAuthor"]}]});
+        run(&ts, q, json!({"name": name}), 200, body)
+            .into_iter()
+            .find(|f| f.code == "graphql_internal_error")
+            .expect("an internal error")
+            .location
+    };
+    let plain = location("Ann");
+    assert_eq!(location(r#"O"Brien"#), plain);
+    assert_eq!(location(r#"x\" y "z"#), plain);
+    assert_eq!(location("it's 42"), plain);
+    // Unquoted echoes of literals in the query are masked too.
+    let literal = |id: &str| {
+        let q = format!("{{ book(id: \"{id}\") {{ id }} }}");
+        let body = json!({"data": {"book": null}, "errors": [{
+            "message": format!("internal error: no book {id}"), "path": ["book"]}]});
+        run(&ts, &q, json!({}), 200, body)
+            .into_iter()
+            .find(|f| f.code == "graphql_internal_error")
+            .expect("an internal error")
+            .location
+    };
+    assert_eq!(literal("abc"), literal("zzTop"));
+}

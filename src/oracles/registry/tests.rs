@@ -216,3 +216,35 @@ fn defects_rank_before_conformance_and_severity_orders_within() {
     assert!(rank("schema_violation") < rank("undocumented_status"));
     assert!(Path::new(&root()).join("fixtures/oracles").is_dir());
 }
+
+#[test]
+fn a_missing_property_is_named_once_in_the_script_check() {
+    let api = crate::load::load(&root().join("models/demo/openapi.yaml"))
+        .unwrap()
+        .api;
+    let checker = Checker::new(&api, Vec::new(), None);
+    let ex = Exchange {
+        request: RequestSpec {
+            operation: "getAuthor".into(),
+            method: "GET".into(),
+            path: "/authors/7".into(),
+            ..Default::default()
+        },
+        status: Some(200),
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: r#"{"id":7}"#.into(),
+        ..Default::default()
+    };
+    let found = checker.exchange(&api, &ex);
+    let f = found
+        .iter()
+        .find(|f| f.code == "schema_violation")
+        .expect("a missing name");
+    assert_eq!(
+        f.check,
+        Some(FaultCheck::JsonMissing {
+            status: 200,
+            pointer: "/name".into()
+        })
+    );
+}

@@ -1,0 +1,693 @@
+//! Causes: the faults one oracle reports for one reason. A fault is one
+//! signature (an oracle on one operation and status); a cause is what a
+//! person fixes: one optional header the server rejects everywhere is one
+//! cause however many operations answered it. How an oracle's faults
+//! group is its registry row's [`Group`]; the reason is worked out here
+//! from the finding and the exchange that showed it, with every value
+//! hidden ([`super::mask`]).
+
+use serde::Serialize;
+
+use super::mask::{mask, sent_values};
+use super::registry::{self, Class, Group, Severity};
+use super::{Confirmation, Fault, Finding};
+use crate::execution::Exchange;
+
+/// Why a fault fired, as its cause: what groups it with others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reason {
+    /// What faults of one cause share (code and reason, values hidden).
+    pub key: String,
+    /// For people, values hidden.
+    pub title: String,
+}
+
+/// One cause: its faults, where they were seen, and the fault that stands
+/// for it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cause {
+    /// A stable id (a hash of the reason): the same cause keeps it across runs.
+    pub id: String,
+    /// The oracle's code.
+    pub code: String,
+    /// The oracle's class.
+    pub class: Class,
+    /// The oracle's severity.
+    pub severity: Severity,
+    /// What it is, with values hidden.
+    pub title: String,
+    /// Every operation it was seen on.
+    pub operations: Vec<String>,
+    /// The signatures of its faults.
+    pub faults: Vec<String>,
+    /// The signature of the fault whose reproducer stands for it.
+    pub representative: String,
+    /// Occurrences over all its faults.
+    pub count: u64,
+    /// What replaying its representative showed.
+    pub confirmation: Confirmation,
+}
+
+/// The reason a finding fired, by its oracle's group.
+pub fn reason(f: &Finding, ex: &Exchange) -> Reason {
+    let Some(oracle) = registry::oracle(f.code) else {
+        return Reason {
+            key: format!("{}:{}", f.code, f.operation),
+            title: format!("{}: {}", f.code, f.operation),
+        };
+    };
+    let code = f.code;
+    let title = oracle.title;
+    let status = ex.status.map_or("-".to_string(), |s| s.to_string());
+    let sent = sent_values(&ex.request);
+    let sent: Vec<&str> = sent.iter().map(String::as_str).collect();
+    let per_operation = || Reason {
+        key: format!("{code}:{}:{status}", f.operation),
+        title: format!("{title}: {} ({status})", f.operation),
+    };
+    match oracle.group {
+        Group::Operation => Reason {
+            key: format!("{code}:{}", f.operation),
+            title: format!("{title}: {}", f.operation),
+        },
+        Group::CodePath => match code_path(&ex.body, &sent) {
+            Some(path) => Reason {
+                key: format!("{code}:{status}:{path}"),
+                title: format!("{title} ({status}): {path}"),
+            },
+            None => per_operation(),
+        },
+        Group::Detail => {
+            // A GraphQL error's detail starts with its root field: the same
+            // leak under two root fields is one cause. Leak markers are
+            // quoted literals, not values.
+            let detail = f
+                .detail
+                .strip_prefix(&format!("{} ", f.operation))
+                .unwrap_or(&f.detail);
+            let detail = detail.trim_matches('"');
+            let detail = if super::leaks::CODES.contains(&code) {
+                detail.to_string()
+            } else {
+                mask(detail, &sent, 120)
+            };
+            Reason {
+                key: format!("{code}:{detail}"),
+                title: format!("{title}: {detail}"),
+            }
+        }
+        Group::AnswerShape => {
+            let shape = shape(ex, &sent);
+            Reason {
+                key: format!("{code}:{status}:{shape}"),
+                title: format!("{title}: {status} {shape}"),
+            }
+        }
+        Group::Input => match &ex.request.breach {
+            Some(b) => Reason {
+                key: format!("{code}:{}:{}", b.input, b.kind.as_str()),
+                title: format!(
+                    "{title}: {} ({})",
+                    b.input,
+                    b.kind.as_str().replace('_', " ")
+                ),
+            },
+            None => per_operation(),
+        },
+        Group::Message => {
+            // `errors[3] reports an internal failure: …` names the entry
+            // and repeats the oracle's title: the reason is the excerpt.
+            let message = f
+                .message
+                .split_once("] ")
+                .filter(|(head, _)| head.starts_with("errors["))
+                .map_or(f.message.as_str(), |(_, rest)| {
+                    rest.split_once(": ").map_or(rest, |(_, excerpt)| excerpt)
+                });
+            let message = mask(message, &sent, 80);
+            Reason {
+                key: format!("{code}:{message}"),
+                title: format!("{title}: {message}"),
+            }
+        }
+    }
+}
+
+/// An answer's shape, values hidden: its media type and, for JSON, its
+/// top-level keys and the message it carries (`application/json {error}:
+/// "bad API version"`); for text, its first line.
+fn shape(ex: &Exchange, sent: &[&str]) -> String {
+    let media = ex
+        .header("content-type")
+        .map(super::conformance::essence)
+        .unwrap_or_else(|| "no content type".into());
+    if ex.body.trim().is_empty() {
+        return format!("{media}, empty");
+    }
+    match ex.json() {
+        Some(serde_json::Value::Object(map)) => {
+            let mut keys: Vec<&str> = map.keys().map(String::as_str).collect();
+            keys.sort_unstable();
+            let keys = keys.join(",");
+            match message_of(&serde_json::Value::Object(map.clone())) {
+                Some(m) => format!("{media} {{{keys}}}: {:?}", mask(&m, sent, 60)),
+                None => format!("{media} {{{keys}}}"),
+            }
+        }
+        Some(serde_json::Value::Array(_)) => format!("{media} [array]"),
+        Some(other) => format!("{media} {}", super::json_type(other)),
+        None => {
+            let first = ex.body.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            format!("{media} {:?}", mask(first, sent, 60))
+        }
+    }
+}
+
+/// The human message an error body carries: `message`, `error`, `detail`,
+/// `title`, `msg` or `error_description`, a level down too
+/// (`{"error": {"message": …}}`), or the first of a list of them.
+fn message_of(v: &serde_json::Value) -> Option<String> {
+    const KEYS: [&str; 6] = [
+        "message",
+        "error",
+        "detail",
+        "title",
+        "msg",
+        "error_description",
+    ];
+    match v {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Object(map) => {
+            KEYS.iter()
+                .filter_map(|k| map.get(*k))
+                .find_map(|x| match x {
+                    serde_json::Value::String(s) => Some(s.clone()),
+                    other => message_of(other),
+                })
+        }
+        serde_json::Value::Array(items) => items.first().and_then(message_of),
+        _ => None,
+    }
+}
+
+/// Words of messages that say nothing about where a failure happened.
+const GENERIC: &[&str] = &[
+    "internal",
+    "server",
+    "error",
+    "errors",
+    "unexpected",
+    "an",
+    "a",
+    "has",
+    "have",
+    "occurred",
+    "something",
+    "went",
+    "wrong",
+    "please",
+    "try",
+    "again",
+    "later",
+    "exception",
+    "failed",
+    "failure",
+    "the",
+    "request",
+    "could",
+    "not",
+    "be",
+    "processed",
+    "unknown",
+    "oops",
+    "sorry",
+    "status",
+    "code",
+    "service",
+    "unavailable",
+    "bad",
+    "gateway",
+    "timeout",
+    "#",
+    "…",
+    "contact",
+    "administrator",
+    "support",
+    "we",
+    "are",
+    "working",
+    "on",
+    "it",
+    "unhandled",
+    "while",
+    "processing",
+    "your",
+];
+
+/// The code path a server's answer names, when it names one: the exception
+/// type with the innermost stack frame of a Python, Java, .NET, Node.js,
+/// Go or Rust trace, or else a specific message (one that is not only
+/// generic words), values hidden.
+pub fn code_path(body: &str, sent: &[&str]) -> Option<String> {
+    let text = if body.contains("\\n") {
+        body.replace("\\n", "\n").replace("\\\"", "\"")
+    } else {
+        body.to_string()
+    };
+    if let Some(p) = trace_frame(&text) {
+        return Some(p);
+    }
+    let message = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .as_ref()
+        .and_then(message_of)
+        .or_else(|| {
+            let first = body.lines().find(|l| !l.trim().is_empty())?;
+            (!first.trim_start().starts_with('<')).then(|| first.to_string())
+        })?;
+    let masked = mask(&message, sent, 100);
+    let specific = masked
+        .split(|c: char| !c.is_alphanumeric() && c != '#' && c != '…')
+        .filter(|w| !w.is_empty())
+        .filter(|w| !GENERIC.contains(&w.to_lowercase().as_str()))
+        .count()
+        >= 2;
+    specific.then_some(masked)
+}
+
+/// The exception type and innermost frame of a stack trace in `text`.
+fn trace_frame(text: &str) -> Option<String> {
+    // Python: the last `File "…", line N, in f` and the closing line.
+    if text.contains("Traceback (most recent call last)") {
+        let frame = text.lines().rev().find_map(|l| {
+            let l = l.trim();
+            let rest = l.strip_prefix("File \"")?;
+            let (file, rest) = rest.split_once('"')?;
+            let func = rest.rsplit_once(" in ").map(|(_, f)| f.trim())?;
+            Some(format!(
+                "{}:{func}",
+                file.rsplit('/').next().unwrap_or(file)
+            ))
+        });
+        let exception = text
+            .lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| {
+                l.split_once(':').is_some_and(|(t, _)| {
+                    !t.is_empty()
+                        && t.chars()
+                            .all(|c| c.is_alphanumeric() || c == '.' || c == '_')
+                })
+            })
+            .and_then(|l| l.split(':').next())
+            .map(str::to_string);
+        return match (exception, frame) {
+            (Some(e), Some(f)) => Some(format!("{e} at {f}")),
+            (e, f) => e.or(f),
+        };
+    }
+    // Java, .NET, Node.js: the first `at …` frame, with the exception type
+    // of the line before the frames when there is one.
+    let frame = text.lines().map(str::trim).find_map(|l| {
+        let rest = l.strip_prefix("at ")?;
+        let frame = rest.split(['(', ' ']).next()?.trim();
+        (!frame.is_empty()).then(|| frame.to_string())
+    });
+    if let Some(frame) = frame {
+        let exception = text
+            .split(|c: char| c.is_whitespace() || c == ':' || c == '"')
+            .find(|w| (w.ends_with("Exception") || w.ends_with("Error")) && w.len() > 5)
+            .map(str::to_string);
+        return Some(match exception {
+            Some(e) => format!("{e} at {frame}"),
+            None => frame,
+        });
+    }
+    // Rust: `panicked at src/x.rs:12:5`.
+    if let Some(at) = text.find("panicked at ") {
+        let place: String = text[at + 12..]
+            .chars()
+            .take_while(|c| !c.is_whitespace() && *c != ',')
+            .collect();
+        let place = place.trim_end_matches(':').to_string();
+        if !place.is_empty() {
+            return Some(format!("panic at {place}"));
+        }
+    }
+    // Go: `panic: …` and the first `file.go:N` line.
+    if text.contains("goroutine ") {
+        let frame = text.lines().map(str::trim).find(|l| l.contains(".go:"))?;
+        return Some(frame.split(' ').next().unwrap_or(frame).to_string());
+    }
+    None
+}
+
+/// A cause's stable id: `C` and eight hex digits of the FNV-1a hash of its key.
+pub fn id(key: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("C{:08x}", h >> 32)
+}
+
+/// The faults grouped into causes (by the cause each fault names), most
+/// important first: defects before conformance, then by severity, then by
+/// how many operations and occurrences they span.
+pub fn group(faults: &[Fault]) -> Vec<Cause> {
+    let mut causes: indexmap::IndexMap<&str, Cause> = indexmap::IndexMap::new();
+    for f in faults {
+        let cause = causes.entry(f.cause.as_str()).or_insert_with(|| Cause {
+            id: f.cause.clone(),
+            code: f.code.clone(),
+            class: f.class,
+            severity: f.severity,
+            title: f.cause_title.clone(),
+            operations: Vec::new(),
+            faults: Vec::new(),
+            representative: f.signature.clone(),
+            count: 0,
+            confirmation: f.confirmation,
+        });
+        if !cause.operations.contains(&f.operation) {
+            cause.operations.push(f.operation.clone());
+        }
+        cause.faults.push(f.signature.clone());
+        cause.count += f.count;
+    }
+    let mut causes: Vec<Cause> = causes.into_values().collect();
+    for c in &mut causes {
+        let members: Vec<&Fault> = faults
+            .iter()
+            .filter(|f| c.faults.contains(&f.signature))
+            .collect();
+        if let Some(best) = members.iter().min_by_key(|f| standing(f)) {
+            c.representative = best.signature.clone();
+            c.confirmation = best.confirmation;
+        }
+    }
+    causes.sort_by_key(|c| {
+        let (class, severity, at) = registry::rank(&c.code);
+        (
+            class,
+            severity,
+            std::cmp::Reverse(c.operations.len()),
+            std::cmp::Reverse(c.count),
+            at,
+        )
+    });
+    causes
+}
+
+/// The order to replay faults in (indexes into `faults`): each cause's
+/// representative, causes by rank, before any cause's second fault, then
+/// the second faults, and so on; so when the replay time ends, what is left
+/// is the least telling.
+pub fn replay_order(faults: &[Fault]) -> Vec<usize> {
+    let causes = group(faults);
+    let mut rounds: Vec<Vec<usize>> = Vec::new();
+    for c in &causes {
+        let mut members: Vec<usize> = (0..faults.len())
+            .filter(|&i| faults[i].cause == c.id)
+            .collect();
+        members.sort_by_key(|&i| {
+            (
+                faults[i].signature != c.representative,
+                standing(&faults[i]),
+            )
+        });
+        for (round, i) in members.into_iter().enumerate() {
+            if rounds.len() <= round {
+                rounds.push(Vec::new());
+            }
+            rounds[round].push(i);
+        }
+    }
+    rounds.concat()
+}
+
+/// How well a fault stands for its cause, best first: a confirmed fault
+/// with a reproducer that runs alone, then any confirmed one, then the one
+/// with the shortest witness.
+fn standing(f: &Fault) -> (u8, usize) {
+    let rank = match (&f.reproducer, f.confirmation) {
+        (Some(r), Confirmation::Confirmed) if r.standalone => 0,
+        (_, Confirmation::Confirmed) => 1,
+        (_, Confirmation::NotReplayed) => 2,
+        _ => 3,
+    };
+    (rank, f.witness.len())
+}
+
+/// The summary of causes for a run's last line: `N causes (D defects, C
+/// conformance) from F faults`.
+pub fn summary(causes: &[Cause], faults: usize) -> String {
+    let defects = causes.iter().filter(|c| c.class == Class::Defect).count();
+    format!(
+        "{} cause(s) ({defects} defect(s), {} conformance) from {faults} fault(s)",
+        causes.len(),
+        causes.len() - defects
+    )
+}
+
+/// One line for a terminal: class and severity, the title, and where it
+/// was seen (`defect/high  The server answered 500-599 (500): … — 3
+/// fault(s) on listBooks, listAuthors, getList`).
+pub fn line(c: &Cause) -> String {
+    let mut ops = c
+        .operations
+        .iter()
+        .take(3)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if c.operations.len() > 3 {
+        ops.push_str(&format!(" and {} more", c.operations.len() - 3));
+    }
+    format!(
+        "{}/{:<6} {} — {} fault(s) on {ops}",
+        c.class.as_str(),
+        c.severity.as_str(),
+        c.title,
+        c.faults.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execution::{Breach, BreachKind, RequestSpec};
+
+    fn ex(op: &str, path: &str, status: u16, ct: &str, body: &str) -> Exchange {
+        Exchange {
+            request: RequestSpec {
+                operation: op.into(),
+                method: "GET".into(),
+                path: path.into(),
+                ..Default::default()
+            },
+            status: Some(status),
+            headers: vec![("content-type".into(), ct.into())],
+            body: body.into(),
+            ..Default::default()
+        }
+    }
+
+    fn finding(code: &'static str, op: &str, detail: &str) -> Finding {
+        Finding::new(code, op, format!("{code} on {op}"), detail.into())
+    }
+
+    #[test]
+    fn one_rejected_header_on_many_operations_is_one_cause() {
+        let a = ex(
+            "listA",
+            "/a",
+            400,
+            "application/json",
+            r#"{"error":"bad API version 'x1'"}"#,
+        );
+        let b = ex(
+            "listB",
+            "/b",
+            400,
+            "application/json",
+            r#"{"error":"bad API version 'zz9'"}"#,
+        );
+        let ra = reason(&finding("undocumented_status", "listA", ""), &a);
+        let rb = reason(&finding("undocumented_status", "listB", ""), &b);
+        assert_eq!(ra.key, rb.key);
+        let c = ex("listB", "/b", 400, "text/plain", "Bad Request");
+        assert_ne!(
+            ra.key,
+            reason(&finding("undocumented_status", "listB", ""), &c).key
+        );
+        let d = ex(
+            "listB",
+            "/b",
+            401,
+            "application/json",
+            r#"{"error":"bad API version 'x'"}"#,
+        );
+        assert_ne!(
+            ra.key,
+            reason(&finding("undocumented_status", "listB", ""), &d).key
+        );
+    }
+
+    #[test]
+    fn server_errors_group_by_code_path_only() {
+        let generic = |op: &str| {
+            ex(
+                op,
+                "/x",
+                500,
+                "application/json",
+                r#"{"detail":"Internal Server Error"}"#,
+            )
+        };
+        let r1 = reason(&finding("server_error", "opA", ""), &generic("opA"));
+        let r2 = reason(&finding("server_error", "opB", ""), &generic("opB"));
+        assert_ne!(
+            r1.key, r2.key,
+            "a generic 500 is its own cause per operation"
+        );
+        let overflow = |op: &str, n: &str| {
+            ex(
+                op,
+                &format!("/x?n={n}"),
+                500,
+                "application/json",
+                &format!(
+                    r#"{{"detail":"Python int too large to convert to SQLite INTEGER: {n}"}}"#
+                ),
+            )
+        };
+        let r3 = reason(
+            &finding("server_error", "opA", ""),
+            &overflow("opA", "123456789012345678901"),
+        );
+        let r4 = reason(
+            &finding("server_error", "opB", ""),
+            &overflow("opB", "99999999999999999999"),
+        );
+        assert_eq!(r3.key, r4.key);
+        let trace = |op: &str| {
+            ex(op, "/x", 500, "text/plain",
+               "Traceback (most recent call last):\n  File \"/app/db.py\", line 12, in insert\n    x()\nsqlite3.IntegrityError: UNIQUE constraint failed: t.name\n")
+        };
+        let r5 = reason(&finding("server_error", "opA", ""), &trace("opA"));
+        assert_eq!(
+            r5.title,
+            "The server answered 500-599 (500): sqlite3.IntegrityError at db.py:insert"
+        );
+        assert_eq!(
+            r5.key,
+            reason(&finding("server_error", "opB", ""), &trace("opB")).key
+        );
+    }
+
+    #[test]
+    fn accepted_invalid_inputs_group_by_input_and_kind() {
+        let mut a = ex("listA", "/a?limit=abc", 200, "application/json", "[]");
+        a.request.breach = Some(Breach {
+            input: "query limit".into(),
+            kind: BreachKind::WrongType,
+        });
+        let mut b = ex("listB", "/b?limit=xyz", 200, "application/json", "[]");
+        b.request.breach = a.request.breach.clone();
+        let ra = reason(&finding("invalid_input_accepted", "listA", ""), &a);
+        assert_eq!(
+            ra.key,
+            reason(&finding("invalid_input_accepted", "listB", ""), &b).key
+        );
+        b.request.breach = Some(Breach {
+            input: "query limit".into(),
+            kind: BreachKind::AboveMaximum,
+        });
+        assert_ne!(
+            ra.key,
+            reason(&finding("invalid_input_accepted", "listB", ""), &b).key
+        );
+    }
+
+    #[test]
+    fn replays_take_every_cause_once_before_any_twice() {
+        let fault = |code: &str, sig: &str, cause: &str, steps: usize| Fault {
+            cause: id(cause),
+            cause_title: String::new(),
+            code: code.into(),
+            class: registry::class_of(code),
+            severity: registry::severity_of(code),
+            operation: sig.into(),
+            status: Some(400),
+            signature: sig.into(),
+            message: String::new(),
+            count: 1,
+            first_seq: 0,
+            witness: vec![
+                crate::oracles::WitnessStep {
+                    seq: 0,
+                    operation: String::new(),
+                    method: "GET".into(),
+                    path: "/".into(),
+                    status: None,
+                };
+                steps
+            ],
+            confirmation: Confirmation::NotReplayed,
+            reproducer: None,
+        };
+        let faults = [
+            fault("undocumented_status", "u1", "u", 3),
+            fault("undocumented_status", "u2", "u", 1),
+            fault("undocumented_status", "u3", "u", 2),
+            fault("server_error", "s1", "s1", 4),
+            fault("server_error", "s2", "s2", 1),
+        ];
+        let order: Vec<&str> = replay_order(&faults)
+            .into_iter()
+            .map(|i| faults[i].signature.as_str())
+            .collect();
+        // Defects first; the shortest witness stands for its cause.
+        assert_eq!(order[..3], ["s1", "s2", "u2"]);
+        assert_eq!(order.len(), 5);
+    }
+
+    #[test]
+    fn causes_rank_defects_first_and_count_their_faults() {
+        let fault = |code: &str, op: &str, sig: &str, cause: &str| Fault {
+            cause: id(cause),
+            cause_title: cause.to_uppercase(),
+            code: code.into(),
+            class: registry::class_of(code),
+            severity: registry::severity_of(code),
+            operation: op.into(),
+            status: Some(400),
+            signature: sig.into(),
+            message: String::new(),
+            count: 2,
+            first_seq: 0,
+            witness: Vec::new(),
+            confirmation: Confirmation::NotReplayed,
+            reproducer: None,
+        };
+        let faults = [
+            fault("undocumented_status", "a", "s1", "u"),
+            fault("undocumented_status", "b", "s2", "u"),
+            fault("server_error", "c", "s3", "s"),
+        ];
+        let causes = group(&faults);
+        assert_eq!(causes.len(), 2);
+        assert_eq!(causes[0].code, "server_error");
+        assert_eq!(causes[1].faults, ["s1", "s2"]);
+        assert_eq!(causes[1].operations, ["a", "b"]);
+        assert_eq!(causes[1].count, 4);
+        assert_eq!(
+            summary(&causes, 3),
+            "2 cause(s) (1 defect(s), 1 conformance) from 3 fault(s)"
+        );
+        assert!(causes[0].id.starts_with('C') && causes[0].id.len() == 9);
+    }
+}
