@@ -7,6 +7,7 @@ mod inspect;
 mod replay;
 mod replay_queries;
 mod run;
+mod shell;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -48,6 +49,10 @@ enum Command {
     /// Send a log of production GraphQL requests (NDJSON or HAR) to an endpoint
     /// and check every answer against the schema.
     ReplayQueries(replay_queries::ReplayQueriesArgs),
+    /// Print shell completions (bash, zsh, fish, powershell, elvish).
+    Completions(shell::CompletionsArgs),
+    /// Print the man page, or write one per command with --out.
+    Man(shell::ManArgs),
 }
 
 /// Runs the command line and returns the process exit status.
@@ -67,6 +72,8 @@ pub fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::ReplayQueries(args) => replay_queries::run(&args),
+        Command::Completions(args) => shell::completions(&args),
+        Command::Man(args) => shell::man(&args),
     };
     match result {
         Ok(code) => code,
