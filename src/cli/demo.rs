@@ -151,7 +151,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         for w in crate::reports::write_extras(&flags.out, &summary.report, &graphs, &secrets)
             .map_err(|e| anyhow::anyhow!("cannot write report.html, junit.xml or report.sarif: {e}"))?
         {
-            eprintln!("warning: {w}");
+            eprintln!("warning: {}", crate::model::text::one_line(&w));
         }
 
         let report = &summary.report;
@@ -182,7 +182,12 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         }
         println!("  faults found: {}", report.faults.len());
         for f in &report.faults {
-            println!("    {:<24} {:<20} {}", f.code, f.operation, f.message);
+            println!(
+                "    {:<24} {:<20} {}",
+                f.code,
+                crate::model::text::one_line(&f.operation),
+                crate::model::text::one_line(&f.message)
+            );
         }
         // Scored only now, after the run: the search never sees the answers.
         // A fault planted only on excluded operations cannot be found.
