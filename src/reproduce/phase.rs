@@ -550,7 +550,7 @@ pub fn write_suite(
     let mut seen = HashSet::new();
     let mut n = 0;
     for (script, title) in scripts {
-        let text = hurl::render(&script, &title);
+        let text = hurl::render_redacted(&script, &title, secrets);
         let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
         if script.steps.is_empty() || !seen.insert(body.join("\n")) {
             continue;
