@@ -567,3 +567,22 @@ pub fn write_suite(
     }
     Ok(n)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::slug;
+
+    #[test]
+    fn file_names_are_bounded_slugs() {
+        assert_eq!(slug("getBook"), "getBook");
+        let hostile = slug("../../x\n$(touch y)`z`'\"\u{1b}é/\\");
+        assert!(
+            hostile
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+            "{hostile}"
+        );
+        assert!(!hostile.contains(".."));
+        assert_eq!(slug(&"a".repeat(500)).len(), 60);
+    }
+}
