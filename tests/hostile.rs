@@ -409,3 +409,25 @@ async fn userinfo_in_the_descriptions_server_is_sent_and_never_written() {
     }
     assert_eq!(marks(&marker_dir), Vec::<String>::new(), "a payload ran");
 }
+
+/// `inspect` prints the description's names for people: their control
+/// characters show as escapes instead of acting on the terminal.
+#[tokio::test(flavor = "multi_thread")]
+async fn inspect_shows_control_characters_as_escapes() {
+    let work = tempfile::tempdir().unwrap();
+    let spec_path = work.path().join("hostile.json");
+    std::fs::write(&spec_path, spec(&work.path().join("marks"), None)).unwrap();
+    let result = cartograph(args(&["inspect", spec_path.to_str().unwrap()])).await;
+    assert_eq!(result.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(stdout.contains("ctl\\u{1b}]0;pwned"), "{stdout}");
+    for text in [
+        stdout.as_ref(),
+        String::from_utf8_lossy(&result.stderr).as_ref(),
+    ] {
+        assert!(
+            !text.contains(|c: char| c.is_control() && c != '\n' && c != '\t'),
+            "{text:?}"
+        );
+    }
+}

@@ -201,6 +201,13 @@ fn write_output(text: &str, out: Option<&PathBuf>) -> anyhow::Result<()> {
         }
         None => {
             let mut stdout = std::io::stdout().lock();
+            // On a terminal, a description's control characters show as
+            // escapes; piped, the text stays exact.
+            let text = if std::io::IsTerminal::is_terminal(&stdout) {
+                crate::model::text::printable(text)
+            } else {
+                std::borrow::Cow::Borrowed(text)
+            };
             stdout.write_all(text.as_bytes())?;
             stdout.flush()?;
             Ok(())
