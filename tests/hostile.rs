@@ -431,3 +431,49 @@ async fn inspect_shows_control_characters_as_escapes() {
         );
     }
 }
+
+/// A description fetched from a URL with a user and password: sent as Basic
+/// auth to fetch it, named without them everywhere.
+#[tokio::test(flavor = "multi_thread")]
+async fn userinfo_in_the_descriptions_url_is_never_written() {
+    let work = tempfile::tempdir().unwrap();
+    let marker_dir = work.path().join("marks");
+    std::fs::create_dir(&marker_dir).unwrap();
+    let server = Hostile::start(&marker_dir).await;
+    let url = format!(
+        "{}/openapi.json",
+        server
+            .base_url
+            .replacen("http://", &format!("http://{USER}:{PASSWORD}@"), 1)
+    );
+    let out = work.path().join("out");
+    let result = cartograph(args(&[
+        "run",
+        &url,
+        "--max-requests",
+        "60",
+        "--no-replay",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    let stderr = String::from_utf8_lossy(&result.stderr).to_string();
+    assert!(
+        matches!(result.status.code(), Some(0 | 1)),
+        "the run worked: {stderr}"
+    );
+    assert!(stderr.contains("description from"), "{stderr}");
+    for secret in [USER, PASSWORD] {
+        assert!(!stderr.contains(secret), "stderr holds {secret}: {stderr}");
+        for file in files(&out) {
+            let text = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+            assert!(!text.contains(secret), "{} holds {secret}", file.display());
+        }
+    }
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(
+        report["settings"]["spec"],
+        format!("{}/openapi.json", server.base_url)
+    );
+}

@@ -231,12 +231,14 @@ pub struct Hostile {
 
 impl Hostile {
     /// Starts the server on a free port of 127.0.0.1; payloads for `marks`.
+    /// It serves its own description (no `servers`) at `/openapi.json`.
     pub async fn start(marks: &Path) -> Hostile {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
             .await
             .expect("bind the hostile server on 127.0.0.1");
         let addr = listener.local_addr().unwrap();
         let app = Arc::new(App {
+            spec: spec(marks, None),
             payloads: Payloads::new(marks),
             requests: Arc::new(AtomicU64::new(0)),
             made: AtomicU64::new(0),
@@ -266,6 +268,8 @@ impl Drop for Hostile {
 }
 
 struct App {
+    /// Served at `/openapi.json`.
+    spec: String,
     payloads: Payloads,
     requests: Arc<AtomicU64>,
     made: AtomicU64,
@@ -350,10 +354,24 @@ async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
     ];
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     // Under a base path of any name (the description's server may have one).
-    let known = ["items", "search", "notes", "things", "whoami", "run", "ctl"];
+    let known = [
+        "items",
+        "search",
+        "notes",
+        "things",
+        "whoami",
+        "run",
+        "ctl",
+        "openapi.json",
+    ];
     let from = segments.iter().position(|s| known.contains(s)).unwrap_or(0);
     let segments = &segments[from..];
     match (&method, segments) {
+        (&Method::GET, ["openapi.json"]) => answer(
+            StatusCode::OK,
+            &[],
+            Some(("application/json", app.spec.clone())),
+        ),
         (&Method::POST, ["items"]) => {
             let id = app.made.fetch_add(1, Ordering::Relaxed) + 1;
             let mut h = echo.clone();
