@@ -151,7 +151,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         for w in crate::reports::write_extras(&flags.out, &summary.report, &graphs, &secrets)
             .map_err(|e| anyhow::anyhow!("cannot write report.html, junit.xml or report.sarif: {e}"))?
         {
-            eprintln!("warning: {w}");
+            eprintln!("warning: {}", crate::model::text::one_line(&w));
         }
 
         let report = &summary.report;
@@ -185,7 +185,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             crate::oracles::causes::summary(&report.causes, report.faults.len())
         );
         for c in &report.causes {
-            println!("    {}", crate::oracles::causes::line(c));
+            println!("    {}", crate::model::text::one_line(&crate::oracles::causes::line(c)));
         }
         // Scored only now, after the run: the search never sees the answers.
         // A fault planted only on excluded operations cannot be found.

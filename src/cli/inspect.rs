@@ -54,7 +54,9 @@ pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
     } else {
         summary_text(&g, &loaded.api, loaded.warnings.len())
     };
-    super::write_output(&text, None)?;
+    // Text for people, quoting the description: its control characters
+    // show as escapes instead of acting on the terminal.
+    super::write_output(&crate::model::text::printable(&text), None)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -17,6 +17,7 @@ use clap::{Parser, Subcommand};
 
 use crate::load::{self, Loaded};
 use crate::model::select::Selection;
+use crate::model::text::one_line;
 use crate::run::options::SelectArgs;
 
 /// Exit status for usage and configuration errors (a bad flag, an unreadable spec).
@@ -84,7 +85,11 @@ pub fn main() -> ExitCode {
                     return ExitCode::SUCCESS;
                 }
             }
-            eprintln!("error: {err:#}");
+            // Errors quote descriptions and answers: shown, never acted on.
+            eprintln!(
+                "error: {}",
+                crate::model::text::printable(&format!("{err:#}"))
+            );
             ExitCode::from(EXIT_USAGE)
         }
     }
@@ -95,7 +100,7 @@ fn load_spec(path: &Path) -> anyhow::Result<Loaded> {
     let loaded = load::load(path)?;
     let mut stderr = std::io::stderr().lock();
     for w in &loaded.warnings {
-        let _ = writeln!(stderr, "warning: {w}");
+        let _ = writeln!(stderr, "warning: {}", one_line(&w.to_string()));
     }
     if !loaded.warnings.is_empty() {
         let _ = writeln!(
@@ -128,11 +133,11 @@ fn load_any(
         .build()?;
     let remote = runtime.block_on(load::remote::fetch(client, &url, headers))?;
     for w in &remote.loaded.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", one_line(&w.to_string()));
     }
     eprintln!(
         "cartograph: description from {}: {} operations",
-        remote.url,
+        one_line(&crate::execution::without_userinfo(remote.url.as_str())),
         remote.loaded.api.operations.len()
     );
     let source = load::SpecSource::text(remote.url.as_str(), &remote.text, &remote.loaded.api);
@@ -178,7 +183,7 @@ fn select(apis: &mut [&mut crate::model::Api], select: &SelectArgs) -> anyhow::R
         eprintln!(
             "cartograph: {} operation(s) excluded, never called: {}{}",
             excluded.len(),
-            shown.join(", "),
+            one_line(&shown.join(", ")),
             if excluded.len() > shown.len() {
                 ", …"
             } else {
@@ -203,6 +208,13 @@ fn write_output(text: &str, out: Option<&PathBuf>) -> anyhow::Result<()> {
         }
         None => {
             let mut stdout = std::io::stdout().lock();
+            // On a terminal, a description's control characters show as
+            // escapes; piped, the text stays exact.
+            let text = if std::io::IsTerminal::is_terminal(&stdout) {
+                crate::model::text::printable(text)
+            } else {
+                std::borrow::Cow::Borrowed(text)
+            };
             stdout.write_all(text.as_bytes())?;
             stdout.flush()?;
             Ok(())

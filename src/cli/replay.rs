@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::execution::{self, secrets::Secrets, Credentials, RunConfig, Transport};
+use crate::model::text::one_line;
 use crate::reproduce::phase::Recorder;
 use crate::reproduce::replay::{shows, ScriptRun};
 use crate::reproduce::Script;
@@ -22,7 +23,8 @@ pub struct ReplayArgs {
     /// A reproducer from a run's output folder: `reproducers/NAME.json`, or
     /// `reproducers/NAME.sh` (its `.json` twin is read).
     pub reproducer: PathBuf,
-    /// Base URL to replay against (default: the run's target).
+    /// Base URL to replay against (default: the run's target); a user and
+    /// password in it are sent as Basic auth.
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
     /// A header sent with every request, `Name: value` (repeatable; a secret).
@@ -55,12 +57,26 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         )
     })?;
     let target = args.target.clone().unwrap_or_else(|| script.target.clone());
-    let target = url::Url::parse(&target)
-        .map_err(|e| anyhow::anyhow!("--target {target:?} is not a URL: {e}"))?;
+    let mut target = url::Url::parse(&target).map_err(|e| {
+        anyhow::anyhow!(
+            "--target {:?} is not a URL: {e}",
+            execution::without_userinfo(&target)
+        )
+    })?;
+    let userinfo = execution::take_userinfo(&mut target);
     let secrets = Secrets::new();
     let mut headers = Vec::new();
     for h in &args.headers {
         headers.push(execution::parse_header(h).map_err(|e| anyhow::anyhow!("--header: {e}"))?);
+    }
+    // The target's user and password go as Basic auth, as in `run`.
+    if let Some(info) = userinfo {
+        if !headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case(&info.header.0))
+        {
+            headers.push(info.header);
+        }
     }
     let credentials = Credentials::new(headers, None, None, secrets);
     let runtime = tokio::runtime::Runtime::new()?;
@@ -104,8 +120,8 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         execution::run(config, transport, credentials, politeness, driver.clone(), |ex| {
             println!(
                 "{} {} -> {}",
-                ex.request.method,
-                ex.request.path,
+                one_line(&ex.request.method),
+                one_line(&ex.request.path),
                 ex.status
                     .map_or_else(|| "no response".to_string(), |s| s.to_string())
             );
@@ -123,11 +139,19 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         }
         match (&script.fault, exchanges.last()) {
             (Some(fault), Some(last)) if shows(&fault.check, last) => {
-                println!("FAULT SHOWS: {} ({})", fault.message, fault.code);
+                println!(
+                    "FAULT SHOWS: {} ({})",
+                    one_line(&fault.message),
+                    one_line(&fault.code)
+                );
                 Ok(ExitCode::from(EXIT_FAULTS))
             }
             (Some(fault), _) => {
-                println!("the fault did not show: {} ({})", fault.signature, fault.code);
+                println!(
+                    "the fault did not show: {} ({})",
+                    one_line(&fault.signature),
+                    one_line(&fault.code)
+                );
                 Ok(ExitCode::SUCCESS)
             }
             (None, _) => Ok(ExitCode::SUCCESS),

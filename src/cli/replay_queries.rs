@@ -22,7 +22,8 @@ use crate::run::{queries, RunOptions};
 pub struct ReplayQueriesArgs {
     /// The log of GraphQL requests: NDJSON or HAR.
     pub log: PathBuf,
-    /// The GraphQL endpoint to send them to (`http://127.0.0.1:4000/graphql`).
+    /// The GraphQL endpoint to send them to (`http://127.0.0.1:4000/graphql`);
+    /// a user and password in it are sent as Basic auth, and never written.
     #[arg(long, value_name = "URL")]
     pub target: String,
     /// The schema (SDL or introspection JSON); without it the endpoint is asked
@@ -89,7 +90,7 @@ pub fn run(args: &ReplayQueriesArgs) -> anyhow::Result<ExitCode> {
     let flags = run_flags(args);
     let log = query_log::read(&args.log)?;
     for w in &log.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", crate::model::text::one_line(w));
     }
     if log.queries.is_empty() {
         anyhow::bail!(

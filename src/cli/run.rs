@@ -23,7 +23,10 @@ pub struct RunArgs {
     /// its schema.
     pub spec: Option<PathBuf>,
     /// Base URL to test (default: the description's first server); for
-    /// GraphQL, the endpoint (`http://127.0.0.1:8080/graphql`).
+    /// GraphQL, the endpoint (`http://127.0.0.1:8080/graphql`). A user and
+    /// password in it (`http://user:pw@host`, or in the description's server)
+    /// are sent as Basic auth and are secrets like -H: no file or message
+    /// names them.
     #[arg(long, value_name = "URL")]
     pub target: Option<String>,
     /// Test a GraphQL endpoint; without a schema file, its schema comes from
@@ -69,6 +72,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 anyhow::bail!("give a SPEC (a file or an http(s):// URL), or --graphql --target URL to ask a GraphQL endpoint for its schema");
             };
             if !args.graphql {
+                let target = crate::execution::without_userinfo(target);
                 let lower = target.to_ascii_lowercase();
                 let hint = if lower.contains("graphql") || lower.ends_with("/gql") {
                     format!("; {target} looks like a GraphQL endpoint: add --graphql to ask it for its schema")

@@ -21,6 +21,64 @@ pub struct Credentials {
     secrets: Secrets,
 }
 
+/// The user and password a URL carried, once taken out of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Userinfo {
+    /// `Authorization: Basic …`, the header a client sends for them.
+    pub header: (String, String),
+    /// What must never be written: the user, the password, both.
+    pub secrets: Vec<String>,
+}
+
+/// Takes the user and password out of `url` (`http://user:pw@host/`): they
+/// are credentials like a `-H` header, sent as Basic auth and never
+/// written, so the URL every file names holds neither.
+pub fn take_userinfo(url: &mut url::Url) -> Option<Userinfo> {
+    use base64::Engine;
+    if url.username().is_empty() && url.password().is_none() {
+        return None;
+    }
+    let decode = |s: &str| {
+        percent_encoding::percent_decode_str(s)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    let user = decode(url.username());
+    let password = url.password().map(decode).unwrap_or_default();
+    // Clearing cannot fail on a URL that had them (it has a host).
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    let pair = format!("{user}:{password}");
+    let token = base64::engine::general_purpose::STANDARD.encode(&pair);
+    Some(Userinfo {
+        header: ("Authorization".to_string(), format!("Basic {token}")),
+        secrets: [user, password, pair]
+            .into_iter()
+            .filter(|s| !s.is_empty() && s != ":")
+            .collect(),
+    })
+}
+
+/// `text` as it may be shown when it is a URL: without its user and
+/// password (`http://host/`); a text that does not parse loses what stands
+/// between `://` and an `@` before the next `/`.
+pub fn without_userinfo(text: &str) -> String {
+    if let Ok(mut url) = url::Url::parse(text) {
+        if take_userinfo(&mut url).is_some() {
+            return url.to_string();
+        }
+        return text.to_string();
+    }
+    let Some(start) = text.find("://").map(|i| i + 3) else {
+        return text.to_string();
+    };
+    let authority_end = text[start..].find('/').map_or(text.len(), |i| start + i);
+    match text[start..authority_end].rfind('@') {
+        Some(at) => format!("{}{}", &text[..start], &text[start + at + 1..]),
+        None => text.to_string(),
+    }
+}
+
 /// Parses `Name: value`.
 pub fn parse_header(text: &str) -> Result<(String, String), String> {
     let (name, value) = text
@@ -131,6 +189,38 @@ async fn run_command(cmd: &str) -> Result<Vec<(String, String)>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn userinfo_becomes_basic_auth_and_secrets() {
+        let mut url = url::Url::parse("http://u%40x:p%3Ass@127.0.0.1:8080/api").unwrap();
+        let info = take_userinfo(&mut url).unwrap();
+        assert_eq!(url.as_str(), "http://127.0.0.1:8080/api");
+        // base64("u@x:p:ss")
+        assert_eq!(
+            info.header,
+            ("Authorization".into(), "Basic dUB4OnA6c3M=".into())
+        );
+        assert_eq!(info.secrets, vec!["u@x", "p:ss", "u@x:p:ss"]);
+        let mut plain = url::Url::parse("http://127.0.0.1/").unwrap();
+        assert_eq!(take_userinfo(&mut plain), None);
+        let mut user_only = url::Url::parse("http://admin@h/").unwrap();
+        assert_eq!(
+            take_userinfo(&mut user_only).unwrap().secrets,
+            vec!["admin", "admin:"]
+        );
+    }
+
+    #[test]
+    fn urls_are_shown_without_userinfo() {
+        assert_eq!(without_userinfo("http://u:p@h:1/x"), "http://h:1/x");
+        assert_eq!(without_userinfo("http://h/x"), "http://h/x");
+        assert_eq!(without_userinfo("openapi.yaml"), "openapi.yaml");
+        assert_eq!(
+            without_userinfo("http://u:p@h:notaport/x"),
+            "http://h:notaport/x"
+        );
+        assert_eq!(without_userinfo("http://h/a@b"), "http://h/a@b");
+    }
 
     #[test]
     fn headers_parse() {

@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use auth::{parse_header, Credentials};
+pub use auth::{parse_header, take_userinfo, without_userinfo, Credentials, Userinfo};
 pub use bounded::JSON_ITEMS;
 pub use breach::{Breach, BreachKind};
 pub use engine::{plain_words, run, Driver, RunOutcome, StopReason, TestRun};

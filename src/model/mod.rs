@@ -10,6 +10,7 @@ pub mod names;
 mod schema;
 pub mod security;
 pub mod select;
+pub mod text;
 
 pub use schema::{Schema, SchemaType};
 pub use security::{SchemeKind, Security, SecurityScheme};

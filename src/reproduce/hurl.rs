@@ -1,8 +1,20 @@
 //! A script as a Hurl file: one entry per step, `[Captures]` for carried
 //! values, and the status the run saw asserted. The target comes from the
 //! `base` variable: `hurl --test --variable base=http://127.0.0.1:8080 *.hurl`.
+//!
+//! Every text of the script is data, written in the form Hurl reads back as
+//! exactly that text: URLs percent-encoded outside the characters Hurl takes
+//! in a URL, header names and values with Hurl's escapes (`\#`, `\\`,
+//! `\n`, `\u{7b}` for a `{` that must not open a template), raw bodies as
+//! base64 when they hold what a raw string cannot (```` ``` ````, `{{`,
+//! control characters), comments on one line. Only the `{{…}}` of the
+//! values earlier steps captured are templates.
+
+use std::collections::HashSet;
 
 use super::{Script, Source};
+use crate::execution::secrets::Secrets;
+use crate::model::text::one_line;
 
 /// A JSON pointer as a Hurl JSONPath (`/0/id` → `$[0]['id']`).
 fn jsonpath(pointer: &str) -> String {
@@ -21,21 +33,164 @@ fn jsonpath(pointer: &str) -> String {
     out
 }
 
-/// A Hurl quoted string.
+/// A Hurl quoted string: `\\`, `"`, control characters and `{` (which
+/// would open a template) escaped.
 fn quoted(s: &str) -> String {
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '#' => out.push('#'),
+            c => escape(c, &mut out),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A comment line: `text` on one line, its control characters escaped.
+fn comment(text: &str) -> String {
+    format!("# {}\n", one_line(text))
+}
+
+/// Whether `name` can be a Hurl variable (and so one of our captures).
+fn variable_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `text` cut into literal parts and the `{{name}}`s of `known` names, in
+/// order: `(literal, None)` and `("", Some(name))`; a `{{` of any other
+/// name is literal.
+fn pieces<'a>(text: &'a str, known: &HashSet<&str>) -> Vec<(&'a str, Option<&'a str>)> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    let mut from = 0;
+    while let Some(found) = rest[from..].find("{{") {
+        let start = from + found;
+        let name = rest[start + 2..]
+            .find("}}")
+            .map(|len| &rest[start + 2..start + 2 + len])
+            .filter(|name| known.contains(name));
+        match name {
+            Some(name) => {
+                out.push((&rest[..start], None));
+                out.push(("", Some(name)));
+                rest = &rest[start + 2 + name.len() + 2..];
+                from = 0;
+            }
+            None => from = start + 2,
+        }
+    }
+    out.push((rest, None));
+    out
+}
+
+/// Characters a Hurl URL takes as they are, besides ASCII letters and digits.
+const URL_CHARS: &str = ":/.-?=&_%*,@~+!$'();[]";
+
+/// A request path as the rest of a Hurl URL line: every character Hurl
+/// would not take (a space, `#`, `{`, quotes, control and non-ASCII
+/// characters) percent-encoded, as an HTTP client sends it anyway.
+fn url(path: &str, known: &HashSet<&str>) -> String {
+    let mut out = String::with_capacity(path.len());
+    for (literal, var) in pieces(path, known) {
+        for c in literal.chars() {
+            if c.is_ascii_alphanumeric() || URL_CHARS.contains(c) {
+                out.push(c);
+            } else {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("%{b:02X}"));
+                }
+            }
+        }
+        if let Some(v) = var {
+            out.push_str(&format!("{{{{{v}}}}}"));
+        }
+    }
+    out
+}
+
+/// One character in Hurl's escape form, for strings that are not quoted.
+fn escape(c: char, out: &mut String) {
+    match c {
+        '\\' => out.push_str("\\\\"),
+        '#' => out.push_str("\\#"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        // A `{` never opens a template of its own.
+        '{' => out.push_str("\\u{7b}"),
+        c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        c => out.push(c),
+    }
+}
+
+/// A header name as a Hurl key: letters, digits and `_-.@$` as they are,
+/// everything else (`:`, spaces, brackets, line breaks) escaped.
+fn key(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || "_-.@$".contains(c) {
+            out.push(c);
+        } else if c == ':' {
+            out.push_str("\\:");
+        } else if "\\#\n\r\t".contains(c) || c.is_control() {
+            escape(c, &mut out);
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    out
+}
+
+/// A header value as Hurl reads it back: escapes for `\`, `#`, `{` and
+/// control characters, and for the spaces at either end (Hurl trims them).
+fn value(text: &str, known: &HashSet<&str>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let parts = pieces(text, known);
+    let last = parts.len() - 1;
+    for (i, (literal, var)) in parts.iter().enumerate() {
+        let n = literal.chars().count();
+        for (k, c) in literal.chars().enumerate() {
+            let edge = (i == 0 && k == 0) || (i == last && k + 1 == n);
+            if c == ' ' && edge {
+                out.push_str("\\u{20}");
+            } else {
+                escape(c, &mut out);
+            }
+        }
+        if let Some(v) = var {
+            out.push_str(&format!("{{{{{v}}}}}"));
+        }
+    }
+    out
+}
+
+/// Whether a raw body can go between ```` ``` ```` lines as it is: no
+/// ```` ``` ```` that would end it, no `{{` that is not one of ours, no
+/// control character but line breaks and tabs.
+fn raw_safe(body: &str, known: &HashSet<&str>) -> bool {
+    pieces(body, known).iter().all(|(literal, _)| {
+        !literal.contains("```")
+            && !literal.contains("{{")
+            && !literal
+                .chars()
+                .any(|c| c.is_control() && c != '\n' && c != '\t')
+    }) && !body.contains("```")
 }
 
 /// A JSON body with `{{` that is not one of ours written so Hurl does not
 /// read a template: inside a JSON string `{` may be spelled `\u007b`, and
 /// outside strings JSON never has two opening braces in a row before a key.
-fn literal_braces(body: &str) -> String {
+fn literal_braces(body: &str, known: &HashSet<&str>) -> String {
     let mut out = String::with_capacity(body.len());
     let mut rest = body;
     while let Some(at) = rest.find("{{") {
-        let ours = rest[at + 2..].split("}}").next().is_some_and(|v| {
-            !v.is_empty() && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        });
+        let ours = rest[at + 2..]
+            .split("}}")
+            .next()
+            .is_some_and(|v| known.contains(v));
         if ours {
             let end = at + 2 + rest[at + 2..].find("}}").unwrap_or(0) + 2;
             out.push_str(&rest[..end]);
@@ -50,19 +205,15 @@ fn literal_braces(body: &str) -> String {
     out
 }
 
-/// Whether `body` is JSON once each `{{var}}` stands for a value.
-fn parses_with_captures(body: &str) -> bool {
+/// Whether `body` is JSON once each captured `{{var}}` stands for a value.
+fn parses_with_captures(body: &str, known: &HashSet<&str>) -> bool {
     let mut text = String::with_capacity(body.len());
-    let mut rest = body;
-    while let Some(at) = rest.find("{{") {
-        let Some(end) = rest[at..].find("}}") else {
-            break;
-        };
-        text.push_str(&rest[..at]);
-        text.push('0');
-        rest = &rest[at + end + 2..];
+    for (literal, var) in pieces(body, known) {
+        text.push_str(literal);
+        if var.is_some() {
+            text.push('0');
+        }
     }
-    text.push_str(rest);
     serde_json::from_str::<serde_json::Value>(&text).is_ok()
 }
 
@@ -70,27 +221,47 @@ fn parses_with_captures(body: &str) -> bool {
 pub fn render(script: &Script, title: &str) -> String {
     let mut out = String::new();
     for line in title.lines() {
-        out.push_str(&format!("# {line}\n"));
+        out.push_str(&comment(line));
     }
-    out.push_str(&format!(
-        "# Written by Cartograph {}; run: hurl --test --variable base={} FILE\n\n",
+    out.push_str(&comment(&format!(
+        "Written by Cartograph {}; run: hurl --test --variable base={} FILE",
         env!("CARGO_PKG_VERSION"),
         script.target
-    ));
+    )));
+    out.push('\n');
+    // Hurl knows the methods it can send by their letters: anything else
+    // cannot be written, and the test is left out whole.
+    if let Some(step) = script
+        .steps
+        .iter()
+        .find(|s| s.method.is_empty() || !s.method.chars().all(|c| c.is_ascii_uppercase()))
+    {
+        out.push_str(&comment(&format!(
+            "Left out: {} sends the method {:?}, which a Hurl file cannot hold.",
+            step.operation, step.method
+        )));
+        return out;
+    }
+    // The variables earlier steps captured: only these are `{{…}}` to fill.
+    let mut known: HashSet<&str> = HashSet::new();
     for step in &script.steps {
-        out.push_str(&format!("# {}\n", step.operation));
+        out.push_str(&comment(&step.operation));
         if let Some(b) = &step.breach {
-            out.push_str(&format!(
-                "# Deliberately: {}\n",
-                b.to_string().replace('\n', " ")
-            ));
+            out.push_str(&comment(&format!("Deliberately: {b}")));
         }
-        out.push_str(&format!("{} {{{{base}}}}{}\n", step.method, step.path));
-        for (name, value) in &step.headers {
-            out.push_str(&format!("{name}: {value}\n"));
+        out.push_str(&format!(
+            "{} {{{{base}}}}{}\n",
+            step.method,
+            url(&step.path, &known)
+        ));
+        for (name, v) in &step.headers {
+            if name.is_empty() {
+                continue;
+            }
+            out.push_str(&format!("{}: {}\n", key(name), value(v, &known)));
         }
         if let Some(ct) = &step.content_type {
-            out.push_str(&format!("Content-Type: {ct}\n"));
+            out.push_str(&format!("Content-Type: {}\n", value(ct, &known)));
         }
         if let Some(body) = &step.body {
             let trimmed = body.trim_start();
@@ -98,22 +269,34 @@ pub fn render(script: &Script, title: &str) -> String {
                 .content_type
                 .as_deref()
                 .is_some_and(crate::model::is_json_mime);
+            let templates = pieces(body, &known).iter().any(|(_, v)| v.is_some());
             // A negative test's body may be JSON cut short: Hurl refuses to
             // read that as a JSON body, so it goes as raw text.
             if json
                 && (trimmed.starts_with('{') || trimmed.starts_with('['))
                 && !body.contains('\n')
-                && parses_with_captures(body)
+                && parses_with_captures(body, &known)
             {
-                out.push_str(&literal_braces(body));
+                out.push_str(&literal_braces(body, &known));
                 out.push('\n');
-            } else {
+            } else if raw_safe(body, &known) {
                 out.push_str("```\n");
                 out.push_str(body);
                 if !body.ends_with('\n') {
                     out.push('\n');
                 }
                 out.push_str("```\n");
+            } else if !templates {
+                // Exactly the bytes sent, none of them read as Hurl.
+                use base64::Engine;
+                out.push_str(&format!(
+                    "base64,{};\n",
+                    base64::engine::general_purpose::STANDARD.encode(body)
+                ));
+            } else {
+                out.push_str(&comment(
+                    "The body is left out: it holds ``` , {{ or control characters, which a Hurl raw string cannot hold, besides captured values.",
+                ));
             }
         }
         match step.status {
@@ -132,7 +315,12 @@ pub fn render(script: &Script, title: &str) -> String {
                     }
                     Source::Json { pointer } => format!("jsonpath {}", quoted(&jsonpath(pointer))),
                 };
-                out.push_str(&format!("{}: {query}\n", c.var));
+                out.push_str(&format!("{}: {query}\n", key(&c.var)));
+            }
+        }
+        for c in &step.captures {
+            if variable_name(&c.var) {
+                known.insert(c.var.as_str());
             }
         }
         if step.graphql_clean {
@@ -143,16 +331,41 @@ pub fn render(script: &Script, title: &str) -> String {
     out
 }
 
+/// [`render`] with every secret taken out of the bodies first: a body
+/// written as base64 hides its text from the redaction of the whole file.
+pub fn render_redacted(script: &Script, title: &str, secrets: &Secrets) -> String {
+    let mut script = script.clone();
+    for step in &mut script.steps {
+        if let Some(body) = &mut step.body {
+            if let std::borrow::Cow::Owned(clean) = secrets.redact(body) {
+                *body = clean;
+            }
+        }
+    }
+    render(&script, title)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reproduce::{Capture, Step};
+
+    fn known<'a>(names: &[&'a str]) -> HashSet<&'a str> {
+        names.iter().copied().collect()
+    }
 
     #[test]
     fn braces_in_strings_are_not_templates() {
-        assert_eq!(literal_braces(r#"{"a":{{b_id}}}"#), r#"{"a":{{b_id}}}"#);
+        let k = known(&["b_id"]);
+        assert_eq!(literal_braces(r#"{"a":{{b_id}}}"#, &k), r#"{"a":{{b_id}}}"#);
         assert_eq!(
-            literal_braces(r#"{"query":"{ f(x: \"{{\") { a } }"}"#),
+            literal_braces(r#"{"query":"{ f(x: \"{{\") { a } }"}"#, &k),
             r#"{"query":"{ f(x: \"{\u007b\") { a } }"}"#
+        );
+        // A name no step captured is text, not a template.
+        assert_eq!(
+            literal_braces(r#"{"a":"{{base}}"}"#, &k),
+            r#"{"a":"{\u007bbase}}"}"#
         );
     }
 
@@ -160,5 +373,149 @@ mod tests {
     fn pointers_become_jsonpaths() {
         assert_eq!(jsonpath("/0/id"), "$[0]['id']");
         assert_eq!(jsonpath("/a~1b/it's"), r"$['a/b']['it\'s']");
+    }
+
+    #[test]
+    fn quoted_strings_escape_what_hurl_reads() {
+        assert_eq!(quoted(r#"a"b\c"#), r#""a\"b\\c""#);
+        assert_eq!(quoted("{{x}}\n#"), r#""\u{7b}\u{7b}x}}\n#""#);
+    }
+
+    #[test]
+    fn urls_hold_only_what_hurl_takes() {
+        let k = known(&["id"]);
+        assert_eq!(url("/a/{{id}}?q=1&r=x%20y", &k), "/a/{{id}}?q=1&r=x%20y");
+        assert_eq!(
+            url("/a b/#c/{{base}}/\n[Options]/é\u{1b}\"`<>|^\\", &k),
+            "/a%20b/%23c/%7B%7Bbase%7D%7D/%0A[Options]/%C3%A9%1B%22%60%3C%3E%7C%5E%5C"
+        );
+    }
+
+    #[test]
+    fn header_names_and_values_are_escaped() {
+        let k = known(&["token"]);
+        assert_eq!(key("X-Api-Key"), "X-Api-Key");
+        assert_eq!(
+            key("[Options]\noutput: x#"),
+            r"\u{5b}Options\u{5d}\noutput\:\u{20}x\#"
+        );
+        assert_eq!(value("Bearer {{token}}", &k), "Bearer {{token}}");
+        assert_eq!(
+            value(" a #b {{base}} \\ \n[Options]\r ", &k),
+            r"\u{20}a \#b \u{7b}\u{7b}base}} \\ \n[Options]\r\u{20}"
+        );
+        assert_eq!(value("", &k), "");
+    }
+
+    #[test]
+    fn raw_bodies_that_hurl_would_misread_go_as_base64() {
+        let k = known(&[]);
+        assert!(raw_safe("plain\ntext\twith tab", &k));
+        assert!(!raw_safe("x\n```\n[Options]\n", &k));
+        assert!(!raw_safe("{{base}}", &k));
+        assert!(!raw_safe("bell \u{7}", &k));
+        assert!(raw_safe("{{id}}", &known(&["id"])));
+    }
+
+    fn step(operation: &str, method: &str, path: &str) -> Step {
+        Step {
+            operation: operation.into(),
+            method: method.into(),
+            path: path.into(),
+            headers: vec![],
+            content_type: None,
+            body: None,
+            graphql_query: false,
+            breach: None,
+            captures: vec![],
+            status: Some(200),
+            graphql_clean: false,
+        }
+    }
+
+    #[test]
+    fn hostile_text_stays_data() {
+        let evil = "\n[Options]\noutput: /tmp/pwned\n```\n{{base}} # \u{1b}[2J";
+        let mut make = step(&format!("make{evil}"), "POST", &format!("/m/{evil}"));
+        make.headers = vec![(format!("X{evil}"), format!("v{evil}"))];
+        make.content_type = Some(format!("text/plain{evil}"));
+        make.body = Some(format!("body{evil}"));
+        make.captures = vec![Capture {
+            var: "id".into(),
+            from: Source::Json {
+                pointer: format!("/{evil}"),
+            },
+        }];
+        let mut read = step(evil, "GET", "/m/{{id}}");
+        read.body = Some(format!("{{{{id}}}}{evil}"));
+        read.content_type = Some("text/plain".into());
+        let script = Script {
+            target: format!("http://h/{evil}"),
+            fault: None,
+            steps: vec![make, read],
+            standalone: true,
+            unmade: vec![],
+        };
+        let text = render(&script, &format!("Covers: {evil}"));
+        for line in text.lines() {
+            assert!(!line.contains(|c: char| c.is_control()), "{line:?}");
+            // Each line is a comment, an entry's own syntax, or an escaped value.
+            let ours = line.is_empty()
+                || line.starts_with("# ")
+                || line.starts_with("POST {{base}}/m/")
+                || line.starts_with("GET {{base}}/m/{{id}}")
+                || line.starts_with("X\\n\\u{5b}Options")
+                || line.starts_with("Content-Type: text/plain")
+                || line.starts_with("base64,")
+                || line == "HTTP 200"
+                || line == "[Captures]"
+                || line.starts_with("id: jsonpath \"$['\\n[Options]");
+            assert!(ours, "{line}\n{text}");
+        }
+        // The body with a captured value and text a raw string cannot hold
+        // is left out, saying so.
+        assert!(text.contains("# The body is left out"), "{text}");
+    }
+
+    #[test]
+    fn methods_hurl_cannot_send_leave_the_test_out() {
+        let script = Script {
+            target: "http://h".into(),
+            fault: None,
+            steps: vec![step("x", "GET\n[Options]", "/")],
+            standalone: true,
+            unmade: vec![],
+        };
+        let text = render(&script, "t");
+        assert!(
+            text.lines().all(|l| l.is_empty() || l.starts_with("# ")),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn secrets_leave_bodies_before_base64_hides_them() {
+        let secrets = Secrets::new();
+        secrets.add("a-long-secret-value");
+        let mut s = step("x", "POST", "/");
+        s.body = Some("```a-long-secret-value```".into());
+        let script = Script {
+            target: "http://h".into(),
+            fault: None,
+            steps: vec![s],
+            standalone: true,
+            unmade: vec![],
+        };
+        use base64::Engine;
+        let text = render_redacted(&script, "t", &secrets);
+        let b64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("base64,"))
+            .unwrap()
+            .trim_end_matches(';');
+        let body = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap();
+        assert_eq!(String::from_utf8(body).unwrap(), "```[REDACTED]```");
     }
 }

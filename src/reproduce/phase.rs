@@ -550,7 +550,7 @@ pub fn write_suite(
     let mut seen = HashSet::new();
     let mut n = 0;
     for (script, title) in scripts {
-        let text = hurl::render(&script, &title);
+        let text = hurl::render_redacted(&script, &title, secrets);
         let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
         if script.steps.is_empty() || !seen.insert(body.join("\n")) {
             continue;
@@ -566,4 +566,23 @@ pub fn write_suite(
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slug;
+
+    #[test]
+    fn file_names_are_bounded_slugs() {
+        assert_eq!(slug("getBook"), "getBook");
+        let hostile = slug("../../x\n$(touch y)`z`'\"\u{1b}é/\\");
+        assert!(
+            hostile
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'),
+            "{hostile}"
+        );
+        assert!(!hostile.contains(".."));
+        assert_eq!(slug(&"a".repeat(500)).len(), 60);
+    }
 }

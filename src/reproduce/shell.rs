@@ -1,41 +1,122 @@
 //! A script as a standalone shell script of `curl` calls: values carried with
 //! shell variables (taken from `Location` with sed, from JSON bodies with jq or
 //! python3), the target as first argument, exit status 1 when the fault shows.
+//!
+//! Every text of the script (names, paths, headers, bodies, values the
+//! server gave) is data: it goes into a single-quoted word (or, when it holds
+//! control characters, an ANSI-C `$'…'` word with them escaped), and into a
+//! comment only on one line with its control characters escaped. Nothing of
+//! it ever stands inside double quotes, where `$(…)` and backticks run.
+
+use std::collections::HashSet;
 
 use super::{FaultCheck, Script, Source};
+use crate::model::text::one_line;
 
-/// Single-quotes `s` for the shell.
+/// `s` as one shell word that means exactly `s`: single-quoted, or, when it
+/// holds control characters (which a single-quoted word would keep raw in
+/// the file), an ANSI-C `$'…'` word with them escaped. A NUL cannot be in a
+/// shell word at all and is dropped.
 pub fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
+    if !s.chars().any(char::is_control) {
+        return format!("'{}'", s.replace('\'', r"'\''"));
+    }
+    let mut out = String::from("$'");
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\0' => {}
+            c if c.is_control() && (c as u32) < 0x80 => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
 }
 
-/// A text with `{{var}}`s as one shell word: literal parts single-quoted,
-/// variables double-quoted.
-fn word(text: &str) -> String {
+/// Names the script itself uses: a captured value named like one would
+/// overwrite it (a capture named `tmp` would make the exit trap delete
+/// whatever the server answered).
+const RESERVED: &[&str] = &[
+    "tmp",
+    "extra",
+    "max_time",
+    "status",
+    "method",
+    "path",
+    "code",
+    "auth",
+    "default_base",
+];
+
+/// The shell variable of a capture: its name when that is a lower-case
+/// identifier the script does not use itself, else `v_` and its letters.
+fn var(name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let plain = clean == name
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && !RESERVED.contains(&name);
+    if plain {
+        clean
+    } else {
+        format!("v_{clean}")
+    }
+}
+
+/// A text with `{{var}}`s as one shell word: literal parts quoted,
+/// variables double-quoted. Only the names in `known` (captured by an
+/// earlier step) are variables; any other `{{…}}` is literal text.
+fn word(text: &str, known: &HashSet<&str>) -> String {
     let mut out = String::new();
+    let mut literal = String::new();
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
-        let Some(len) = rest[start + 2..].find("}}") else {
-            break;
-        };
-        let name = &rest[start + 2..start + 2 + len];
-        if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            break;
+        let name = rest[start + 2..]
+            .find("}}")
+            .map(|len| &rest[start + 2..start + 2 + len])
+            .filter(|name| known.contains(name));
+        match name {
+            Some(name) => {
+                literal.push_str(&rest[..start]);
+                if !literal.is_empty() {
+                    out.push_str(&quote(&literal));
+                    literal.clear();
+                }
+                out.push_str(&format!("\"${{{}}}\"", var(name)));
+                rest = &rest[start + 2 + name.len() + 2..];
+            }
+            None => {
+                literal.push_str(&rest[..start + 2]);
+                rest = &rest[start + 2..];
+            }
         }
-        if start > 0 {
-            out.push_str(&quote(&rest[..start]));
-        }
-        out.push_str(&format!("\"${{{name}}}\""));
-        rest = &rest[start + 2 + len + 2..];
     }
-    if !rest.is_empty() || out.is_empty() {
-        out.push_str(&quote(rest));
+    literal.push_str(rest);
+    if !literal.is_empty() || out.is_empty() {
+        out.push_str(&quote(&literal));
     }
     out
 }
 
 const PRELUDE: &str = r#"set -u
-BASE="${1:-__TARGET__}"
+default_base=__TARGET__
+BASE="${1:-$default_base}"
 BASE="${BASE%/}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -61,10 +142,10 @@ step() {
   if [ "$code" = 28 ]; then
     status=timeout
   elif [ "$code" != 0 ]; then
-    echo "curl failed on $method $path" >&2
+    echo "curl failed on $method ${path//[[:cntrl:]]/?}" >&2
     exit 2
   fi
-  echo "$method $path -> $status" >&2
+  echo "$method ${path//[[:cntrl:]]/?} -> $status" >&2
 }
 
 # The last segment of the Location header.
@@ -196,21 +277,22 @@ pub fn render(script: &Script) -> String {
     if let Some(f) = &script.fault {
         out.push_str(&format!(
             "# Fault: {} ({})\n",
-            f.message.replace('\n', " "),
-            f.code
+            one_line(&f.message),
+            one_line(&f.code)
         ));
-        out.push_str(&format!("# Signature: {}\n", f.signature));
+        out.push_str(&format!("# Signature: {}\n", one_line(&f.signature)));
     }
     out.push_str(&format!(
         "#\n# Usage: {} [BASE_URL]   (default: {})\n",
-        "bash THIS_SCRIPT", script.target
+        "bash THIS_SCRIPT",
+        one_line(&script.target)
     ));
     out.push_str("# Exit status: 1 when the fault shows, 0 when it does not, 2 when the sequence could not run.\n");
     out.push_str("# Needs curl, and jq or python3 when values are read from JSON bodies.\n");
     if !script.standalone {
         out.push_str("# Note: this sequence names resources it does not create (the server's own\n# data, or what the run made earlier), so it shows the fault against a\n# server that has them.\n");
         for u in &script.unmade {
-            out.push_str(&format!("#   {}\n", u.to_string().replace('\n', " ")));
+            out.push_str(&format!("#   {}\n", one_line(&u.to_string())));
         }
     }
     out.push('\n');
@@ -222,23 +304,22 @@ pub fn render(script: &Script) -> String {
     };
     out.push_str(
         &PRELUDE
-            .replace("__TARGET__", &script.target.replace('"', ""))
+            .replace("__TARGET__", &quote(&script.target))
             .replace("__TIMEOUT__", &timeout.to_string()),
     );
     out.push('\n');
+    // The variables earlier steps captured: only these are `{{…}}` to fill.
+    let mut known: HashSet<&str> = HashSet::new();
     for (i, step) in script.steps.iter().enumerate() {
         out.push_str(&format!(
             "# {}. {} (the run saw {})\n",
             i + 1,
-            step.operation,
+            one_line(&step.operation),
             step.status
                 .map_or("no response".to_string(), |s| s.to_string())
         ));
         if let Some(b) = &step.breach {
-            out.push_str(&format!(
-                "# Deliberately: {}\n",
-                b.to_string().replace('\n', " ")
-            ));
+            out.push_str(&format!("# Deliberately: {}\n", one_line(&b.to_string())));
         }
         let bare = step
             .breach
@@ -247,17 +328,20 @@ pub fn render(script: &Script) -> String {
         let mut line = format!(
             "{}step {} {}",
             if bare { "NO_CREDENTIALS=1 " } else { "" },
-            step.method,
-            word(&step.path)
+            quote(&step.method),
+            word(&step.path, &known)
         );
         for (name, value) in &step.headers {
-            line.push_str(&format!(" -H {}", word(&format!("{name}: {value}"))));
+            line.push_str(&format!(
+                " -H {}",
+                word(&format!("{name}: {value}"), &known)
+            ));
         }
         if let Some(ct) = &step.content_type {
             line.push_str(&format!(" -H {}", quote(&format!("Content-Type: {ct}"))));
         }
         if let Some(body) = &step.body {
-            line.push_str(&format!(" --data-binary {}", word(body)));
+            line.push_str(&format!(" --data-binary {}", word(body, &known)));
         }
         out.push_str(&line);
         out.push('\n');
@@ -266,8 +350,10 @@ pub fn render(script: &Script) -> String {
                 Source::LocationId => "location_id".to_string(),
                 Source::Json { pointer } => format!("json value {}", quote(pointer)),
             };
-            out.push_str(&format!("{}=\"$({get})\"\n", c.var));
-            out.push_str(&format!("need {} \"${}\"\n", c.var, c.var));
+            let v = var(&c.var);
+            out.push_str(&format!("{v}=\"$({get})\"\n"));
+            out.push_str(&format!("need {} \"${v}\"\n", quote(&c.var)));
+            known.insert(c.var.as_str());
         }
         out.push('\n');
     }
@@ -276,7 +362,7 @@ pub fn render(script: &Script) -> String {
             out.push_str(&format!("if {}; then\n", condition(&f.check)));
             out.push_str(&format!(
                 "  echo {} >&2\n  exit 1\nfi\n",
-                quote(&format!("FAULT SHOWS: {}", f.message.replace('\n', " ")))
+                quote(&format!("FAULT SHOWS: {}", one_line(&f.message)))
             ));
             out.push_str("echo \"the fault did not show (last status $status)\" >&2\nexit 0\n");
         }
@@ -288,12 +374,151 @@ pub fn render(script: &Script) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reproduce::{Capture, ScriptFault, Step};
+
+    fn known<'a>(names: &[&'a str]) -> HashSet<&'a str> {
+        names.iter().copied().collect()
+    }
 
     #[test]
     fn words_quote_literals_and_splice_variables() {
-        assert_eq!(word("/a/{{x}}/b"), r#"'/a/'"${x}"'/b'"#);
-        assert_eq!(word("it's"), r#"'it'\''s'"#);
-        assert_eq!(word(r#"{"id":{{id}}}"#), r#"'{"id":'"${id}"'}'"#);
-        assert_eq!(word(""), "''");
+        let k = known(&["x", "id"]);
+        assert_eq!(word("/a/{{x}}/b", &k), r#"'/a/'"${x}"'/b'"#);
+        assert_eq!(word("it's", &k), r#"'it'\''s'"#);
+        assert_eq!(word(r#"{"id":{{id}}}"#, &k), r#"'{"id":'"${id}"'}'"#);
+        assert_eq!(word("", &k), "''");
+        // Only captured names are variables: the rest is text.
+        assert_eq!(word("/a/{{HOME}}/{{x}}", &k), r#"'/a/{{HOME}}/'"${x}""#);
+        assert_eq!(word("{{x", &k), "'{{x'");
+    }
+
+    #[test]
+    fn captures_never_overwrite_the_scripts_own_variables() {
+        assert_eq!(var("book_id"), "book_id");
+        assert_eq!(var("tmp"), "v_tmp");
+        assert_eq!(var("status"), "v_status");
+        assert_eq!(var("PATH"), "v_path");
+        assert_eq!(var("9lives"), "v_9lives");
+        assert_eq!(var("a$(b)"), "v_a__b_");
+    }
+
+    /// What bash makes of `word` as an argument.
+    fn through_bash(word: &str) -> Option<Vec<u8>> {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("printf '%s' {word}"))
+            .output()
+            .ok()?;
+        Some(out.stdout)
+    }
+
+    #[test]
+    fn quoted_words_mean_exactly_their_text() {
+        for text in [
+            "plain",
+            "it's",
+            "$(touch x) `touch y` \"; touch z; \" ${HOME} \\ !",
+            "line\nbreak\r\tand \u{1b}[31m escape \u{7} bell",
+            "\u{9b}c1 and unicode é ✓",
+        ] {
+            let q = quote(text);
+            assert!(!q.contains(|c: char| c.is_control()), "{q:?}");
+            if let Some(said) = through_bash(&q) {
+                assert_eq!(String::from_utf8_lossy(&said), text, "{q}");
+            }
+        }
+        // A NUL cannot be in a shell word: it is dropped, nothing else.
+        assert_eq!(quote("a\u{0}b"), "$'ab'");
+    }
+
+    fn hostile_script() -> Script {
+        let evil = "x\n$(touch /tmp/pwned)`touch /tmp/pwned2`'\"\u{1b}]0;t\u{7}\r";
+        Script {
+            target: format!("http://127.0.0.1:1/$(touch /tmp/pwned)\"{evil}"),
+            fault: Some(ScriptFault {
+                code: "server_error".into(),
+                signature: format!("server_error:{evil}:500"),
+                message: format!("the server answered 500 {evil}"),
+                check: FaultCheck::ServerError,
+            }),
+            steps: vec![
+                Step {
+                    operation: format!("make{evil}"),
+                    method: "POST".into(),
+                    path: format!("/things/{evil}/{{{{HOME}}}}"),
+                    headers: vec![("X-A".into(), evil.into())],
+                    content_type: Some("application/json".into()),
+                    body: Some(format!("{{\"name\":\"{evil}\"}}")),
+                    graphql_query: false,
+                    breach: None,
+                    captures: vec![Capture {
+                        var: "tmp".into(),
+                        from: Source::Json {
+                            pointer: format!("/{evil}"),
+                        },
+                    }],
+                    status: Some(201),
+                    graphql_clean: false,
+                },
+                Step {
+                    operation: evil.into(),
+                    method: "GET".into(),
+                    path: "/things/{{tmp}}".into(),
+                    headers: vec![],
+                    content_type: None,
+                    body: None,
+                    graphql_query: false,
+                    breach: None,
+                    captures: vec![],
+                    status: Some(500),
+                    graphql_clean: false,
+                },
+            ],
+            standalone: false,
+            unmade: vec![crate::reproduce::Unmade {
+                operation: evil.into(),
+                name: evil.into(),
+                value: evil.into(),
+                at: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn hostile_text_stays_data() {
+        let text = render(&hostile_script());
+        // Comments stay comments, and no control character reaches the file.
+        for line in text.lines() {
+            assert!(
+                !line.contains(|c: char| c.is_control() && c != '\t'),
+                "{line:?}"
+            );
+        }
+        for line in text.lines().filter(|l| l.contains("pwned")) {
+            let quoted = line.starts_with('#')
+                || line.starts_with("default_base=$'")
+                || line.starts_with("step ")
+                || line.starts_with("v_tmp=")
+                || line.starts_with("need ")
+                || line.starts_with("  echo '");
+            assert!(quoted, "{line}");
+        }
+        assert!(text.contains("v_tmp=\"$(json value $'"), "{text}");
+        assert!(text.contains(r#"'/things/'"${v_tmp}""#), "{text}");
+        assert!(!text.contains("${HOME}"), "{text}");
+        let syntax = std::process::Command::new("bash")
+            .arg("-n")
+            .arg("/dev/stdin")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child.stdin.take().unwrap().write_all(text.as_bytes())?;
+                child.wait()
+            });
+        if let Ok(status) = syntax {
+            assert!(status.success(), "{text}");
+        }
     }
 }

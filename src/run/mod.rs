@@ -25,6 +25,7 @@ use crate::generation::search::Protocol;
 use crate::generation::Search;
 use crate::graph::{self, export::GraphDocument, feedback::Feedback};
 use crate::load::SpecSource;
+use crate::model::text::one_line;
 use crate::model::Api;
 use crate::reports::{self, Report};
 use crate::reproduce;
@@ -146,7 +147,7 @@ async fn drive<P: Protocol>(
     let (mut report, graph_doc, checker, mut ledger, replays) = {
         let mut search = driver.lock().unwrap_or_else(|e| e.into_inner());
         for w in tally.diagnose() {
-            eprintln!("warning: {w}");
+            eprintln!("warning: {}", one_line(&secrets.redact(&w)));
         }
         let mut report = tally.report(settings, &outcome, search.faults().faults());
         report.search = Some(search.summary());
@@ -164,7 +165,7 @@ async fn drive<P: Protocol>(
         outputs::print_changes(search.changes());
         let checker = search.checker().clone();
         for w in checker.warnings() {
-            eprintln!("warning: {w}");
+            eprintln!("warning: {}", one_line(&secrets.redact(&w)));
         }
         // Causes first: each cause's representative, defects first, before
         // any cause's second fault, so a replay time that runs out leaves
@@ -245,7 +246,7 @@ async fn drive<P: Protocol>(
             options.out.display()
         )
     })? {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", one_line(&secrets.redact(&w)));
     }
     eprintln!("{}", summary_line(&report, options));
     Ok(RunSummary {

@@ -53,8 +53,13 @@ pub struct RunOptions {
     /// that could change the server's state, ever.
     #[arg(long)]
     pub read_only: bool,
-    /// A header sent with every request, `Name: value` (repeatable). Values are
-    /// treated as secrets: never written to any output file.
+    /// A header sent with every request, `Name: value` (repeatable). Its value
+    /// is a secret, and so is the token after a scheme word (`Bearer …`):
+    /// replaced by [REDACTED] in every output file and on the terminal,
+    /// however written (as is, percent- or form-encoded, JSON-escaped). One
+    /// shorter than 8 characters is also an ordinary word, so it is replaced
+    /// only where it stands whole (a whole JSON string, header value, query
+    /// or form value, quoted word or line) and kept inside other text.
     #[arg(long = "header", short = 'H', value_name = "'NAME: VALUE'")]
     pub headers: Vec<String>,
     /// A shell command whose output lines are headers (`Authorization: Bearer …`);

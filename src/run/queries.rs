@@ -12,6 +12,7 @@ use crate::execution::{Exchange, RequestSpec, TestRun};
 use crate::generation::graphql::coverage::CoverageTally;
 use crate::load::query_log::{self, LoggedQuery, OpKind};
 use crate::load::SpecSource;
+use crate::model::text::one_line;
 use crate::oracles::{witness::Ledger, Checker, Faults};
 use crate::reports;
 use crate::reproduce::{self, phase::Recorder, Script, Step};
@@ -250,7 +251,7 @@ pub async fn execute(
     )
     .map_err(|e| anyhow::anyhow!("cannot write report.html, junit.xml or report.sarif: {e}"))?
     {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", one_line(&secrets.redact(&w)));
     }
     let c = report.schema_coverage.clone().unwrap_or_default();
     eprintln!(
@@ -265,7 +266,12 @@ pub async fn execute(
         flags.out.display()
     );
     for f in &report.faults {
-        eprintln!("  {:<28} {:<22} {}", f.code, f.operation, f.message);
+        eprintln!(
+            "  {:<28} {:<22} {}",
+            f.code,
+            one_line(&f.operation),
+            one_line(&secrets.redact(&f.message))
+        );
     }
     Ok(RunSummary {
         unreachable: outcome.unreachable.is_some(),

@@ -9,6 +9,7 @@ use super::options::RunOptions;
 use crate::execution::{
     self, secrets::Secrets, Credentials, Politeness, RunConfig, TraceWriter, Transport,
 };
+use crate::model::text::one_line;
 use crate::reports::Tally;
 
 /// The run's transport: one for every phase, sending the requests of
@@ -54,7 +55,7 @@ pub async fn search(
         }
         tally.add(ex);
         if let Some(w) = tally.early_warning(&base) {
-            progress.println(&format!("warning: {w}"));
+            progress.println(&format!("warning: {}", one_line(&secrets.redact(&w))));
         }
         progress.update(
             ex.seq + 1,
@@ -69,10 +70,10 @@ pub async fn search(
         eprintln!("warning: trace.ndjson is incomplete: {e}");
     }
     if let Some(e) = &outcome.auth_error {
-        eprintln!("error: {e}; the run stopped");
+        eprintln!("error: {}; the run stopped", one_line(&secrets.redact(e)));
     }
     if let Some(e) = &outcome.unreachable {
-        eprintln!("error: nothing answered: {e}");
+        eprintln!("error: nothing answered: {}", one_line(&secrets.redact(e)));
     }
     Ok(outcome)
 }

@@ -54,11 +54,18 @@ pub async fn open_session(
     target: &str,
     flags: &RunOptions,
 ) -> anyhow::Result<Result<Session, RunSummary>> {
-    let target_url = url::Url::parse(target)
-        .map_err(|e| anyhow::anyhow!("--target {target:?} is not a URL: {e}"))?;
+    let mut target_url = url::Url::parse(target).map_err(|e| {
+        anyhow::anyhow!(
+            "--target {:?} is not a URL: {e}",
+            execution::without_userinfo(target)
+        )
+    })?;
     if !matches!(target_url.scheme(), "http" | "https") {
         anyhow::bail!("--target must be an http:// or https:// URL");
     }
+    // A user and password in the target are credentials: sent as Basic
+    // auth, like a -H header, and never in the target any file names.
+    let userinfo = execution::take_userinfo(&mut target_url);
     let target_url = with_base_path(target_url, api);
     for (flag, codes) in [
         ("--skip-check", &flags.skip_checks),
@@ -75,6 +82,36 @@ pub async fn open_session(
     for h in &flags.headers {
         headers.push(execution::parse_header(h).map_err(|e| anyhow::anyhow!("--header: {e}"))?);
     }
+    if let Some(info) = userinfo {
+        for s in &info.secrets {
+            secrets.add(s);
+        }
+        if headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case(&info.header.0))
+        {
+            eprintln!("warning: -H gives an Authorization header, so the user and password of --target are not sent");
+        } else {
+            headers.push(info.header);
+        }
+    }
+    // A description fetched from a URL with a user and password names it
+    // without them, and they are secrets too.
+    let spec = source
+        .location
+        .as_deref()
+        .map(|location| match url::Url::parse(location) {
+            Ok(mut url) => match execution::take_userinfo(&mut url) {
+                Some(info) => {
+                    for s in &info.secrets {
+                        secrets.add(s);
+                    }
+                    url.to_string()
+                }
+                None => location.to_string(),
+            },
+            Err(_) => location.to_string(),
+        });
     let credentials = Credentials::new(
         headers.clone(),
         flags.auth_command.clone(),
@@ -87,7 +124,7 @@ pub async fn open_session(
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", flags.out.display()))?;
     let settings = Settings {
         target: target_url.to_string(),
-        spec: source.location.clone(),
+        spec,
         seed,
         budget_s: flags.budget.map(|b| b.as_secs_f64()),
         max_requests: flags.max_requests,

@@ -1,0 +1,78 @@
+//! Text from descriptions and servers as people read it, on a terminal or in
+//! a comment line of a written file: there a control character would act
+//! (end the line, move the cursor, retitle the window, ring) instead of show,
+//! so each is written as an escape.
+
+use std::borrow::Cow;
+
+/// Whether `c` acts instead of showing: C0 and C1 controls and DEL, the
+/// Unicode line and paragraph separators, and the bidirectional controls
+/// that reorder what a reader sees.
+fn acts(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}'
+                | '\u{2029}'
+                | '\u{061C}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+        )
+}
+
+fn escaped(s: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !s.chars().any(|c| acts(c) && !keep(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            c if !acts(c) || keep(c) => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `s` on one line, every control character shown as an escape (`\n`,
+/// `\r`, `\t`, `\u{1b}`): what a comment line, or a line on a terminal, may
+/// hold of a text it does not control.
+pub fn one_line(s: &str) -> Cow<'_, str> {
+    escaped(s, |_| false)
+}
+
+/// As [`one_line`], but line breaks and tabs stay: for a message of
+/// several lines.
+pub fn printable(s: &str) -> Cow<'_, str> {
+    escaped(s, |c| c == '\n' || c == '\t')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_show_as_escapes() {
+        assert_eq!(one_line("plain text"), "plain text");
+        assert!(matches!(one_line("plain"), Cow::Borrowed(_)));
+        assert_eq!(
+            one_line("a\nb\r\tc\u{1b}[2J\u{7}\u{9b}d\u{202e}e"),
+            "a\\nb\\r\\tc\\u{1b}[2J\\u{7}\\u{9b}d\\u{202e}e"
+        );
+        assert_eq!(one_line("x\u{2028}y\u{0}"), "x\\u{2028}y\\u{0}");
+    }
+
+    #[test]
+    fn printable_keeps_lines() {
+        assert_eq!(
+            printable("a\nb\tc\u{1b}]0;t\u{7}"),
+            "a\nb\tc\\u{1b}]0;t\\u{7}"
+        );
+        assert_eq!(printable("a\r\nb"), "a\\r\nb");
+    }
+}
