@@ -232,7 +232,7 @@ fn hand_built() -> Report {
     let faults = vec![
         Fault {
             cause: "C00000001".into(),
-            cause_title: String::new(),
+            cause_title: "The server answered 500-599: placeOrder (500)".into(),
             class: registry::class_of("server_error"),
             severity: registry::severity_of("server_error"),
             code: "server_error".into(),
@@ -261,8 +261,8 @@ fn hand_built() -> Report {
             }),
         },
         Fault {
-            cause: "C00000001".into(),
-            cause_title: String::new(),
+            cause: "C00000003".into(),
+            cause_title: "The server answered 500-599: cancelOrder (503)".into(),
             class: registry::class_of("server_error"),
             severity: registry::severity_of("server_error"),
             code: "server_error".into(),
@@ -278,7 +278,7 @@ fn hand_built() -> Report {
         },
         Fault {
             cause: "C00000002".into(),
-            cause_title: String::new(),
+            cause_title: "The status is not documented for the operation: 418".into(),
             class: registry::class_of("undocumented_status"),
             severity: registry::severity_of("undocumented_status"),
             code: "undocumented_status".into(),
@@ -459,24 +459,28 @@ fn junit_validates_against_the_ant_schema_and_its_counts_match() {
         "{xml}"
     );
 
-    let faults = &suites["faults"];
-    assert_eq!(faults.attr("tests"), report.faults.len());
-    assert_eq!((faults.attr("failures"), faults.failures), (3, 3));
-    assert_eq!((faults.attr("errors"), faults.attr("skipped")), (0, 0));
-    assert_eq!(
-        faults.cases[0],
-        (
-            "faults.server_error".into(),
-            "server_error:placeOrder:500".into()
-        )
+    let causes = &suites["causes"];
+    assert_eq!(causes.attr("tests"), report.causes.len());
+    assert_eq!((causes.attr("failures"), causes.failures), (3, 3));
+    assert_eq!((causes.attr("errors"), causes.attr("skipped")), (0, 0));
+    assert_eq!(causes.cases[0].0, "causes.defect.server_error");
+    assert!(
+        causes.cases[0].1.starts_with("C00000001 "),
+        "{:?}",
+        causes.cases[0]
     );
+    assert_eq!(causes.cases[2].0, "causes.conformance.undocumented_status");
     assert!(
         xml.contains("sh reproducers/server_error-placeOrder-500.sh"),
         "{xml}"
     );
     assert!(xml.contains("  1. POST /books -&gt; 201"), "{xml}");
     assert!(xml.contains("confirmation: confirmed"), "{xml}");
-    assert!(xml.contains("the server answered 503 (flaky)"), "{xml}");
+    assert!(
+        xml.contains("(cancelOrder) (503) (flaky)") || xml.contains("cancelOrder (503) (flaky)"),
+        "{xml}"
+    );
+    assert!(xml.contains("the server answered 503"), "{xml}");
     // Markup escaped, control characters XML forbids dropped.
     assert!(
         xml.contains("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; more [0m"),
@@ -499,6 +503,22 @@ fn the_page_shows_the_summary_faults_operations_plot_and_graph() {
     let sample = sample_dir().join("hand-built");
     std::fs::create_dir_all(&sample).unwrap();
     std::fs::write(sample.join("report.html"), &html).unwrap();
+
+    // The causes lead, defects first, each linking to its faults below.
+    let causes_at = html
+        .find("<h2 id=\"causes\">Causes (3)</h2>")
+        .expect("a causes section");
+    let faults_at = html
+        .find("<h2 id=\"faults\">All faults (3)</h2>")
+        .expect("all faults");
+    assert!(causes_at < faults_at);
+    let classes: Vec<&str> = html
+        .match_indices("<article class=\"cause ")
+        .map(|(i, _)| html[i + 22..].split('"').next().unwrap())
+        .collect();
+    assert_eq!(classes, ["defect", "defect", "conformance"]);
+    assert!(html.contains("<a href=\"#fault-0\"><code>server_error:placeOrder:500</code></a>"));
+    assert!(html.contains("id=\"fault-0\""));
 
     // Self-contained: the script is inline, nothing is fetched.
     assert!(html.starts_with("<!DOCTYPE html>"));
@@ -945,11 +965,12 @@ fn valid_sarif(text: &str) -> Value {
     sarif
 }
 
-/// What every report.sarif says of its report's faults: one result per
-/// fault, in order; rule ids are oracle codes, each rule referenced exists
-/// (by id and by index) and is listed once; the logical location names the
-/// operation; the fingerprint is the signature; the level is the rule's.
-/// Returns the results.
+/// What every report.sarif says of its report's causes: one result per
+/// cause, in order, built from its representative fault; rule ids are
+/// oracle codes, each rule referenced exists (by id and by index) and is
+/// listed once; the logical location names the operation; the fingerprints
+/// are the cause's id and the representative's signature; the level is the
+/// rule's. Returns the results.
 fn check_results(sarif: &Value, report: &Report) -> Vec<Value> {
     let run = &sarif["runs"][0];
     let driver = &run["tool"]["driver"];
@@ -974,17 +995,34 @@ fn check_results(sarif: &Value, report: &Report) -> Vec<Value> {
     }
 
     let results = run["results"].as_array().unwrap().clone();
-    assert_eq!(results.len(), report.faults.len(), "one result per fault");
-    for (r, f) in results.iter().zip(&report.faults) {
+    assert_eq!(results.len(), report.causes.len(), "one result per cause");
+    for (r, c) in results.iter().zip(&report.causes) {
+        let f = report
+            .faults
+            .iter()
+            .find(|f| f.signature == c.representative)
+            .expect("a cause's representative is one of the faults");
+        assert_eq!(
+            r["partialFingerprints"]["cartographCause/v1"],
+            c.id.as_str()
+        );
+        assert!(
+            r["message"]["text"].as_str().unwrap().starts_with(&c.title),
+            "the message leads with the cause"
+        );
+        assert_eq!(
+            r["relatedLocations"].as_array().map_or(0, Vec::len),
+            c.operations.iter().filter(|o| **o != f.operation).count()
+        );
         assert_eq!(r["ruleId"], f.code.as_str());
         assert!(codes.contains(&f.code.as_str()));
         let index = r["ruleIndex"].as_u64().unwrap() as usize;
         assert_eq!(rule_ids[index], f.code, "ruleIndex points at its rule");
         assert_eq!(r["level"], rules[index]["defaultConfiguration"]["level"]);
         assert_eq!(
-            r["partialFingerprints"],
-            serde_json::json!({"cartographSignature/v1": f.signature}),
-            "the fingerprint is the signature"
+            r["partialFingerprints"]["cartographSignature/v1"],
+            f.signature.as_str(),
+            "the representative's signature"
         );
         let location = &r["locations"][0];
         assert_eq!(
@@ -1097,7 +1135,7 @@ fn every_fault_kind() -> Report {
         });
         let status_text = status.map_or("-".to_string(), |s| s.to_string());
         report.faults.push(Fault {
-            cause: format!("C{:08x}", i),
+            cause: format!("C{:08x}", 0x100 + i),
             cause_title: String::new(),
             class: registry::class_of(code),
             severity: registry::severity_of(code),
@@ -1113,6 +1151,7 @@ fn every_fault_kind() -> Report {
             reproducer,
         });
     }
+    report.group_causes();
     report
 }
 
@@ -1147,7 +1186,12 @@ fn sarif_validates_against_the_oasis_schema_and_holds_every_fault() {
     // Locations: the description at the operation's line, or its first line;
     // a GraphQL operation in its own description.
     let at = |i: usize| {
-        let p = &results[i]["locations"][0]["physicalLocation"];
+        let signature = &report.faults[i].signature;
+        let r = results
+            .iter()
+            .find(|r| r["partialFingerprints"]["cartographSignature/v1"] == signature.as_str())
+            .expect("every fault here is its own cause");
+        let p = &r["locations"][0]["physicalLocation"];
         (
             p["artifactLocation"]["uri"].as_str().unwrap().to_string(),
             p["region"]["startLine"].as_u64().unwrap(),
@@ -1212,8 +1256,12 @@ fn sarif_validates_against_the_oasis_schema_and_holds_every_fault() {
     assert_eq!(first["webResponse"]["statusCode"], 500);
     let message = first["message"]["text"].as_str().unwrap();
     assert!(
-        message.starts_with(
-            "the server answered 500\nSeen 7 time(s), first at request #311; confirmed"
+        message.starts_with("The server answered 500-599: placeOrder (500)\n1 fault(s)"),
+        "{message}"
+    );
+    assert!(
+        message.contains(
+            "Representative: the server answered 500\nSeen 7 time(s), first at request #311; confirmed"
         ),
         "{message}"
     );
@@ -1221,10 +1269,14 @@ fn sarif_validates_against_the_oasis_schema_and_holds_every_fault() {
         message.contains("1. POST /books -> 201; 2. POST /orders -> 500"),
         "{message}"
     );
-    assert!(results[1]["message"]["text"]
+    let flaky = results
+        .iter()
+        .find(|r| r["properties"]["operation"] == "cancelOrder")
+        .unwrap();
+    assert!(flaky["message"]["text"]
         .as_str()
         .unwrap()
-        .starts_with("the server answered 503 (flaky)"));
+        .contains("Representative: the server answered 503 (flaky)"));
     // Nasty characters: JSON keeps the text, minus the control characters
     // that are noise in a CI page (tab and line breaks stay).
     let nasty = results
@@ -1274,10 +1326,12 @@ fn sarif_never_holds_a_secret_even_escaped_or_in_a_uri() {
         run["properties"]["target"],
         "http://127.0.0.1:8080/?key=[REDACTED]"
     );
-    assert_eq!(
-        run["results"][2]["partialFingerprints"]["cartographSignature/v1"],
-        "undocumented_status:listAuthors:418:[REDACTED]"
-    );
+    assert!(run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["partialFingerprints"]["cartographSignature/v1"]
+            == "undocumented_status:listAuthors:418:[REDACTED]"));
 
     // write_extras writes it too, redacted.
     let dir = tempfile::tempdir().unwrap();
@@ -1569,8 +1623,8 @@ fn a_real_demo_run_renders_valid_files() {
         suites["operations"].attr("skipped") + suites["operations"].attr("errors"),
         not_reached
     );
-    assert_eq!(suites["faults"].attr("tests"), report.faults.len());
-    assert_eq!(suites["faults"].attr("failures"), report.faults.len());
+    assert_eq!(suites["causes"].attr("tests"), report.causes.len());
+    assert_eq!(suites["causes"].attr("failures"), report.causes.len());
     validate(&dir.path().join("junit.xml"));
     let sarif = valid_sarif(&std::fs::read_to_string(dir.path().join("report.sarif")).unwrap());
     check_results(&sarif, &report);
@@ -1642,7 +1696,12 @@ fn the_demo_command_writes_junit_html_and_sarif() {
     assert_eq!(run["invocations"][0]["executionSuccessful"], true);
     assert_eq!(run["properties"]["requests"], 1500);
     assert_eq!(run["properties"]["seed"], 7);
-    for (r, f) in results.iter().zip(&report.faults) {
+    for (r, c) in results.iter().zip(&report.causes) {
+        let f = report
+            .faults
+            .iter()
+            .find(|f| f.signature == c.representative)
+            .unwrap();
         let physical = &r["locations"][0]["physicalLocation"];
         let graphql = f.operation.starts_with("Query.") || f.operation.starts_with("Mutation.");
         let op = report

@@ -12,6 +12,7 @@ use super::junit::{confirmation_text, operation_case_name};
 use super::{escape_attr, escape_text, explorer, OperationReport, Report};
 use crate::execution::secrets::Secrets;
 use crate::graph::export::GraphDocument;
+use crate::oracles::registry::Class;
 use crate::oracles::{Confirmation, WitnessStep};
 
 /// What an operation reached, which colours its row.
@@ -105,6 +106,14 @@ dl.kv dt { color: var(--muted); } dl.kv dd { margin: 0; overflow-wrap: anywhere;
 .fault { border: 1px solid var(--line); border-left: 4px solid var(--bad); border-radius: 8px;
   padding: 14px 18px; margin: 14px 0; background: #fff; }
 .fault.flaky { border-left-color: var(--warn); }
+.cause { border: 1px solid var(--line); border-left: 4px solid var(--bad); border-radius: 8px;
+  padding: 12px 18px; margin: 12px 0; background: #fff; }
+.cause.conformance { border-left-color: #d4a72c; }
+.cause header { border: 0; margin: 0 0 4px; padding: 0; display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }
+.cause .where { color: var(--muted); margin: 2px 0; overflow-wrap: anywhere; }
+.cause details summary { cursor: pointer; color: var(--accent); }
+.badge.defect { background: var(--bad-bg); color: var(--bad); border-color: #ffcecb; }
+.badge.conformance { background: var(--warn-bg); color: var(--warn); border-color: #eed888; }
 .fault header { border: 0; margin: 0 0 6px; padding: 0; display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }
 .fault .msg { font-size: 15px; margin: 4px 0 8px; overflow-wrap: anywhere; }
 .steps-wrap { display: grid; grid-template-columns: 1fr 1fr; gap: 18px; }
@@ -144,15 +153,17 @@ pub fn render_html(report: &Report, graphs: &[GraphDocument], secrets: &Secrets)
     );
     let _ = write!(
         out,
-        "<header>\n<h1>Cartograph report <span class=\"target\">{}</span></h1>\n<p class=\"sub\">cartograph {} · seed {} · {} requests in {}</p>\n<nav><a href=\"#summary\">Summary</a><a href=\"#faults\">Faults ({})</a><a href=\"#operations\">Operations</a><a href=\"#progress\">Progress</a><a href=\"#graph\">Graph</a></nav>\n</header>\n",
+        "<header>\n<h1>Cartograph report <span class=\"target\">{}</span></h1>\n<p class=\"sub\">cartograph {} · seed {} · {} requests in {}</p>\n<nav><a href=\"#summary\">Summary</a><a href=\"#causes\">Causes ({})</a><a href=\"#faults\">All faults ({})</a><a href=\"#operations\">Operations</a><a href=\"#progress\">Progress</a><a href=\"#graph\">Graph</a></nav>\n</header>\n",
         t(&s.target),
         t(report.tool.get("version").copied().unwrap_or(env!("CARGO_PKG_VERSION"))),
         s.seed,
         report.requests,
         seconds(report.elapsed_s),
+        report.causes.len(),
         report.faults.len()
     );
     summary(&mut out, report, &t);
+    causes(&mut out, report, &t);
     faults(&mut out, report, &t);
     operations(&mut out, report, &t);
     let _ = write!(
@@ -205,15 +216,26 @@ fn summary(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
         format!("{} of {total_ops}", report.operations_reached),
         "operations answered 2xx",
     );
+    let defects = report
+        .causes
+        .iter()
+        .filter(|c| c.class == Class::Defect)
+        .count();
     card(
-        if report.faults.is_empty() {
+        if defects > 0 {
+            "bad"
+        } else if report.causes.is_empty() {
             "ok"
         } else {
-            "bad"
+            "warn"
         },
-        report.faults.len().to_string(),
-        "faults found",
+        report.causes.len().to_string(),
+        &format!(
+            "causes ({defects} defect(s), {} conformance)",
+            report.causes.len() - defects
+        ),
     );
+    card("", report.faults.len().to_string(), "faults found");
     card("", confirmed.to_string(), "confirmed by replay");
     card(
         if flaky > 0 { "warn" } else { "" },
@@ -377,26 +399,99 @@ fn file_link(path: &str, t: &dyn Fn(&str) -> String) -> String {
     }
 }
 
+/// The causes, most important first: what a person fixes, each with where
+/// it was seen, its representative's reproducer and its faults.
+fn causes(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
+    let _ = writeln!(
+        out,
+        "<h2 id=\"causes\">Causes ({})</h2>\n<p class=\"sub\">Faults one check reported for one reason (the same code path, input, answer shape, place or message), defects first, then conformance; each by severity. All faults are listed below.</p>",
+        report.causes.len()
+    );
+    if report.causes.is_empty() {
+        out.push_str("<p>No fault was found.</p>\n");
+        return;
+    }
+    let anchor = |signature: &str| {
+        report
+            .faults
+            .iter()
+            .position(|f| f.signature == signature)
+            .map(|i| format!("fault-{i}"))
+    };
+    for c in &report.causes {
+        let (conf_class, conf_label) = confirmation_badge(c.confirmation);
+        let _ = write!(
+            out,
+            "<article class=\"cause {}\" id=\"cause-{}\">\n<header><span class=\"badge {}\">{}</span><span class=\"badge {}\">{}</span><span class=\"badge code\">{}</span><h3>{}</h3><span class=\"badge {conf_class}\">{conf_label}</span></header>\n<p class=\"where\">{} fault(s), seen {} time(s), on {} operation(s): {}</p>\n",
+            c.class.as_str(),
+            t(&c.id),
+            c.class.as_str(),
+            c.class.as_str(),
+            match c.severity {
+                crate::oracles::registry::Severity::High => "bad",
+                crate::oracles::registry::Severity::Medium => "warn",
+                crate::oracles::registry::Severity::Low => "never",
+            },
+            c.severity.as_str(),
+            t(&c.code),
+            t(&c.title),
+            c.faults.len(),
+            c.count,
+            c.operations.len(),
+            t(&c.operations.join(", ")),
+        );
+        let representative = report
+            .faults
+            .iter()
+            .find(|f| f.signature == c.representative);
+        if let Some(r) = representative.and_then(|f| f.reproducer.as_ref()) {
+            let _ = writeln!(
+                out,
+                "<dl class=\"kv files\"><dt>Reproducer</dt><dd>{}</dd>{}</dl>",
+                file_link(&r.shell, t),
+                standalone_note(r, t)
+            );
+        }
+        out.push_str("<details><summary>Its faults</summary><ul>\n");
+        for sig in &c.faults {
+            match anchor(sig) {
+                Some(a) => {
+                    let _ = writeln!(out, "<li><a href=\"#{a}\"><code>{}</code></a></li>", t(sig));
+                }
+                None => {
+                    let _ = writeln!(out, "<li><code>{}</code></li>", t(sig));
+                }
+            }
+        }
+        out.push_str("</ul></details>\n</article>\n");
+    }
+}
+
+/// A confirmation's badge: its class and label.
+fn confirmation_badge(c: Confirmation) -> (&'static str, &'static str) {
+    match c {
+        Confirmation::Confirmed => ("bad", "confirmed"),
+        Confirmation::Flaky => ("warn", "flaky"),
+        Confirmation::NotReplayed => ("never", "not replayed"),
+        Confirmation::NoAnswer => ("never", "unconfirmed: no answer"),
+    }
+}
+
 fn faults(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
     let _ = writeln!(
         out,
-        "<h2 id=\"faults\">Faults ({})</h2>",
+        "<h2 id=\"faults\">All faults ({})</h2>",
         report.faults.len()
     );
     if report.faults.is_empty() {
         out.push_str("<p>No fault was found.</p>\n");
         return;
     }
-    for f in &report.faults {
-        let (conf_class, conf_label) = match f.confirmation {
-            Confirmation::Confirmed => ("bad", "confirmed"),
-            Confirmation::Flaky => ("warn", "flaky"),
-            Confirmation::NotReplayed => ("never", "not replayed"),
-            Confirmation::NoAnswer => ("never", "unconfirmed: no answer"),
-        };
+    for (i, f) in report.faults.iter().enumerate() {
+        let (conf_class, conf_label) = confirmation_badge(f.confirmation);
         let _ = write!(
             out,
-            "<article class=\"fault{}\">\n<header><span class=\"badge code\">{}</span><h3>{}</h3>{}<span class=\"badge {conf_class}\" title=\"{}\">{conf_label}</span></header>\n<p class=\"msg\">{}</p>\n<dl class=\"kv\"><dt>Signature</dt><dd><code>{}</code></dd><dt>Seen</dt><dd>{} time(s), first at request #{}</dd><dt>Confirmation</dt><dd>{}</dd></dl>\n",
+            "<article class=\"fault{}\" id=\"fault-{i}\">\n<header><span class=\"badge code\">{}</span><h3>{}</h3>{}<span class=\"badge {conf_class}\" title=\"{}\">{conf_label}</span></header>\n<p class=\"msg\">{}</p>\n<dl class=\"kv\"><dt>Signature</dt><dd><code>{}</code></dd><dt>Seen</dt><dd>{} time(s), first at request #{}</dd><dt>Confirmation</dt><dd>{}</dd></dl>\n",
             if f.confirmation == Confirmation::Flaky { " flaky" } else { "" },
             t(&f.code),
             t(&f.operation),

@@ -15,11 +15,14 @@
 //!   `never answered 2xx (answers: 400×12, 404×3)`. An operation whose requests
 //!   all went unanswered (timeouts, refused connections) is an **error**: the
 //!   test could not run, which CI should show.
-//! - **`faults`**: one failing `<testcase>` per fault, classname
-//!   `faults.<code>`, name the fault's signature, whose `<failure>` carries the
-//!   message and, in its text, the count, the confirmation, the witness and the
-//!   minimised reproducer with its script's path. Flaky faults fail too (they
-//!   were seen; the text says the replay did not show them again).
+//! - **`causes`**: one failing `<testcase>` per cause (the faults one check
+//!   reported for one reason), defects first, then conformance, each by
+//!   severity; classname `causes.<class>.<code>`, name the cause's id and
+//!   title, whose `<failure>` carries the title and, in its text, where it
+//!   was seen, its faults' signatures and its representative fault in full
+//!   (count, confirmation, witness, minimised reproducer with its script's
+//!   path). A flaky cause fails too (its faults were seen; the message says
+//!   the replay did not show it again). Every fault is in `report.json`.
 
 use std::fmt::Write;
 use std::time::SystemTime;
@@ -124,6 +127,39 @@ fn fault_body(f: &Fault) -> String {
         for (i, s) in r.steps.iter().enumerate() {
             let _ = writeln!(b, "  {}. {}", i + 1, step_line(s));
         }
+    }
+    b
+}
+
+/// The failure's text of a cause: what it is, where it was seen, and its
+/// representative fault in full.
+fn cause_body(c: &crate::oracles::causes::Cause, report: &Report) -> String {
+    let mut b = String::new();
+    let _ = writeln!(b, "{}", c.title);
+    let _ = writeln!(
+        b,
+        "class: {}; severity: {}; check: {}; cause: {}",
+        c.class.as_str(),
+        c.severity.as_str(),
+        c.code,
+        c.id
+    );
+    let _ = writeln!(
+        b,
+        "{} fault(s), seen {} time(s), on {} operation(s): {}",
+        c.faults.len(),
+        c.count,
+        c.operations.len(),
+        c.operations.join(", ")
+    );
+    let _ = writeln!(b, "faults: {}", c.faults.join(", "));
+    if let Some(f) = report
+        .faults
+        .iter()
+        .find(|f| f.signature == c.representative)
+    {
+        let _ = writeln!(b, "\nrepresentative fault {}:", f.signature);
+        b.push_str(&fault_body(f));
     }
     b
 }
@@ -284,50 +320,43 @@ pub fn render_junit(report: &Report, started: SystemTime, secrets: &Secrets) -> 
     let _ = writeln!(out, "    <system-out>{}</system-out>", text(&summary));
     out.push_str("    <system-err></system-err>\n  </testsuite>\n");
 
-    // Faults.
+    // Causes: what a person fixes, most important first.
     out.push_str(&suite_open(
-        "faults",
+        "causes",
         1,
-        report.faults.len(),
-        report.faults.len(),
+        report.causes.len(),
+        report.causes.len(),
         0,
         0,
     ));
     out.push_str(&properties);
-    for f in &report.faults {
-        let message = match f.confirmation {
-            Confirmation::Flaky => format!("{} (flaky)", f.message),
-            _ => f.message.clone(),
+    for c in &report.causes {
+        let message = match c.confirmation {
+            Confirmation::Flaky => format!("{} (flaky)", c.title),
+            _ => c.title.clone(),
         };
         let _ = writeln!(
             out,
-            "    <testcase classname=\"faults.{}\" name=\"{}\" time=\"0\">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
-            attr(&f.code),
-            attr(&f.signature),
+            "    <testcase classname=\"causes.{}.{}\" name=\"{} {}\" time=\"0\">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
+            c.class.as_str(),
+            attr(&c.code),
+            attr(&c.id),
+            attr(&c.title),
             attr(&message),
-            attr(&f.code),
-            text(&fault_body(f))
+            attr(&c.code),
+            text(&cause_body(c, report))
         );
     }
-    let mut by_code = std::collections::BTreeMap::<&str, u64>::new();
-    for f in &report.faults {
-        *by_code.entry(f.code.as_str()).or_default() += 1;
-    }
+    let defects = report
+        .causes
+        .iter()
+        .filter(|c| c.class == crate::oracles::registry::Class::Defect)
+        .count();
     let summary = format!(
-        "{} fault(s){}\n",
-        report.faults.len(),
-        if by_code.is_empty() {
-            String::new()
-        } else {
-            format!(
-                ": {}",
-                by_code
-                    .iter()
-                    .map(|(c, n)| format!("{c} {n}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        }
+        "{} cause(s) ({defects} defect(s), {} conformance) from {} fault(s)\n",
+        report.causes.len(),
+        report.causes.len() - defects,
+        report.faults.len()
     );
     let _ = writeln!(out, "    <system-out>{}</system-out>", text(&summary));
     out.push_str("    <system-err></system-err>\n  </testsuite>\n</testsuites>\n");

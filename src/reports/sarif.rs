@@ -4,22 +4,27 @@
 //!
 //! One `run`, whose `tool.driver.rules` are the oracles that fired (id = the
 //! oracle's code, title and text from [`crate::oracles::registry`]), and one
-//! `result` per fault:
+//! `result` per cause (the faults one check reported for one reason),
+//! defects first, each built from the cause's representative fault:
 //!
-//! - `message.text`: the fault's message, how often it was seen, its
+//! - `message.text`: the cause's title, its faults, how often and on which
+//!   operations it was seen, then the representative's message, its
 //!   confirmation, and how to reproduce it (the reproducer script, or the
 //!   witness as sent when there is none);
-//! - `locations`: the operation as a logical location (`kind` `function`,
-//!   fully qualified name = the operation's name) and, because GitHub drops
-//!   results without one, a physical location: the API description the run
-//!   read (`settings.spec`; the target when none is recorded) at the line
-//!   where it writes the operation (line 1 when that is unknown);
-//! - `partialFingerprints.cartographSignature/v1`: the fault's signature, so
-//!   that platforms match a fault across runs;
+//! - `locations`: the representative's operation as a logical location
+//!   (`kind` `function`, fully qualified name = the operation's name) and,
+//!   because GitHub drops results without one, a physical location: the API
+//!   description the run read (`settings.spec`; the target when none is
+//!   recorded) at the line where it writes the operation (line 1 when that
+//!   is unknown); `relatedLocations`: the other operations it was seen on;
+//! - `partialFingerprints`: `cartographCause/v1`, the cause's id (stable
+//!   across runs), and `cartographSignature/v1`, the representative's
+//!   signature;
 //! - `attachments`: the reproducer script, relative to the output folder
 //!   (`uriBaseId` `OUTPUT_DIR`, the folder holding the SARIF file);
 //!   `webRequest`/`webResponse`: the request that showed the fault;
-//!   `properties`: code, operation, status, count, confirmation, and the
+//!   `properties`: cause, class, severity, the faults' signatures and
+//!   operations, code, operation, status, count, confirmation, and the
 //!   reproducer's or the witness's steps (method, path, status).
 //!
 //! **Levels.** A fault's level follows its oracle's class, and nothing else
@@ -53,6 +58,10 @@ const SCHEMA_URI: &str =
 
 /// The key of the fingerprint holding a fault's signature.
 const FINGERPRINT: &str = "cartographSignature/v1";
+
+/// The key of the fingerprint holding a cause's id: a cause keeps its alert
+/// across runs whichever of its faults stands for it.
+const CAUSE_FINGERPRINT: &str = "cartographCause/v1";
 
 /// The `uriBaseId` of paths relative to the output folder (reproducers).
 const OUTPUT_DIR: &str = "OUTPUT_DIR";
@@ -281,28 +290,85 @@ fn message(f: &Fault) -> String {
     m
 }
 
+/// The logical and physical location of an operation.
+fn operation_location(operation: &str, report: &Report) -> Value {
+    let op = report.operations.iter().find(|o| o.operation == operation);
+    let described = op
+        .and_then(|o| o.spec.as_deref())
+        .or(report.settings.spec.as_deref())
+        .unwrap_or(&report.settings.target);
+    let line = op.and_then(|o| o.line).unwrap_or(1).max(1);
+    json!({
+        "physicalLocation": {
+            "artifactLocation": {"uri": artifact_uri(described)},
+            "region": {"startLine": line},
+        },
+        "logicalLocations": [{
+            "name": operation,
+            "fullyQualifiedName": operation,
+            "kind": "function",
+        }],
+    })
+}
+
+/// One cause as a SARIF result: its representative fault's result, titled
+/// by the cause, located at the representative's operation with the other
+/// operations it was seen on as related locations, and fingerprinted by the
+/// cause's id.
+fn cause_result(
+    c: &crate::oracles::causes::Cause,
+    representative: &Fault,
+    rule_index: usize,
+    report: &Report,
+) -> Value {
+    let mut out = result(representative, rule_index, report);
+    let mut text = format!(
+        "{}\n{} fault(s), seen {} time(s), on {} operation(s): {} ({}, {}; cause {}).\nRepresentative: ",
+        c.title,
+        c.faults.len(),
+        c.count,
+        c.operations.len(),
+        c.operations.join(", "),
+        c.class.as_str(),
+        c.severity.as_str(),
+        c.id
+    );
+    text.push_str(out["message"]["text"].as_str().unwrap_or_default());
+    out["message"]["text"] = json!(text);
+    let related: Vec<Value> = c
+        .operations
+        .iter()
+        .filter(|o| **o != representative.operation)
+        .enumerate()
+        .map(|(i, o)| {
+            let mut l = operation_location(o, report);
+            l["id"] = json!(i + 1);
+            l["message"] = json!({"text": format!("also seen on {o}")});
+            l
+        })
+        .collect();
+    if !related.is_empty() {
+        out["relatedLocations"] = Value::Array(related);
+    }
+    out["partialFingerprints"][CAUSE_FINGERPRINT] = json!(c.id);
+    if let Some(props) = out["properties"].as_object_mut() {
+        props.insert("cause".into(), json!(c.id));
+        props.insert("class".into(), json!(c.class));
+        props.insert("severity".into(), json!(c.severity));
+        props.insert("faults".into(), json!(c.faults));
+        props.insert("operations".into(), json!(c.operations));
+        props.insert("total_count".into(), json!(c.count));
+    }
+    out
+}
+
 /// One fault as a SARIF result; `rule_index` is its rule's place in the driver.
 fn result(f: &Fault, rule_index: usize, report: &Report) -> Value {
     let op = report
         .operations
         .iter()
         .find(|o| o.operation == f.operation);
-    let described = op
-        .and_then(|o| o.spec.as_deref())
-        .or(report.settings.spec.as_deref())
-        .unwrap_or(&report.settings.target);
-    let line = op.and_then(|o| o.line).unwrap_or(1).max(1);
-    let location = json!({
-        "physicalLocation": {
-            "artifactLocation": {"uri": artifact_uri(described)},
-            "region": {"startLine": line},
-        },
-        "logicalLocations": [{
-            "name": f.operation,
-            "fullyQualifiedName": f.operation,
-            "kind": "function",
-        }],
-    });
+    let location = operation_location(&f.operation, report);
 
     let mut props = Map::new();
     props.insert("code".into(), json!(f.code));
@@ -395,7 +461,7 @@ fn clean(v: &mut Value, secrets: &Secrets) {
     }
 }
 
-/// Renders `report.sarif`: SARIF 2.1.0, one run, one result per fault, one
+/// Renders `report.sarif`: SARIF 2.1.0, one run, one result per cause, one
 /// rule per oracle that fired; a result's level is `error` for server
 /// failures, leaks and stateful faults, `warning` for answers that break the
 /// description, `note` for `graphql_validation_error`. `ended` is when the run
@@ -432,13 +498,34 @@ pub fn render_sarif(report: &Report, ended: SystemTime, secrets: &Secrets) -> St
         }
     }
     let rules: Vec<Value> = codes.iter().map(|c| rule_json(c)).collect();
+    // One result per cause, most important first; a fault no cause names
+    // (a report written by hand) stands alone.
     let results: Vec<Value> = report
-        .faults
+        .causes
         .iter()
-        .map(|f| {
-            let index = codes.iter().position(|c| *c == f.code).unwrap_or(0);
-            result(f, index, report)
+        .filter_map(|c| {
+            let f = report
+                .faults
+                .iter()
+                .find(|f| f.signature == c.representative)?;
+            let index = codes.iter().position(|code| *code == f.code).unwrap_or(0);
+            Some(cause_result(c, f, index, report))
         })
+        .chain(
+            report
+                .faults
+                .iter()
+                .filter(|f| {
+                    !report
+                        .causes
+                        .iter()
+                        .any(|c| c.faults.contains(&f.signature))
+                })
+                .map(|f| {
+                    let index = codes.iter().position(|c| *c == f.code).unwrap_or(0);
+                    result(f, index, report)
+                }),
+        )
         .collect();
 
     let version = report
