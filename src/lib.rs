@@ -48,6 +48,7 @@
 //! an answer is read.
 
 pub mod cli;
+#[cfg(feature = "demo")]
 pub mod demo;
 pub mod execution;
 pub mod generation;

@@ -1,6 +1,7 @@
 //! Command-line interface: argument definitions and one module per command.
 
 mod config;
+#[cfg(feature = "demo")]
 mod demo;
 mod graph;
 mod inspect;
@@ -38,6 +39,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Start the built-in demo API and test it (or only serve it, with --serve).
+    #[cfg(feature = "demo")]
     Demo(demo::DemoArgs),
     /// Test an API against a running server, from its description.
     Run(run::RunArgs),
@@ -67,6 +69,7 @@ pub fn main() -> ExitCode {
     };
     let cli = Cli::parse_from(argv);
     let result = match cli.command {
+        #[cfg(feature = "demo")]
         Command::Demo(args) => demo::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Graph(args) => graph::run(&args),

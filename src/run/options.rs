@@ -55,7 +55,7 @@ pub struct RunOptions {
     pub read_only: bool,
     /// A header sent with every request, `Name: value` (repeatable). Its value
     /// is a secret, and so is the token after a scheme word (`Bearer …`):
-    /// replaced by [REDACTED] in every output file and on the terminal,
+    /// replaced by `[REDACTED]` in every output file and on the terminal,
     /// however written (as is, percent- or form-encoded, JSON-escaped). One
     /// shorter than 8 characters is also an ordinary word, so it is replaced
     /// only where it stands whole (a whole JSON string, header value, query

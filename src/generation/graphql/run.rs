@@ -142,7 +142,7 @@ pub struct GqlRun {
     /// (type, field) pairs that came back.
     pub pairs: Vec<(String, String)>,
     /// Per call sent: the schemas whose values it was given, with the call
-    /// that gave each, or [`POOLED`] (sorted by schema).
+    /// that gave each, or `POOLED` (sorted by schema).
     pub used: Vec<Vec<(String, usize)>>,
     /// Per (call, input): a value of a source schema that earlier tests
     /// saw, for when no earlier call of this test gives one.
