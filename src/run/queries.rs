@@ -166,8 +166,9 @@ pub async fn execute(
         } else {
             String::new()
         };
-        scripts.push((
-            Script {
+        scripts.push(reproduce::phase::SuiteScript {
+            archived: scripts.len(),
+            script: Script {
                 target: target.to_string(),
                 fault: None,
                 steps: vec![Step {
@@ -186,8 +187,8 @@ pub async fn execute(
                 standalone: true,
                 unmade: Vec::new(),
             },
-            format!("{}: logged at {}{seen}", q.root_fields.join(", "), q.source),
-        ));
+            title: format!("{}: logged at {}{seen}", q.root_fields.join(", "), q.source),
+        });
     }
 
     let mut report = tally.report(settings, &outcome, faults.faults());
@@ -238,7 +239,7 @@ pub async fn execute(
         .await?;
         channel.trace.finish()?;
     }
-    let n = reproduce::phase::write_suite(&flags.out, scripts, &secrets)?;
+    let n = reproduce::phase::write_suite(&flags.out, scripts, &secrets)?.files;
     reports::write_report(&flags.out, &report, &secrets)?;
     let graph_doc = crate::graph::export::to_document(&crate::graph::build(&api));
     for w in reports::write_extras(
@@ -271,5 +272,6 @@ pub async fn execute(
         report,
         fail_on: flags.fail_on.clone(),
         graph: Some(graph_doc),
+        suite_files: Some(n),
     })
 }
