@@ -1,6 +1,7 @@
 //! A script as a Hurl file: one entry per step, `[Captures]` for carried
 //! values, and the status the run saw asserted. The target comes from the
-//! `base` variable: `hurl --test --variable base=http://127.0.0.1:8080 *.hurl`.
+//! `base` variable: `hurl --test --variable base=http://127.0.0.1:8080 *.hurl`
+//! (with or without a trailing slash).
 
 use super::{Script, Source};
 
@@ -66,6 +67,29 @@ fn parses_with_captures(body: &str) -> bool {
     serde_json::from_str::<serde_json::Value>(&text).is_ok()
 }
 
+/// A step's URL after `{{base}}`: one `/..` more than the target's path has
+/// segments, then the whole path the run requested. Hurl (curl) removes dot
+/// segments before sending, and they climb no higher than the root, so
+/// `base=http://h:8080/` sends what `base=http://h:8080` does, instead of
+/// `//books`; a `base` with the target's path (`http://h/api`, `/api/`)
+/// does too.
+fn after_base(target: &str, path: &str) -> String {
+    let Ok(target) = url::Url::parse(target) else {
+        return path.to_string();
+    };
+    let root = target.path();
+    let depth = root.split('/').filter(|s| !s.is_empty()).count();
+    // As the engine joins them: an empty path is the target itself.
+    let whole = if path.is_empty() {
+        root.to_string()
+    } else if path.starts_with('/') {
+        format!("{}{path}", root.trim_end_matches('/'))
+    } else {
+        format!("{}/{path}", root.trim_end_matches('/'))
+    };
+    format!("{}{whole}", "/..".repeat(depth + 1))
+}
+
 /// Renders `script` as a Hurl file; `title` heads it as a comment.
 pub fn render(script: &Script, title: &str) -> String {
     let mut out = String::new();
@@ -73,9 +97,10 @@ pub fn render(script: &Script, title: &str) -> String {
         out.push_str(&format!("# {line}\n"));
     }
     out.push_str(&format!(
-        "# Written by Cartograph {}; run: hurl --test --variable base={} FILE\n\n",
+        "# Written by Cartograph {}; run: hurl --test --variable base={} FILE\n\
+         # (the /.. before each path makes a trailing slash in base harmless)\n\n",
         env!("CARGO_PKG_VERSION"),
-        script.target
+        script.target.trim_end_matches('/')
     ));
     for step in &script.steps {
         out.push_str(&format!("# {}\n", step.operation));
@@ -85,7 +110,11 @@ pub fn render(script: &Script, title: &str) -> String {
                 b.to_string().replace('\n', " ")
             ));
         }
-        out.push_str(&format!("{} {{{{base}}}}{}\n", step.method, step.path));
+        out.push_str(&format!(
+            "{} {{{{base}}}}{}\n",
+            step.method,
+            after_base(&script.target, &step.path)
+        ));
         for (name, value) in &step.headers {
             out.push_str(&format!("{name}: {value}\n"));
         }
@@ -154,6 +183,15 @@ mod tests {
             literal_braces(r#"{"query":"{ f(x: \"{{\") { a } }"}"#),
             r#"{"query":"{ f(x: \"{\u007b\") { a } }"}"#
         );
+    }
+
+    #[test]
+    fn paths_climb_to_the_root_before_the_targets_path() {
+        assert_eq!(after_base("http://h:8080/", "/books/1"), "/../books/1");
+        assert_eq!(after_base("http://h:8080", "/books?x=1"), "/../books?x=1");
+        assert_eq!(after_base("http://h/api/", "/books"), "/../../api/books");
+        assert_eq!(after_base("http://h/graphql", ""), "/../../graphql");
+        assert_eq!(after_base("http://h/graphql/", ""), "/../../graphql/");
     }
 
     #[test]
