@@ -129,6 +129,10 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         server.shutdown().await;
 
         let rest_report = rest_run.as_ref().map(|r| r.report.clone());
+        let suites = [
+            rest_run.as_ref().and_then(|r| r.suite_files),
+            graphql_run.as_ref().and_then(|r| r.suite_files),
+        ];
         let (mut summary, graphql_graph) = match (rest_run, graphql_run) {
             (Some(mut summary), Some(graphql_run)) => {
                 merge(&mut summary.report, graphql_run.report, "graphql");
@@ -221,6 +225,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             }
         );
         println!("  output: {}", flags.out.display());
+        print!("{}", afterwards(&flags.out, suites, report));
         // The demo's faults are planted: finding them is the demo working. It
         // fails only when one was missed (or the run itself could not work).
         let missed: Vec<&str> = planted
@@ -237,6 +242,50 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         );
         Ok(ExitCode::from(EXIT_FAULTS))
     })
+}
+
+/// How to run what the demo wrote (the regression suites and the
+/// reproducers) once its own server, and port, are gone: against
+/// `cartograph demo --serve`, reset to its start state before each part.
+fn afterwards(
+    out: &Path,
+    [rest, graphql]: [Option<usize>; 2],
+    report: &crate::reports::Report,
+) -> String {
+    let reproducers = report.faults.iter().any(|f| f.reproducer.is_some());
+    if rest.unwrap_or(0) + graphql.unwrap_or(0) == 0 && !reproducers {
+        return String::new();
+    }
+    let base = "http://127.0.0.1:8080";
+    let reset = format!("curl -X POST {base}/__reset");
+    let mut text = String::from(
+        "  the demo API above has stopped: run what it wrote against a fresh one\n    cartograph demo --serve --port 8080    # in another terminal\n",
+    );
+    let suites = [
+        (rest, out.join("tests"), base.to_string(), "REST"),
+        (
+            graphql,
+            out.join("graphql/tests"),
+            format!("{base}/graphql"),
+            "GraphQL",
+        ),
+    ];
+    for (files, dir, target, part) in suites {
+        if let Some(n) = files.filter(|&n| n > 0) {
+            text.push_str(&format!(
+                "    {reset}; hurl --test --jobs 1 --variable base={target} {}/*.hurl    # the {part} regression suite: {n} file(s), each creating what it uses\n",
+                dir.display()
+            ));
+        }
+    }
+    if reproducers {
+        text.push_str(&format!(
+            "    {reset}; bash {}/NN-….sh {base}    # a reproducer (those in {} take {base}/graphql)\n",
+            out.join("reproducers").display(),
+            out.join("graphql/reproducers").display()
+        ));
+    }
+    text
 }
 
 /// The GraphQL part's share of the budget and of the request cap: a fifth.

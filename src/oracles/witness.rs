@@ -39,6 +39,9 @@ struct Resource {
 /// known to depend on the run's history.
 const MADE: usize = 1 << 16;
 
+/// Kinds of resource whose first numeric id is remembered, at most.
+const KINDS: usize = 4096;
+
 /// Which successful request created or changed which resource, by id.
 #[derive(Default)]
 pub struct Ledger {
@@ -51,6 +54,15 @@ pub struct Ledger {
     /// which a later creation at the same place only restores
     /// (`default_database` deleted and made again).
     seed: std::collections::HashSet<String>,
+    /// Per kind of resource the run made (its collection, numbered segments
+    /// as `*`: `/authors/*/books`), the smallest numeric id it made there. A
+    /// counter hands out every id above it to the run (or to nobody yet), so
+    /// such an id is the run's long after `by_id` and `made` forgot it.
+    first_numbered: HashMap<String, u64>,
+    /// Resources the server started with that the run's successful
+    /// requests acted on (see [`acted_on`]), as (id, collection path or
+    /// field name), oldest first.
+    touched: indexmap::IndexSet<(String, String)>,
     /// When each id of `by_id` was last made, changed or created under: the
     /// ids a run keeps building on (its one database, which every collection
     /// goes into) outlive the thousands made once and left.
@@ -322,12 +334,118 @@ fn need(
     }
 }
 
+/// Whether `ex` created something: a POST or a 201 whose answer names an id
+/// (a `Location`, a body `id`, else the identity it sent), other than one
+/// its path names unless it says it created (an update echoes its id).
+fn creation(ex: &Exchange) -> bool {
+    if !ex.is_success() || !(ex.request.method == "POST" || ex.status == Some(201)) {
+        return false;
+    }
+    let path = ex.request.path.split('?').next().unwrap_or("");
+    let says_created = ex.status == Some(201) || ex.header("location").is_some();
+    let mut ids = given_ids(ex);
+    if ids.is_empty() {
+        ids = chosen_ids(ex).iter().filter_map(|(_, v)| text(v)).collect();
+    }
+    ids.iter().any(|id| {
+        says_created
+            || !path
+                .split('/')
+                .any(|seg| percent_encoding::percent_decode_str(seg).decode_utf8_lossy() == *id)
+    })
+}
+
+/// What a state-changing request acts on besides what it creates, as
+/// (id, collection path or field name): the deepest numbered resource its
+/// path names, unless it creates into a collection (`PATCH
+/// /authors/1/books/2` acts on book 2, `POST /authors/1/books` on no
+/// book), and what the id fields of its JSON body name (`POST /orders
+/// {"bookId": 3}` takes book 3's stock).
+fn acted_on(ex: &Exchange, creates: bool) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let path = ex.request.path.split('?').next().unwrap_or("");
+    if !creates {
+        let mut prefix = String::new();
+        let mut deepest = None;
+        for seg in path.split('/').filter(|s| !s.is_empty()) {
+            let id = percent_encoding::percent_decode_str(seg).decode_utf8_lossy();
+            if id.chars().any(|c| c.is_ascii_digit()) && !names::is_version(&id) {
+                deepest = Some((id.into_owned(), decoded(&prefix)));
+            }
+            prefix.push('/');
+            prefix.push_str(seg);
+        }
+        out.extend(deepest);
+    }
+    if let Some(Ok(Value::Object(fields))) = ex
+        .request
+        .body
+        .as_deref()
+        .filter(|b| b.trim_start().starts_with('{'))
+        .map(serde_json::from_str::<Value>)
+    {
+        for (k, v) in fields {
+            if let Some(t) = text(&v).filter(|_| is_id_name(&k)) {
+                out.push((t, k));
+            }
+        }
+    }
+    out
+}
+
+/// `ex` with each top-level field of its JSON body that names a forgotten
+/// resource (field, old id, stand-in's id) naming the stand-in instead; a
+/// number stays a number.
+fn stand_in_fields(ex: &mut Exchange, fields: &[(String, String, String)]) {
+    let Some(Ok(Value::Object(mut body))) = ex
+        .request
+        .body
+        .as_deref()
+        .map(serde_json::from_str::<Value>)
+    else {
+        return;
+    };
+    let mut changed = false;
+    for (field, old, new) in fields {
+        let Some(slot) = body.get_mut(field) else {
+            continue;
+        };
+        if text(slot).as_deref() != Some(old.as_str()) {
+            continue;
+        }
+        *slot = match (&*slot, new.parse::<u64>()) {
+            (Value::Number(_), Ok(n)) => Value::from(n),
+            _ => Value::String(new.clone()),
+        };
+        changed = true;
+    }
+    if changed {
+        ex.request.body = Some(Value::Object(body).to_string());
+    }
+}
+
 /// `path` with the resource path `old` (a whole prefix of it) replaced by `new`.
 fn replace_prefix(path: &str, old: &str, new: &str) -> String {
     match path.strip_prefix(old) {
         Some(rest) if rest.is_empty() || rest.starts_with(['/', '?']) => format!("{new}{rest}"),
         _ => path.to_string(),
     }
+}
+
+/// The kind of resource a collection holds: its path with the numbered
+/// segments as `*` (`/authors/12/books` → `/authors/*/books`).
+fn kind(collection: &str) -> String {
+    collection
+        .split('/')
+        .map(|s| {
+            if !s.is_empty() && s.chars().all(|c| c.is_ascii_digit()) {
+                "*"
+            } else {
+                s
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 /// How well a resource path fits a field name (`/orders/26` for `orderId`).
@@ -453,9 +571,23 @@ impl Ledger {
                 if self.made.len() >= MADE {
                     self.made.shift_remove_index(0);
                 }
-                self.made.insert(place);
+                self.made.insert(place.clone());
+                self.count(&place);
             }
             self.resource(id, at).creator = Some(shared.clone());
+        }
+        for (value, hint) in acted_on(ex, !created.is_empty()) {
+            let made = if hint.starts_with('/') {
+                self.run_made_at(&format!("{hint}/{value}"))
+            } else {
+                self.run_made_named(&value, &hint)
+            };
+            if !made {
+                if self.touched.len() >= IDS {
+                    self.touched.shift_remove_index(0);
+                }
+                self.touched.insert((value, hint));
+            }
         }
         if !created.is_empty() || ex.request.method == "DELETE" {
             // A creation under a parent (`POST /authors/1/books`) does not
@@ -528,6 +660,40 @@ impl Ledger {
             .is_some_and(|r| r.values().any(|r| r.creator.is_some()))
     }
 
+    /// [`Ledger::run_made`] for a value sent as the field or parameter
+    /// `name` (`bookId`): also a number at or above the first one the run
+    /// made of a kind that `name` fits (of any kind, when it fits none).
+    pub fn run_made_named(&self, value: &str, name: &str) -> bool {
+        if self.run_made(value) {
+            return true;
+        }
+        let Ok(n) = value.parse::<u64>() else {
+            return false;
+        };
+        let fits = |kind: &str| fit(&format!("{kind}/*"), name) > 0;
+        let fitting = self.first_numbered.keys().any(|k| fits(k));
+        self.first_numbered
+            .iter()
+            .filter(|(k, _)| !fitting || fits(k))
+            .any(|(_, &first)| n >= first)
+    }
+
+    /// Records the numeric id of the resource the run made at `place`.
+    fn count(&mut self, place: &str) {
+        let Some((collection, Ok(n))) = place
+            .rsplit_once('/')
+            .map(|(c, last)| (c, last.parse::<u64>()))
+        else {
+            return;
+        };
+        let kind = kind(collection);
+        if let Some(first) = self.first_numbered.get_mut(&kind) {
+            *first = (*first).min(n);
+        } else if self.first_numbered.len() < KINDS {
+            self.first_numbered.insert(kind, n);
+        }
+    }
+
     /// Whether `ex` is a creation refused (4xx) with a name the run had
     /// made at that place: `POST /databases {"name": "d1"}` answering 409
     /// because an earlier test made `d1`. On a fresh server it succeeds.
@@ -546,27 +712,80 @@ impl Ledger {
             })
     }
 
+    /// What a state-changing `ex` acts on that the server started with and
+    /// the run acted on before (`POST /orders {"bookId": 3}` after the run's
+    /// orders took book 3's stock), as `bookId = 3`: its answer tells the
+    /// run's history.
+    pub fn acts_on_what_the_run_changed(&self, ex: &Exchange) -> Option<String> {
+        if !ex.request.is_mutation() {
+            return None;
+        }
+        acted_on(ex, creation(ex))
+            .into_iter()
+            .find(|(value, hint)| {
+                let (made, name) = if hint.starts_with('/') {
+                    (self.run_made_at(&format!("{hint}/{value}")), "")
+                } else {
+                    (self.run_made_named(value, hint), hint.as_str())
+                };
+                !made
+                    && self.touched.iter().any(|(v, h)| {
+                        v == value
+                            && match (h.starts_with('/'), hint.starts_with('/')) {
+                                (true, true) => h == hint,
+                                (false, false) => h.eq_ignore_ascii_case(hint),
+                                (true, false) => fit(&format!("{h}/{v}"), name) > 0,
+                                (false, true) => fit(&format!("{hint}/{v}"), h) > 0,
+                            }
+                    })
+            })
+            .map(|(value, hint)| {
+                if hint.starts_with('/') {
+                    format!("{hint}/{value}")
+                } else {
+                    format!("{hint} = {value}")
+                }
+            })
+    }
+
     /// Whether the run created the resource at `path` (a concrete path,
     /// escaped or not), and it was not the server's own to begin with.
     pub fn run_made_at(&self, path: &str) -> bool {
-        self.made.contains(&decoded(path))
+        let at = decoded(path);
+        self.made.contains(&at)
+            || at.rsplit_once('/').is_some_and(|(collection, last)| {
+                last.parse::<u64>().is_ok_and(|n| {
+                    self.first_numbered
+                        .get(&kind(collection))
+                        .is_some_and(|&first| n >= first)
+                })
+            })
     }
 
     /// `exchanges`, preceded by the earlier requests that created the
     /// resources they name and changed them since (transitively, in run
     /// order), unless an earlier exchange of theirs gave the id.
     pub fn complete(&self, exchanges: &[Exchange]) -> Vec<Exchange> {
-        self.completed(exchanges, false)
+        self.completed(exchanges, false, false)
+    }
+
+    /// [`Ledger::complete`] for a regression test, which must create what
+    /// it uses: a resource the run made whose requests the ledger has
+    /// forgotten (it keeps those of the latest [`IDS`] ids) is stood in for
+    /// by one of the same kind it remembers, made first (in a path, or in
+    /// a top-level id field of a JSON body).
+    pub fn complete_standing_in(&self, exchanges: &[Exchange]) -> Vec<Exchange> {
+        self.completed(exchanges, false, true)
     }
 
     /// [`Ledger::complete`] for a fault in the items of the collection the
     /// last exchange reads (`/1/price` of `GET /authors/37/books`): what was
     /// created into that collection, and changed since, goes first too.
     pub fn complete_listing(&self, exchanges: &[Exchange]) -> Vec<Exchange> {
-        self.completed(exchanges, true)
+        self.completed(exchanges, true, false)
     }
 
-    fn completed(&self, exchanges: &[Exchange], listing: bool) -> Vec<Exchange> {
+    fn completed(&self, exchanges: &[Exchange], listing: bool, forgotten: bool) -> Vec<Exchange> {
         let mut added: Vec<Arc<Exchange>> = Vec::new();
         // Consumer's seq → the requests added for it; each goes right
         // before the request that needed it.
@@ -575,6 +794,8 @@ impl Ledger {
         // Paths the witness names that the run deleted (seed data among
         // them), each with a resource of the same kind the run made instead.
         let mut rewrites: Vec<(String, String)> = Vec::new();
+        // Body fields naming a forgotten resource: (field, old id, stand-in's).
+        let mut fields: Vec<(String, String, String)> = Vec::new();
         let mut guard = 0;
         while let Some(consumer) = todo.pop() {
             guard += 1;
@@ -667,9 +888,11 @@ impl Ledger {
                 }
                 let resources = self.by_id.get(&value);
                 let known = resources.and_then(|r| r.get(&at));
+                let unknown = known.is_none_or(|r| r.creator.is_none());
                 if hint.starts_with('/')
-                    && known.is_none_or(|r| r.creator.is_none())
-                    && self.deleted.contains(&at)
+                    && unknown
+                    && (self.deleted.contains(&at)
+                        || (forgotten && self.made.contains(&decoded(&at))))
                 {
                     // The run deleted what the witness names (seed data
                     // included): on its server, and in a reproducer, a
@@ -677,6 +900,25 @@ impl Ledger {
                     if let Some((path, r)) = self.stand_in(&at) {
                         if !rewrites.iter().any(|(old, _)| *old == at) {
                             rewrites.push((at.clone(), path));
+                        }
+                        let creator = r.creator.iter();
+                        let changes = r.changes.iter().filter(|c| c.seq < consumer.seq);
+                        for c in creator.chain(changes) {
+                            need(c, consumer.seq, exchanges, &mut added, &mut deps, &mut todo);
+                        }
+                    }
+                    continue;
+                }
+                let no_creator = resources.is_none_or(|r| r.values().all(|r| r.creator.is_none()));
+                if forgotten
+                    && !hint.starts_with('/')
+                    && no_creator
+                    && self.made_named(&value, &hint)
+                {
+                    if let Some((path, r)) = self.stand_in_for(&hint) {
+                        let id = path.rsplit('/').next().unwrap_or_default().to_string();
+                        if !fields.iter().any(|(f, old, _)| *f == hint && *old == value) {
+                            fields.push((hint.clone(), value.clone(), id));
                         }
                         let creator = r.creator.iter();
                         let changes = r.changes.iter().filter(|c| c.seq < consumer.seq);
@@ -724,9 +966,33 @@ impl Ledger {
                 for (old, new) in &rewrites {
                     e.request.path = replace_prefix(&e.request.path, old, new);
                 }
+                if !fields.is_empty() {
+                    stand_in_fields(&mut e, &fields);
+                }
                 e
             })
             .collect()
+    }
+
+    /// Whether the run made a resource whose id is `value` in a collection
+    /// that the field `name` fits (`bookId` → `/authors/3/books/469`), as
+    /// far as [`MADE`] paths go back.
+    fn made_named(&self, value: &str, name: &str) -> bool {
+        self.made.iter().rev().any(|p| {
+            p.rsplit_once('/')
+                .is_some_and(|(_, last)| last == value && fit(p, name) > 0)
+        })
+    }
+
+    /// The latest resource the run made, with its requests remembered and
+    /// not deleted, in a collection the field `name` fits.
+    fn stand_in_for(&self, name: &str) -> Option<(String, &Resource)> {
+        self.by_id
+            .values()
+            .flat_map(|resources| resources.iter())
+            .filter(|(path, r)| fit(path, name) > 0 && r.creator.is_some() && !self.deleted(path))
+            .max_by_key(|(_, r)| r.creator.as_ref().map(|c| c.seq))
+            .map(|(path, r)| (path.clone(), r))
     }
 
     /// A resource the run made, not deleted, of the same kind as the path
@@ -1047,5 +1313,140 @@ mod tests {
         let done = ledger.complete(&[read]);
         assert_eq!(seqs(&done), [3, 9]);
         assert_eq!(done[1].request.path, "/authors/7/books");
+    }
+
+    #[test]
+    fn a_numbered_id_the_run_made_is_known_after_its_requests_are_forgotten() {
+        let mut ledger = Ledger::new();
+        // Authors from 3 on, each with a book (one book counter).
+        for i in 0..IDS as u64 + 10 {
+            let a = i + 3;
+            let body = format!(r#"{{"id":{a}}}"#);
+            ledger.note(&ex(2 * i, "POST", "/authors", Some("{}"), 201, &body));
+            let at = format!("/authors/{a}/books");
+            let body = format!(r#"{{"id":{}}}"#, i + 4);
+            ledger.note(&ex(2 * i + 1, "POST", &at, Some("{}"), 201, &body));
+        }
+        assert!(!ledger.run_made("5"), "its requests are forgotten");
+        assert!(ledger.run_made_named("5", "bookId"));
+        assert!(ledger.run_made_named("5", "parent/id"));
+        // The server's own (below the first the run made of the kind).
+        assert!(!ledger.run_made_named("3", "bookId"));
+        assert!(!ledger.run_made_named("2", "authorId"));
+        assert!(!ledger.run_made_named("abc", "bookId"));
+        assert!(ledger.run_made_at("/authors/5/books/6"));
+        assert!(ledger.run_made_at("/authors/1/books/9"));
+        assert!(!ledger.run_made_at("/authors/1/books/2"));
+        assert!(!ledger.run_made_at("/authors/2"));
+    }
+
+    #[test]
+    fn a_regression_test_makes_a_stand_in_for_what_the_ledger_forgot() {
+        let mut ledger = Ledger::new();
+        let mut seq = 0;
+        let mut make = |ledger: &mut Ledger, path: &str, id: u64| {
+            seq += 1;
+            let body = format!(r#"{{"id":{id}}}"#);
+            ledger.note(&ex(seq, "POST", path, Some("{}"), 201, &body));
+        };
+        // Author 3 and their book 4, then far more than the ledger keeps.
+        make(&mut ledger, "/authors", 3);
+        make(&mut ledger, "/authors/3/books", 4);
+        for i in 0..IDS as u64 {
+            make(&mut ledger, "/authors", 10_000 + i);
+        }
+        make(&mut ledger, "/authors", 90_000);
+        make(&mut ledger, "/authors/90000/books", 90_001);
+        assert!(!ledger.run_made("4"), "forgotten");
+        let read = ex(u64::MAX / 2, "GET", "/authors/3/books/4", None, 200, "{}");
+        // A reproducer keeps the witness as it was.
+        assert_eq!(ledger.complete(std::slice::from_ref(&read)).len(), 1);
+        let done = ledger.complete_standing_in(&[read]);
+        let calls: Vec<String> = done
+            .iter()
+            .map(|e| format!("{} {}", e.request.method, e.request.path))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                "POST /authors",
+                "POST /authors/90000/books",
+                "GET /authors/90000/books/90001"
+            ]
+        );
+        let order = ex(
+            u64::MAX / 2,
+            "POST",
+            "/orders",
+            Some(r#"{"bookId":4,"quantity":1}"#),
+            201,
+            r#"{"id":7}"#,
+        );
+        let done = ledger.complete_standing_in(&[order]);
+        assert_eq!(done.len(), 3, "{done:#?}");
+        assert_eq!(
+            done[2].request.body.as_deref(),
+            Some(r#"{"bookId":90001,"quantity":1}"#)
+        );
+        // What the run never made is no one's to stand in for.
+        let other = ex(u64::MAX / 2, "GET", "/authors/1/books/5", None, 404, "{}");
+        assert_eq!(ledger.complete_standing_in(&[other]).len(), 1);
+    }
+
+    #[test]
+    fn a_change_to_what_the_server_started_with_after_the_run_changed_it_is_history() {
+        let mut ledger = Ledger::new();
+        ledger.note(&ex(1, "POST", "/authors", Some("{}"), 201, r#"{"id":3}"#));
+        ledger.note(&ex(
+            2,
+            "POST",
+            "/authors/3/books",
+            Some("{}"),
+            201,
+            r#"{"id":4}"#,
+        ));
+        // The run orders seed book 2 and its own book 4, and re-prices seed book 1.
+        let order = |seq, book: u64| {
+            let body = format!(r#"{{"bookId":{book},"quantity":1}}"#);
+            ex(
+                seq,
+                "POST",
+                "/orders",
+                Some(&body),
+                201,
+                &format!(r#"{{"id":{seq}}}"#),
+            )
+        };
+        ledger.note(&order(3, 2));
+        ledger.note(&order(4, 4));
+        ledger.note(&ex(5, "PATCH", "/authors/1/books/1", Some("{}"), 200, "{}"));
+        // A book created under seed author 1 changes no author.
+        ledger.note(&ex(
+            6,
+            "POST",
+            "/authors/1/books",
+            Some("{}"),
+            201,
+            r#"{"id":9}"#,
+        ));
+        let after = u64::MAX / 2;
+        let changed = |e: &Exchange| ledger.acts_on_what_the_run_changed(e);
+        assert_eq!(changed(&order(after, 2)).as_deref(), Some("bookId = 2"));
+        assert_eq!(changed(&order(after, 1)).as_deref(), Some("bookId = 1"));
+        assert_eq!(changed(&order(after, 3)), None, "never touched");
+        assert_eq!(changed(&order(after, 4)), None, "the run's own");
+        let patch = ex(after, "PATCH", "/authors/1/books/2", Some("{}"), 200, "{}");
+        assert_eq!(changed(&patch).as_deref(), Some("/authors/1/books/2"));
+        let create = ex(
+            after,
+            "POST",
+            "/authors/1/books",
+            Some("{}"),
+            201,
+            r#"{"id":10}"#,
+        );
+        assert_eq!(changed(&create), None);
+        let read = ex(after, "GET", "/authors/1/books/1", None, 200, "{}");
+        assert_eq!(changed(&read), None, "a read changes nothing");
     }
 }

@@ -1,6 +1,7 @@
 //! A script as a Hurl file: one entry per step, `[Captures]` for carried
 //! values, and the status the run saw asserted. The target comes from the
-//! `base` variable: `hurl --test --variable base=http://127.0.0.1:8080 *.hurl`.
+//! `base` variable: `hurl --test --variable base=http://127.0.0.1:8080 *.hurl`
+//! (with or without a trailing slash: each path climbs to the root first).
 //!
 //! Every text of the script is data, written in the form Hurl reads back as
 //! exactly that text: URLs percent-encoded outside the characters Hurl takes
@@ -217,6 +218,29 @@ fn parses_with_captures(body: &str, known: &HashSet<&str>) -> bool {
     serde_json::from_str::<serde_json::Value>(&text).is_ok()
 }
 
+/// A step's URL after `{{base}}`: one `/..` more than the target's path has
+/// segments, then the whole path the run requested. Hurl (curl) removes dot
+/// segments before sending, and they climb no higher than the root, so
+/// `base=http://h:8080/` sends what `base=http://h:8080` does, instead of
+/// `//books`; a `base` with the target's path (`http://h/api`, `/api/`)
+/// does too.
+fn after_base(target: &str, path: &str) -> String {
+    let Ok(target) = url::Url::parse(target) else {
+        return path.to_string();
+    };
+    let root = target.path();
+    let depth = root.split('/').filter(|s| !s.is_empty()).count();
+    // As the engine joins them: an empty path is the target itself.
+    let whole = if path.is_empty() {
+        root.to_string()
+    } else if path.starts_with('/') {
+        format!("{}{path}", root.trim_end_matches('/'))
+    } else {
+        format!("{}/{path}", root.trim_end_matches('/'))
+    };
+    format!("{}{whole}", "/..".repeat(depth + 1))
+}
+
 /// Renders `script` as a Hurl file; `title` heads it as a comment.
 pub fn render(script: &Script, title: &str) -> String {
     let mut out = String::new();
@@ -226,8 +250,11 @@ pub fn render(script: &Script, title: &str) -> String {
     out.push_str(&comment(&format!(
         "Written by Cartograph {}; run: hurl --test --variable base={} FILE",
         env!("CARGO_PKG_VERSION"),
-        script.target
+        script.target.trim_end_matches('/')
     )));
+    out.push_str(&comment(
+        "(the /.. before each path makes a trailing slash in base harmless)",
+    ));
     out.push('\n');
     // Hurl knows the methods it can send by their letters: anything else
     // cannot be written, and the test is left out whole.
@@ -252,7 +279,7 @@ pub fn render(script: &Script, title: &str) -> String {
         out.push_str(&format!(
             "{} {{{{base}}}}{}\n",
             step.method,
-            url(&step.path, &known)
+            url(&after_base(&script.target, &step.path), &known)
         ));
         for (name, v) in &step.headers {
             if name.is_empty() {
@@ -370,6 +397,15 @@ mod tests {
     }
 
     #[test]
+    fn paths_climb_to_the_root_before_the_targets_path() {
+        assert_eq!(after_base("http://h:8080/", "/books/1"), "/../books/1");
+        assert_eq!(after_base("http://h:8080", "/books?x=1"), "/../books?x=1");
+        assert_eq!(after_base("http://h/api/", "/books"), "/../../api/books");
+        assert_eq!(after_base("http://h/graphql", ""), "/../../graphql");
+        assert_eq!(after_base("http://h/graphql/", ""), "/../../graphql/");
+    }
+
+    #[test]
     fn pointers_become_jsonpaths() {
         assert_eq!(jsonpath("/0/id"), "$[0]['id']");
         assert_eq!(jsonpath("/a~1b/it's"), r"$['a/b']['it\'s']");
@@ -462,8 +498,14 @@ mod tests {
             // Each line is a comment, an entry's own syntax, or an escaped value.
             let ours = line.is_empty()
                 || line.starts_with("# ")
-                || line.starts_with("POST {{base}}/m/")
-                || line.starts_with("GET {{base}}/m/{{id}}")
+                // The target's path comes first, encoded (a trailing slash
+                // in base climbs back out with the `/..`s).
+                || line
+                    .strip_prefix("POST ")
+                    .is_some_and(|r| r.starts_with("{{base}}/../") && !r.contains(' '))
+                || line
+                    .strip_prefix("GET ")
+                    .is_some_and(|r| r.starts_with("{{base}}/../") && r.contains("/m/{{id}}"))
                 || line.starts_with("X\\n\\u{5b}Options")
                 || line.starts_with("Content-Type: text/plain")
                 || line.starts_with("base64,")

@@ -2,7 +2,6 @@
 //! archive's tests are replayed to record the regression suite, and both are
 //! written as files (`reproducers/*.sh|json`, `tests/*.hurl`).
 
-use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -292,57 +291,115 @@ pub async fn record(
 /// statuses this run saw: a suite file asserts what its own requests get,
 /// not what the test met amid the search's state.
 pub async fn settle(
-    scripts: Vec<(Script, String)>,
+    scripts: Vec<SuiteScript>,
     checker: &Checker,
     channel: &mut Channel,
     left_out: &mut SuiteLeftOut,
-) -> anyhow::Result<Vec<(Script, String)>> {
+) -> anyhow::Result<Vec<SuiteScript>> {
     let runs: Vec<Box<dyn TestRun>> = scripts
         .iter()
-        .map(|(s, _)| {
+        .map(|s| {
             let checker = checker.clone();
             Box::new(ScriptRun::new(
-                s.clone(),
+                s.script.clone(),
                 Box::new(move |l: &str| checker.location_path(l)),
             )) as Box<dyn TestRun>
         })
         .collect();
     let recorded = record(runs, channel).await?;
-    Ok(scripts
-        .into_iter()
-        .zip(
-            recorded
-                .into_iter()
-                .map(Some)
-                .chain(std::iter::repeat_with(|| None)),
-        )
-        .filter_map(|((mut script, title), ran)| {
-            let Some(ran) = ran.filter(|ran| ran.len() == script.steps.len()) else {
-                left_out.unfinished += 1;
-                return None;
+    let mut recorded = recorded.into_iter();
+    let mut kept = Vec::new();
+    for mut s in scripts {
+        let ran = recorded.next().unwrap_or_default();
+        if ran.len() != s.script.steps.len() {
+            let why = if ran.is_empty() {
+                "not replayed: the replay allowance ran out first".to_string()
+            } else {
+                format!(
+                    "stopped after {} of {} calls when replayed (an answer lacked a value a later call needs, or the replay allowance ran out)",
+                    ran.len(),
+                    s.script.steps.len()
+                )
             };
-            // A step with only literal values whose answer changed since the
-            // test was recorded depends on what else happened on the server
-            // (an id that another test created meanwhile): not a regression test.
-            let unstable = script.steps.iter().zip(&ran).any(|(step, ex)| {
+            left_out.leave(s.archived, Why::Unfinished, why);
+            continue;
+        }
+        // A step with only literal values whose answer changed since the
+        // test was recorded depends on what else happened on the server
+        // (an id that another test created meanwhile): not a regression test.
+        let unstable = s
+            .script
+            .steps
+            .iter()
+            .zip(&ran)
+            .enumerate()
+            .find_map(|(i, (step, ex))| {
                 let literal = !step.path.contains("{{")
                     && !step.body.as_deref().is_some_and(|b| b.contains("{{"));
-                // A conflict is an answer about the server's state.
-                literal && (step.status != ex.status || ex.status == Some(409))
-            }) || script.steps.iter().zip(&ran).any(|(step, ex)| {
-                // A GraphQL step asserts "no errors" only if it still holds.
-                step.graphql_clean && graphql_errors(ex)
+                let status = |s: Option<u16>| s.map_or("no answer".into(), |s| s.to_string());
+                let call = format!("call {} ({})", i + 1, step.operation);
+                if literal && step.status != ex.status {
+                    Some(format!(
+                        "{call} answered {} when recorded, {} when replayed",
+                        status(step.status),
+                        status(ex.status)
+                    ))
+                } else if literal && ex.status == Some(409) {
+                    // A conflict is an answer about the server's state.
+                    Some(format!(
+                        "{call} answered 409, a conflict with the server's state"
+                    ))
+                } else if step.graphql_clean && graphql_errors(ex) {
+                    // A GraphQL step asserts "no errors" only if it still holds.
+                    Some(format!(
+                        "{call} answered errors when replayed, none when recorded"
+                    ))
+                } else {
+                    None
+                }
             });
-            if unstable {
-                left_out.unstable += 1;
-                return None;
-            }
-            for (step, ex) in script.steps.iter_mut().zip(&ran) {
-                step.status = ex.status;
-            }
-            Some((script, title))
-        })
-        .collect())
+        if let Some(why) = unstable {
+            left_out.leave(s.archived, Why::Unstable, why);
+            continue;
+        }
+        for (step, ex) in s.script.steps.iter_mut().zip(&ran) {
+            step.status = ex.status;
+        }
+        kept.push(s);
+    }
+    Ok(kept)
+}
+
+/// One archived test on its way into the suite.
+#[derive(Debug, Clone)]
+pub struct SuiteScript {
+    /// Its place in the archive (and in `suite.json`'s `tests`).
+    pub archived: usize,
+    /// Its requests.
+    pub script: Script,
+    /// What it covers, heading its file.
+    pub title: String,
+}
+
+/// Why an archived test was left out of the suite, by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// It asserts the run's history, not the server's behaviour.
+    History,
+    /// Its literal requests answered differently when replayed.
+    Unstable,
+    /// It did not run to its end.
+    Unfinished,
+}
+
+/// What became of one archived test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fate {
+    /// It is in this Hurl file (relative to the output folder), alone or
+    /// with tests that made the same requests.
+    Written(String),
+    /// It was left out, for this reason.
+    LeftOut(String),
 }
 
 /// Why tests of the archive did not become regression tests, by reason.
@@ -358,9 +415,21 @@ pub struct SuiteLeftOut {
     /// Tests that did not run to their end (the phase's time or requests ran
     /// out, or an answer lacked a value a later request needed).
     pub unfinished: usize,
+    /// Per test left out, its place in the archive and the reason.
+    pub reasons: Vec<(usize, String)>,
 }
 
 impl SuiteLeftOut {
+    /// Leaves out the archive's test `archived`, for `reason`.
+    pub fn leave(&mut self, archived: usize, why: Why, reason: String) {
+        match why {
+            Why::History => self.history += 1,
+            Why::Unstable => self.unstable += 1,
+            Why::Unfinished => self.unfinished += 1,
+        }
+        self.reasons.push((archived, reason));
+    }
+
     /// Why a suite is empty (or smaller than the archive), for people.
     pub fn explain(&self) -> String {
         if self.archived == 0 {
@@ -530,13 +599,23 @@ pub fn attach_reproducers(
     Ok(())
 }
 
+/// The regression suite as written.
+#[derive(Debug, Clone, Default)]
+pub struct Written {
+    /// Hurl files written.
+    pub files: usize,
+    /// Per test written, its place in the archive and its file (relative to
+    /// the output folder; tests that made the same requests share one).
+    pub tests: Vec<(usize, String)>,
+}
+
 /// Writes the regression suite: one Hurl file per distinct recorded test,
-/// under `dir/tests`. Returns how many were written.
+/// under `dir/tests`.
 pub fn write_suite(
     dir: &Path,
-    scripts: Vec<(Script, String)>,
+    scripts: Vec<SuiteScript>,
     secrets: &Secrets,
-) -> anyhow::Result<usize> {
+) -> anyhow::Result<Written> {
     let folder = dir.join("tests");
     if folder.exists() {
         for entry in std::fs::read_dir(&folder)?.flatten() {
@@ -547,25 +626,35 @@ pub fn write_suite(
     }
     std::fs::create_dir_all(&folder)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", folder.display()))?;
-    let mut seen = HashSet::new();
-    let mut n = 0;
-    for (script, title) in scripts {
-        let text = hurl::render_redacted(&script, &title, secrets);
+    let mut seen: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    let mut written = Written::default();
+    for s in scripts {
+        let text = hurl::render_redacted(&s.script, &s.title, secrets);
         let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
-        if script.steps.is_empty() || !seen.insert(body.join("\n")) {
+        if s.script.steps.is_empty() {
             continue;
         }
-        n += 1;
-        let op = script
+        let body = body.join("\n");
+        if let Some(file) = seen.get(&body) {
+            written.tests.push((s.archived, file.clone()));
+            continue;
+        }
+        let op = s
+            .script
             .steps
             .last()
             .map(|s| s.operation.clone())
             .unwrap_or_default();
-        let path = folder.join(format!("{n:03}-{}.hurl", slug(&op)));
+        let name = format!("{:03}-{}.hurl", seen.len() + 1, slug(&op));
+        let path = folder.join(&name);
         std::fs::write(&path, secrets.redact(&text).as_bytes())
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        let file = format!("tests/{name}");
+        seen.insert(body, file.clone());
+        written.files += 1;
+        written.tests.push((s.archived, file));
     }
-    Ok(n)
+    Ok(written)
 }
 
 #[cfg(test)]

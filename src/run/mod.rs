@@ -46,6 +46,8 @@ pub struct RunSummary {
     /// The final graph, as report.html draws it (none when the run never
     /// started).
     pub graph: Option<GraphDocument>,
+    /// Hurl files of the regression suite written (none without replays).
+    pub suite_files: Option<usize>,
 }
 
 impl RunSummary {
@@ -144,7 +146,7 @@ async fn drive<P: Protocol>(
     )
     .await?;
     // The lock is held only here: the replays below await the engine.
-    let (mut report, graph_doc, checker, mut ledger, replays) = {
+    let (mut report, graph_doc, checker, mut ledger, replays, mut suite_doc) = {
         let mut search = driver.lock().unwrap_or_else(|e| e.into_inner());
         for w in tally.diagnose() {
             eprintln!("warning: {}", one_line(&secrets.redact(&w)));
@@ -158,10 +160,9 @@ async fn drive<P: Protocol>(
         extras(search.protocol(), &mut report);
         outputs::write_graph(&options.out.join("graph-final.json"), search.graph())?;
         let graph_doc = graph::export::to_document(search.graph());
-        let suite = serde_json::to_string_pretty(&search.suite_document())?;
-        let suite_path = options.out.join("suite.json");
-        std::fs::write(&suite_path, format!("{}\n", secrets.redact(&suite)))
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", suite_path.display()))?;
+        // Written now, and again once the replays tell what became of each test.
+        let suite_doc = search.suite_document();
+        write_suite_document(&options.out, &suite_doc, &secrets)?;
         outputs::print_changes(search.changes());
         let checker = search.checker().clone();
         for w in checker.warnings() {
@@ -187,16 +188,18 @@ async fn drive<P: Protocol>(
             checker,
             ledger,
             replay::Replays { faults, suite },
+            suite_doc,
         )
     };
     let replays_allowed = !options.no_replay
         && outcome.auth_error.is_none()
         && outcome.unreachable.is_none()
         && outcome.stop != StopReason::Interrupted;
+    let mut suite_files = None;
     if replays_allowed {
         // What is left of --budget, which bounds the whole run.
         let left = options.budget.map(|b| b.saturating_sub(started.elapsed()));
-        replay::replay(
+        let outcome = replay::replay(
             api.clone(),
             checker,
             &mut ledger,
@@ -213,6 +216,9 @@ async fn drive<P: Protocol>(
             &secrets,
         )
         .await?;
+        annotate_suite(&mut suite_doc, &outcome.fates);
+        write_suite_document(&options.out, &suite_doc, &secrets)?;
+        suite_files = Some(outcome.files);
     }
     report.group_causes();
     if replays_allowed {
@@ -254,7 +260,41 @@ async fn drive<P: Protocol>(
         report,
         fail_on: options.fail_on.clone(),
         graph: Some(graph_doc),
+        suite_files,
     })
+}
+
+/// Writes `suite.json`.
+fn write_suite_document(
+    dir: &std::path::Path,
+    doc: &serde_json::Value,
+    secrets: &crate::execution::secrets::Secrets,
+) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(doc)?;
+    let path = dir.join("suite.json");
+    std::fs::write(&path, format!("{}\n", secrets.redact(&text)))
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+}
+
+/// Records on each test of `suite.json` its Hurl file (`hurl`) or why it
+/// was left out of the regression suite (`left_out`).
+fn annotate_suite(doc: &mut serde_json::Value, fates: &[crate::reproduce::phase::Fate]) {
+    let Some(tests) = doc.get_mut("tests").and_then(|t| t.as_array_mut()) else {
+        return;
+    };
+    for (test, fate) in tests.iter_mut().zip(fates) {
+        let Some(test) = test.as_object_mut() else {
+            continue;
+        };
+        match fate {
+            crate::reproduce::phase::Fate::Written(file) => {
+                test.insert("hurl".into(), file.clone().into())
+            }
+            crate::reproduce::phase::Fate::LeftOut(why) => {
+                test.insert("left_out".into(), why.clone().into())
+            }
+        };
+    }
 }
 
 /// The run's last line: what it sent, reached and found.

@@ -167,8 +167,9 @@ pub async fn execute(
         } else {
             String::new()
         };
-        scripts.push((
-            Script {
+        scripts.push(reproduce::phase::SuiteScript {
+            archived: scripts.len(),
+            script: Script {
                 target: target.to_string(),
                 fault: None,
                 steps: vec![Step {
@@ -187,8 +188,8 @@ pub async fn execute(
                 standalone: true,
                 unmade: Vec::new(),
             },
-            format!("{}: logged at {}{seen}", q.root_fields.join(", "), q.source),
-        ));
+            title: format!("{}: logged at {}{seen}", q.root_fields.join(", "), q.source),
+        });
     }
 
     let mut report = tally.report(settings, &outcome, faults.faults());
@@ -239,7 +240,7 @@ pub async fn execute(
         .await?;
         channel.trace.finish()?;
     }
-    let n = reproduce::phase::write_suite(&flags.out, scripts, &secrets)?;
+    let n = reproduce::phase::write_suite(&flags.out, scripts, &secrets)?.files;
     report.group_causes();
     reports::write_report(&flags.out, &report, &secrets)?;
     let graph_doc = crate::graph::export::to_document(&crate::graph::build(&api));
@@ -278,5 +279,6 @@ pub async fn execute(
         report,
         fail_on: flags.fail_on.clone(),
         graph: Some(graph_doc),
+        suite_files: Some(n),
     })
 }

@@ -12,7 +12,7 @@ use crate::execution::{secrets::Secrets, Credentials, Politeness, RunConfig, Tes
 use crate::model::Api;
 use crate::oracles::{witness::Ledger, Checker, Confirmation};
 use crate::reports::Report;
-use crate::reproduce::phase::{Channel, SuiteLeftOut};
+use crate::reproduce::phase::{Channel, Fate, SuiteLeftOut};
 use crate::reproduce::{self, Script};
 
 /// How the phase reaches the target: the run's settings, credentials and
@@ -57,6 +57,16 @@ pub struct Replays {
     pub suite: Vec<(Box<dyn TestRun>, String)>,
 }
 
+/// What became of the archive's tests.
+#[derive(Debug, Clone, Default)]
+pub struct SuiteOutcome {
+    /// Hurl files written.
+    pub files: usize,
+    /// Per archived test, in the archive's order: its file, or why it was
+    /// left out.
+    pub fates: Vec<Fate>,
+}
+
 /// Confirms, shrinks and writes the faults' reproducers (recorded on
 /// `report`'s faults), then records and writes the regression suite.
 #[allow(clippy::too_many_arguments)]
@@ -69,7 +79,7 @@ pub async fn replay(
     link: Link,
     options: &RunOptions,
     secrets: &Secrets,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<SuiteOutcome> {
     let target = link.config.target.clone();
     let mut channel = link.open(options, secrets)?;
     if !replays.faults.is_empty() {
@@ -117,8 +127,20 @@ pub async fn replay(
         &mut left_out,
     );
     let scripts = reproduce::phase::settle(scripts, &checker, &mut channel, &mut left_out).await?;
-    let n = reproduce::phase::write_suite(&options.out, scripts, secrets)?;
+    let written = reproduce::phase::write_suite(&options.out, scripts, secrets)?;
     channel.trace.finish()?;
+    let mut fates = vec![Fate::LeftOut(String::new()); left_out.archived];
+    for (k, why) in std::mem::take(&mut left_out.reasons) {
+        if let Some(f) = fates.get_mut(k) {
+            *f = Fate::LeftOut(why);
+        }
+    }
+    for (k, file) in written.tests {
+        if let Some(f) = fates.get_mut(k) {
+            *f = Fate::Written(file);
+        }
+    }
+    let n = written.files;
     let confirmed = report
         .faults
         .iter()
@@ -139,7 +161,7 @@ pub async fn replay(
         report.faults.len(),
         options.out.join("reproducers").display(),
     );
-    Ok(())
+    Ok(SuiteOutcome { files: n, fates })
 }
 
 /// Confirms and shrinks each fault through `channel` and writes the

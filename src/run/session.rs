@@ -168,6 +168,7 @@ pub async fn open_session(
             unreachable: true,
             fail_on: flags.fail_on.clone(),
             graph: None,
+            suite_files: None,
         }));
     }
     Ok(Ok(Session {
