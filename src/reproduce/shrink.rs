@@ -102,11 +102,11 @@ fn parse_marked(body: &str) -> Option<Value> {
         rest = &rest[end + 2..];
     }
     text.push_str(rest);
-    serde_json::from_str(&text).ok()
+    crate::execution::wire::parse_json_exact(&text).ok()
 }
 
 fn unparse_marked(v: &Value) -> String {
-    let text = v.to_string();
+    let text = crate::execution::wire::json_text(v);
     let mut out = String::with_capacity(text.len());
     let mut rest = text.as_str();
     while let Some(start) = rest.find("\"\\u0002") {

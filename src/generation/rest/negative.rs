@@ -286,7 +286,7 @@ fn note(input: &str, kind: BreachKind) -> Breach {
 
 /// `value` as JSON cut in the middle: a body no parser takes.
 fn malformed_json(value: &Value) -> String {
-    let text = value.to_string();
+    let text = crate::execution::wire::json_text(value);
     let cut = text
         .char_indices()
         .nth(text.chars().count() / 2)

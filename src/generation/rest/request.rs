@@ -3,7 +3,7 @@
 use percent_encoding::utf8_percent_encode;
 use serde_json::Value;
 
-use crate::execution::wire::{as_text, encode_segment, SEGMENT};
+use crate::execution::wire::{as_text, encode_segment, json_text, SEGMENT};
 use crate::execution::RequestSpec;
 use crate::model::{is_json_mime, Api, Location, Operation, Schema, SchemaType};
 
@@ -117,7 +117,7 @@ fn encode_body(api: &Api, op: &Operation, mime: &str, value: &Value) -> (String,
         } else {
             mime
         };
-        return (value.to_string(), ct.to_string());
+        return (json_text(value), ct.to_string());
     }
     let fields = || -> Vec<(&String, &Value)> {
         match value {
