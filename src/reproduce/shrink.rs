@@ -27,6 +27,9 @@ pub struct Job {
     pub script: Script,
     /// Scripts to confirm with when `script` does not show it (the first witness).
     pub alternates: Vec<Script>,
+    /// Whether to shrink it once confirmed: not when it calls an operation
+    /// the search found slow (each of the dozens of tries would wait on it).
+    pub shrink: bool,
 }
 
 /// What became of a job.
@@ -322,6 +325,10 @@ impl Driver for ShrinkDriver {
                 c.confirmed = true;
                 let n = c.best.steps.len();
                 c.cuts = (0..n.saturating_sub(1)).rev().map(Cut::Step).collect();
+                if !c.job.shrink {
+                    c.cuts.clear();
+                    c.values_queued = true;
+                }
             }
         } else if !c.confirmed {
             c.tries += 1;

@@ -152,6 +152,13 @@ async fn drive<P: Protocol>(
         }
         let mut report = tally.report(settings, &outcome, search.faults().faults());
         report.search = Some(search.summary());
+        // Said once each, after the search: what it cost, and that it was
+        // held to its share.
+        let slow = search.slow_operations();
+        for s in &slow {
+            eprintln!("warning: {s}");
+            report.warnings.push(s.to_string());
+        }
         report.graph_coverage = Some(reports::GraphCoverage::of(
             search.graph(),
             search.link_flows(),
@@ -182,7 +189,11 @@ async fn drive<P: Protocol>(
             graph_doc,
             checker,
             ledger,
-            replay::Replays { faults, suite },
+            replay::Replays {
+                faults,
+                suite,
+                slow: slow.into_iter().map(|s| s.operation).collect(),
+            },
         )
     };
     let replays_allowed = !options.no_replay

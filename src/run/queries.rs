@@ -230,6 +230,7 @@ pub async fn execute(
             &api,
             &checker,
             kept,
+            &[],
             &mut report,
             &mut channel,
             flags,
