@@ -8,6 +8,7 @@ pub mod cli;
 pub mod conforming;
 pub mod graphql_faults;
 pub mod graphql_flow;
+pub mod input_edges;
 pub mod list_flow;
 pub mod misbehaving;
 pub mod recording;
