@@ -46,7 +46,12 @@ pub fn number_text(v: &Value) -> Option<&str> {
 /// A value as JSON text, with the numbers [`exact_number`] made written as
 /// numbers, digit for digit.
 pub fn json_text(v: &Value) -> String {
-    let text = v.to_string();
+    exact_numbers_written(v.to_string())
+}
+
+/// JSON `text` (compact or pretty) with the numbers [`exact_number`] made
+/// written as numbers.
+pub fn exact_numbers_written(text: String) -> String {
     if !text.contains(NUMBER_MARK_JSON) {
         return text;
     }

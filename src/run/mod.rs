@@ -166,7 +166,9 @@ async fn drive<P: Protocol>(
         extras(search.protocol(), &mut report);
         outputs::write_graph(&options.out.join("graph-final.json"), search.graph())?;
         let graph_doc = graph::export::to_document(search.graph());
-        let suite = serde_json::to_string_pretty(&search.suite_document())?;
+        let suite = crate::execution::wire::exact_numbers_written(serde_json::to_string_pretty(
+            &search.suite_document(),
+        )?);
         let suite_path = options.out.join("suite.json");
         std::fs::write(&suite_path, format!("{}\n", secrets.redact(&suite)))
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", suite_path.display()))?;
