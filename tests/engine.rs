@@ -95,8 +95,12 @@ async fn a_hostile_server_is_survived_recorded_and_kept_within_budget() {
 
     let t = trace(out.path());
     let slow = of_op(&t, "slow");
+    // Each slow request timed out, or the end of the budget cut it.
     assert!(
-        !slow.is_empty() && slow.iter().all(|l| l["failure"]["kind"] == "timeout"),
+        slow.iter().any(|l| l["failure"]["kind"] == "timeout")
+            && slow
+                .iter()
+                .all(|l| l["failure"]["kind"] == "timeout" || l["failure"]["kind"] == "interrupted"),
         "{slow:?}"
     );
     let endless = of_op(&t, "endless");

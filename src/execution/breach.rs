@@ -41,6 +41,11 @@ pub enum BreachKind {
     MalformedBody,
     /// A body sent with another media type than the documented ones.
     WrongContentType,
+    /// A multipart body broken in its structure: no boundary in its media
+    /// type, a part with malformed headers, or a part whose declared length
+    /// lies. Not judged: parsers skip parts they cannot read, and most
+    /// ignore a part's length.
+    MalformedMultipart,
     /// A value the schema allows but servers often mishandle: empty
     /// strings, format specifiers and metacharacters, unicode, control
     /// characters, very long strings, extreme numbers.
@@ -71,6 +76,7 @@ impl BreachKind {
             BreachKind::MalformedFormat => "malformed_format",
             BreachKind::MalformedBody => "malformed_body",
             BreachKind::WrongContentType => "wrong_content_type",
+            BreachKind::MalformedMultipart => "malformed_multipart",
             BreachKind::Unusual => "unusual",
             BreachKind::NoCredentials => "no_credentials",
             BreachKind::MalformedCredentials => "malformed_credentials",

@@ -85,6 +85,15 @@ fn mutate(
             json!(integer(s, n.as_i64().unwrap_or(i64::MAX), heat, rng))
         }
         Value::Number(n) => number(s, n.as_f64().unwrap_or(0.0), heat, rng),
+        // A number past 64 bits or the double range (a boundary test's)
+        // steps back from the largest the types hold.
+        Value::String(_) if crate::execution::wire::number_text(value).is_some() => {
+            if s.types.contains(&SchemaType::Integer) {
+                json!(integer(s, i64::MAX, heat, rng))
+            } else {
+                number(s, f64::MAX, heat, rng)
+            }
+        }
         Value::String(text) => match s.format.as_deref() {
             Some("date") | Some("date-time") => Value::String(date(text, rng)),
             _ => Value::String(string(s, text, heat, rng)),

@@ -4,12 +4,13 @@
 //! each bound overstepped, a value outside the enum, a near miss of the
 //! pattern, malformed formats, and valid but unusual values (empty, format
 //! specifiers and metacharacters, unicode, control characters, very long,
-//! extreme numbers). Each value is classified against the schema, so a
-//! request says exactly what it breaks.
+//! extreme numbers: past 64 bits and past the double range, written as JSON
+//! number text digit for digit). Each value is classified against the
+//! schema, so a request says exactly what it breaks.
 
 use serde_json::{json, Value};
 
-use super::pattern::{matching, pattern_matches};
+use super::pattern::{pattern_matches, unanchored, whole_match};
 use super::values::Rng64;
 use crate::execution::BreachKind;
 use crate::model::{Api, Schema, SchemaType};
@@ -41,7 +42,18 @@ pub struct Probe {
 const LONG: usize = 10_000;
 
 /// Values tried per input, at most.
-const PER_INPUT: usize = 14;
+const PER_INPUT: usize = 16;
+
+/// Integers no 64-bit type holds: 2^64, 10^20 and −2^63−1 (a server's
+/// conversion to a database or machine integer overflows).
+const PAST_64_BITS: [&str; 3] = [
+    "18446744073709551616",
+    "100000000000000000000",
+    "-9223372036854775809",
+];
+
+/// Numbers past the double range (a parser through `f64` reads infinity).
+const PAST_DOUBLE: [&str; 2] = ["1e400", "-1e400"];
 
 /// Format specifiers and metacharacters that break servers which splice
 /// input into format strings, regular expressions, queries or markup.
@@ -130,11 +142,15 @@ pub fn probes(api: &Api, schema: &Schema, place: Place, rng: &mut Rng64) -> Vec<
         }
     }
     // A near miss of the pattern: a matching string with its characters
-    // changed class (digits to letters, letters to digits).
+    // changed class (digits to letters, letters to digits). Then what the
+    // pattern accepts only because it is not anchored (`*abc` for
+    // `^"[0-9]+"$|\*`): a validator lets it through, a parser behind it
+    // may not.
     if let Some(pattern) = &s.pattern {
-        if let Some(valid) = matching(pattern, rng) {
+        if let Some(valid) = whole_match(pattern, rng) {
             candidates.push(json!(near_miss(&valid)));
         }
+        candidates.extend(unanchored(pattern, rng).into_iter().map(Value::String));
     }
     // Malformed formats.
     if let Some(bad) = s.format.as_deref().and_then(malformed_format) {
@@ -149,6 +165,18 @@ pub fn probes(api: &Api, schema: &Schema, place: Place, rng: &mut Rng64) -> Vec<
     }
     if types.contains(&SchemaType::Number) {
         candidates.extend([json!(0), json!(-1), json!(1e308), json!(-1e308)]);
+    }
+    // Past the machine's sizes, as exact number text (never rounded through
+    // f64): integers past 64 bits for both, and for integers also one past
+    // the double range written as digits.
+    if types.contains(&SchemaType::Integer) || types.contains(&SchemaType::Number) {
+        let exact = |t: &str| crate::execution::wire::exact_number(t);
+        candidates.extend(PAST_64_BITS.iter().filter_map(|t| exact(t)));
+        if types.contains(&SchemaType::Number) {
+            candidates.extend(PAST_DOUBLE.iter().filter_map(|t| exact(t)));
+        } else {
+            candidates.extend(exact(&format!("1{}", "0".repeat(309))));
+        }
     }
     // Valid but unusual strings.
     if (types.contains(&SchemaType::String) || types.is_empty()) && s.enum_values.is_empty() {
@@ -264,8 +292,17 @@ pub fn breaks(api: &Api, schema: &Schema, value: &Value, place: Place) -> Option
         return Some(BreachKind::WrongType);
     }
     let types = value_types(api, s);
-    // Text places carry strings: read them as the schema's type would.
+    // Text places carry strings: read them as the schema's type would. A
+    // number past what a double holds is read as the largest one.
     let read: Value = match (place, value) {
+        _ if crate::execution::wire::number_text(value).is_some() => {
+            let text = crate::execution::wire::number_text(value).unwrap_or("0");
+            let x = text
+                .parse::<f64>()
+                .unwrap_or(0.0)
+                .clamp(-f64::MAX, f64::MAX);
+            number(x, false)
+        }
         (Place::Json, v) => v.clone(),
         (_, Value::String(text)) => as_typed(text, &types),
         (_, v) => v.clone(),
@@ -314,8 +351,13 @@ pub fn breaks(api: &Api, schema: &Schema, value: &Value, place: Place) -> Option
             return Some(BreachKind::TooManyItems);
         }
     }
-    if let (Some(SchemaType::Integer), Some(x)) = (types.first(), read.as_i64()) {
-        if s.format.as_deref() == Some("int32") && i32::try_from(x).is_err() {
+    if types.first() == Some(&SchemaType::Integer) && read.is_number() {
+        let fits = match s.format.as_deref() {
+            Some("int32") => read.as_i64().is_some_and(|x| i32::try_from(x).is_ok()),
+            Some("int64") => read.as_i64().is_some(),
+            _ => true,
+        };
+        if !fits {
             return Some(BreachKind::MalformedFormat);
         }
     }
@@ -334,7 +376,7 @@ fn as_typed(text: &str, types: &[SchemaType]) -> Value {
                     }
                     // Too large for i64: still an integer, as a float.
                     if let Ok(x) = text.parse::<f64>() {
-                        return number(x, false);
+                        return number(x.clamp(-f64::MAX, f64::MAX), false);
                     }
                 }
             }
@@ -549,6 +591,90 @@ mod tests {
     }
 
     #[test]
+    fn unanchored_patterns_get_values_with_text_around_their_match() {
+        let api = api();
+        let etag = Schema {
+            types: vec![SchemaType::String],
+            pattern: Some(r#"^"([0-9]+?)"$|\*"#.into()),
+            ..Schema::default()
+        };
+        let mut rng = Rng64::seed_from_u64(5);
+        let tried = probes(&api, &etag, Place::Header, &mut rng);
+        for want in ["*abc", "abc*"] {
+            let p = tried
+                .iter()
+                .find(|p| p.value == json!(want))
+                .unwrap_or_else(|| panic!("{want}: {tried:?}"));
+            assert_eq!(p.kind, BreachKind::Unusual, "it matches the pattern");
+        }
+        // Anchored at both ends: no such value.
+        let tag = probes(&api, &prop(&api, "tag"), Place::Header, &mut rng);
+        assert!(!tag
+            .iter()
+            .any(|p| p.value.as_str().is_some_and(|v| v.ends_with("abc"))));
+    }
+
+    #[test]
+    fn integers_and_numbers_get_values_past_the_machines_sizes_as_exact_text() {
+        use crate::execution::wire::{as_text, json_text, number_text};
+        let api = api();
+        let mut rng = Rng64::seed_from_u64(4);
+        for place in [Place::Text, Place::Path, Place::Json] {
+            let offset = probes(&api, &prop(&api, "offset"), place, &mut rng);
+            let texts: Vec<String> = offset
+                .iter()
+                .filter(|p| number_text(&p.value).is_some())
+                .map(|p| as_text(&p.value))
+                .collect();
+            for want in [
+                "18446744073709551616",
+                "100000000000000000000",
+                "-9223372036854775809",
+            ] {
+                assert!(texts.iter().any(|t| t == want), "{place:?}: {texts:?}");
+            }
+            assert!(
+                texts.iter().any(|t| t.len() == 310),
+                "past the double range"
+            );
+            // Above minimum 0, valid: unusual; below it: a breach.
+            let kind = |t: &str| {
+                offset
+                    .iter()
+                    .find(|p| as_text(&p.value) == t)
+                    .map(|p| p.kind)
+            };
+            assert_eq!(kind("18446744073709551616"), Some(BreachKind::Unusual));
+            assert_eq!(kind("-9223372036854775809"), Some(BreachKind::BelowMinimum));
+        }
+        let json = probes(&api, &prop(&api, "offset"), Place::Json, &mut rng);
+        let body = json!({"offset": json.iter().find(|p| as_text(&p.value) == "100000000000000000000").unwrap().value});
+        assert_eq!(json_text(&body), r#"{"offset":100000000000000000000}"#);
+        let ratio = Schema {
+            types: vec![SchemaType::Number],
+            ..Schema::default()
+        };
+        let ratio = probes(&api, &ratio, Place::Json, &mut rng);
+        let texts: Vec<String> = ratio.iter().map(|p| json_text(&p.value)).collect();
+        assert!(texts.contains(&"1e400".to_string()), "{texts:?}");
+        assert!(texts.contains(&"-1e400".to_string()), "{texts:?}");
+        let long = Schema {
+            types: vec![SchemaType::Integer],
+            format: Some("int64".into()),
+            ..Schema::default()
+        };
+        assert_eq!(
+            breaks(
+                &api,
+                &long,
+                &crate::execution::wire::exact_number("18446744073709551616").unwrap(),
+                Place::Json
+            ),
+            Some(BreachKind::MalformedFormat)
+        );
+    }
+
+    #[test]
     fn a_null_branch_allows_null_and_matching_strings_match() {
         let api = api();
         let parent = prop(&api, "parent");
@@ -560,7 +686,7 @@ mod tests {
         );
         let mut rng = Rng64::seed_from_u64(3);
         for _ in 0..20 {
-            let s = matching("^\"[0-9]+\"$", &mut rng).unwrap();
+            let s = whole_match("^\"[0-9]+\"$", &mut rng).unwrap();
             assert_eq!(pattern_matches("^\"[0-9]+\"$", &s), Some(true), "{s}");
         }
     }

@@ -175,7 +175,11 @@ fn string(schema: &Schema, rng: &mut Rng64) -> String {
             let n = s.chars().count() as u64;
             schema.min_length.is_none_or(|m| n >= m) && schema.max_length.is_none_or(|m| n <= m)
         };
-        if let Some(s) = super::pattern::matching(pattern, rng).filter(fits) {
+        // A match with text around it may not fit the lengths; a whole one may.
+        let found = super::pattern::matching(pattern, rng)
+            .filter(fits)
+            .or_else(|| super::pattern::whole_match(pattern, rng).filter(fits));
+        if let Some(s) = found {
             return s;
         }
     }

@@ -356,7 +356,7 @@ pub const ORACLES: &[Oracle] = &[
         severity: Severity::Medium,
         concern: Concern::Correctness,
         title: "An input the description forbids was accepted",
-        fires_when: "a negative test's request whose one wrong input breaks a documented constraint answers 2xx: a value of another type, `null` where not nullable, a required parameter or field left out, a value outside the enum, a bound or length overstepped, or malformed JSON for a required body. A near miss of a `pattern`, a malformed `format` and unusual but valid values are never judged (regex dialects differ, formats are annotations)",
+        fires_when: "a negative test's request whose one wrong input breaks a documented constraint answers 2xx: a value of another type, `null` where not nullable, a required parameter or field left out, a value outside the enum, a bound or length overstepped, or malformed JSON for a required body. A near miss of a `pattern`, a malformed `format`, a broken multipart body and unusual but valid values are never judged (regex dialects differ, formats are annotations, multipart parsers skip parts they cannot read)",
         group: Group::Input,
         aliases: &[],
         rest: Judge::Answer {

@@ -316,7 +316,7 @@ pub fn script(
             .as_deref()
             .is_some_and(crate::model::is_json_mime);
         if let (true, Some(text_body)) = (json_body, &ex.request.body) {
-            if let Ok(mut value) = serde_json::from_str::<Value>(text_body) {
+            if let Ok(mut value) = crate::execution::wire::parse_json_exact(text_body) {
                 let mut found = Vec::new();
                 leaves(&value, String::new(), 3, &mut found);
                 let mut replaced = Vec::new();
@@ -339,7 +339,7 @@ pub fn script(
                     }
                 }
                 if !replaced.is_empty() {
-                    let mut s = value.to_string();
+                    let mut s = crate::execution::wire::json_text(&value);
                     for (var, bare) in replaced {
                         let marked = format!("\"\\u0001{var}\\u0001\"");
                         let with = if bare {

@@ -197,12 +197,16 @@ fn check_of(
 }
 
 /// Confirms and shrinks each fault (skipping, in read-only mode, those whose
-/// scripts would change state), within [`REPLAY_BUDGET`].
+/// scripts would change state), within [`REPLAY_BUDGET`]. Faults whose
+/// scripts call one of the `slow` operations come last and are confirmed
+/// but not shrunk, so that waiting on them cannot leave the others
+/// unreplayed.
 pub async fn confirm(
     api: Arc<Api>,
     checker: Checker,
     scripts: Vec<Vec<Script>>,
     read_only: bool,
+    slow: &[String],
     channel: &mut Channel,
 ) -> anyhow::Result<Vec<Outcome>> {
     let reads = |s: &Script| {
@@ -221,7 +225,10 @@ pub async fn confirm(
             continue;
         }
         let script = usable.remove(0);
+        let calls_slow = |s: &Script| s.steps.iter().any(|st| slow.contains(&st.operation));
+        let shrink = !calls_slow(&script) && !usable.iter().any(calls_slow);
         jobs.push(Job {
+            shrink,
             signature: script
                 .fault
                 .as_ref()
@@ -231,6 +238,7 @@ pub async fn confirm(
             alternates: usable,
         });
     }
+    jobs.sort_by_key(|j| !j.shrink);
     let driver = Arc::new(Mutex::new(ShrinkDriver::new(api, checker, jobs)));
     channel.run(driver.clone()).await?;
     let mut outcomes = driver.lock().unwrap_or_else(|e| e.into_inner()).outcomes();

@@ -27,6 +27,9 @@ pub struct Job {
     pub script: Script,
     /// Scripts to confirm with when `script` does not show it (the first witness).
     pub alternates: Vec<Script>,
+    /// Whether to shrink it once confirmed: not when it calls an operation
+    /// the search found slow (each of the dozens of tries would wait on it).
+    pub shrink: bool,
 }
 
 /// What became of a job.
@@ -102,11 +105,11 @@ fn parse_marked(body: &str) -> Option<Value> {
         rest = &rest[end + 2..];
     }
     text.push_str(rest);
-    serde_json::from_str(&text).ok()
+    crate::execution::wire::parse_json_exact(&text).ok()
 }
 
 fn unparse_marked(v: &Value) -> String {
-    let text = v.to_string();
+    let text = crate::execution::wire::json_text(v);
     let mut out = String::with_capacity(text.len());
     let mut rest = text.as_str();
     while let Some(start) = rest.find("\"\\u0002") {
@@ -322,6 +325,10 @@ impl Driver for ShrinkDriver {
                 c.confirmed = true;
                 let n = c.best.steps.len();
                 c.cuts = (0..n.saturating_sub(1)).rev().map(Cut::Step).collect();
+                if !c.job.shrink {
+                    c.cuts.clear();
+                    c.values_queued = true;
+                }
             }
         } else if !c.confirmed {
             c.tries += 1;

@@ -153,6 +153,13 @@ async fn drive<P: Protocol>(
         }
         let mut report = tally.report(settings, &outcome, search.faults().faults());
         report.search = Some(search.summary());
+        // Said once each, after the search: what it cost, and that it was
+        // held to its share.
+        let slow = search.slow_operations();
+        for s in &slow {
+            eprintln!("warning: {s}");
+            report.warnings.push(s.to_string());
+        }
         report.graph_coverage = Some(reports::GraphCoverage::of(
             search.graph(),
             search.link_flows(),
@@ -187,7 +194,11 @@ async fn drive<P: Protocol>(
             graph_doc,
             checker,
             ledger,
-            replay::Replays { faults, suite },
+            replay::Replays {
+                faults,
+                suite,
+                slow: slow.into_iter().map(|s| s.operation).collect(),
+            },
             suite_doc,
         )
     };
@@ -270,7 +281,8 @@ fn write_suite_document(
     doc: &serde_json::Value,
     secrets: &crate::execution::secrets::Secrets,
 ) -> anyhow::Result<()> {
-    let text = serde_json::to_string_pretty(doc)?;
+    // Numbers past 64 bits are written as the digits sent, not rounded.
+    let text = crate::execution::wire::exact_numbers_written(serde_json::to_string_pretty(doc)?);
     let path = dir.join("suite.json");
     std::fs::write(&path, format!("{}\n", secrets.redact(&text)))
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))

@@ -232,6 +232,7 @@ pub async fn execute(
             &api,
             &checker,
             kept,
+            &[],
             &mut report,
             &mut channel,
             flags,

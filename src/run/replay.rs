@@ -53,8 +53,11 @@ impl Link {
 pub struct Replays {
     /// Per fault, the scripts to try, best first.
     pub faults: Vec<Vec<Script>>,
-    /// The archive's tests, ready to run again, with their titles.
+    /// The archive's tests, ready to run again, with their titles (those
+    /// calling a slow operation last).
     pub suite: Vec<(Box<dyn TestRun>, String)>,
+    /// The operations the search found slow.
+    pub slow: Vec<String>,
 }
 
 /// What became of the archive's tests.
@@ -97,6 +100,7 @@ pub async fn replay(
         &api,
         &checker,
         replays.faults,
+        &replays.slow,
         report,
         &mut channel,
         options,
@@ -165,11 +169,14 @@ pub async fn replay(
 }
 
 /// Confirms and shrinks each fault through `channel` and writes the
-/// reproducers, recording on `report`'s faults what each replay showed.
+/// reproducers, recording on `report`'s faults what each replay showed;
+/// faults calling a `slow` operation come last, unshrunk.
+#[allow(clippy::too_many_arguments)]
 pub async fn confirm_faults(
     api: &Arc<Api>,
     checker: &Checker,
     faults: Vec<Vec<Script>>,
+    slow: &[String],
     report: &mut Report,
     channel: &mut Channel,
     options: &RunOptions,
@@ -180,6 +187,7 @@ pub async fn confirm_faults(
         checker.clone(),
         faults,
         options.read_only,
+        slow,
         channel,
     )
     .await?;

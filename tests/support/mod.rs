@@ -9,6 +9,7 @@ pub mod conforming;
 pub mod graphql_faults;
 pub mod graphql_flow;
 pub mod hostile;
+pub mod input_edges;
 pub mod list_flow;
 pub mod misbehaving;
 pub mod recording;

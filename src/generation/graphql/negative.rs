@@ -1,9 +1,12 @@
 //! GraphQL negative and boundary tests: each argument of a root field (and
 //! each field of an input object argument) gets, one at a time, values
-//! resolvers often mishandle: malformed ids and custom scalars (uuids,
+//! resolvers often mishandle: an explicit `null` (nullable or not: servers
+//! that read "absent" and "null" alike crash on filters set to null, and
+//! non-null fields must refuse it), malformed ids and custom scalars (uuids,
 //! dates), format specifiers and metacharacters, unicode, very long
-//! strings, Int outside 32 bits, an enum value that does not exist, and
-//! optional arguments and input fields left out.
+//! strings, Int outside 32 and 64 bits, Float past the double range, an
+//! enum value that does not exist, and optional arguments and input fields
+//! left out.
 
 use std::collections::VecDeque;
 
@@ -40,6 +43,13 @@ pub fn breaches(ts: &TypeSystem, call: &GqlCall) -> VecDeque<GqlBreach> {
         if !arg.ty.is_non_null() || arg.default_value.is_some() {
             list.push(breach(&arg.name, None, None, &input, BreachKind::Unusual));
         }
+        list.push(breach(
+            &arg.name,
+            None,
+            Some(Value::Null),
+            &input,
+            null_kind(&arg.ty),
+        ));
         for (v, kind) in values(ts, &arg.ty) {
             list.push(breach(&arg.name, None, Some(v), &input, kind));
         }
@@ -70,6 +80,13 @@ pub fn breaches(ts: &TypeSystem, call: &GqlCall) -> VecDeque<GqlBreach> {
                     BreachKind::Unusual,
                 ));
             }
+            list.push(breach(
+                &arg.name,
+                Some(&field.name),
+                Some(Value::Null),
+                &input,
+                null_kind(&field.ty),
+            ));
             for (v, kind) in values(ts, &field.ty) {
                 list.push(breach(&arg.name, Some(&field.name), Some(v), &input, kind));
             }
@@ -89,6 +106,15 @@ pub fn breaches(ts: &TypeSystem, call: &GqlCall) -> VecDeque<GqlBreach> {
         }
     }
     out
+}
+
+/// What an explicit `null` breaks for an input of type `ty`.
+fn null_kind(ty: &TypeRef) -> BreachKind {
+    if ty.is_non_null() {
+        BreachKind::Null
+    } else {
+        BreachKind::Unusual
+    }
 }
 
 fn breach(
@@ -113,6 +139,11 @@ fn breach(
     }
 }
 
+/// A number kept digit for digit on the wire.
+fn exact(text: &str) -> Value {
+    crate::execution::wire::exact_number(text).unwrap_or(Value::Null)
+}
+
 /// The values tried for an input of type `ty`, with what they break.
 fn values(ts: &TypeSystem, ty: &TypeRef) -> Vec<(Value, BreachKind)> {
     let list = matches!(ty, TypeRef::List(_))
@@ -126,11 +157,13 @@ fn values(ts: &TypeSystem, ty: &TypeRef) -> Vec<(Value, BreachKind)> {
             (json!(-2_147_483_649i64), BreachKind::BelowMinimum),
             (json!(0), BreachKind::Unusual),
             (json!(-1), BreachKind::Unusual),
+            (exact("100000000000000000000"), BreachKind::AboveMaximum),
         ],
         ("Float", _) => vec![
             (json!(1e308), BreachKind::Unusual),
             (json!(-1e308), BreachKind::Unusual),
             (json!(0), BreachKind::Unusual),
+            (exact("1e400"), BreachKind::Unusual),
         ],
         ("Boolean", _) => Vec::new(),
         (_, Some(TypeKind::Enum)) => vec![(
@@ -206,6 +239,31 @@ mod tests {
         assert!(all
             .iter()
             .any(|b| b.arg == "kind" && b.note.kind == BreachKind::NotInEnum));
+        // An explicit null for every argument and input field: a breach
+        // where the type is non-null, unusual where it is not.
+        let null = |arg: &str, field: Option<&str>| {
+            all.iter()
+                .find(|b| {
+                    b.arg == arg && b.field.as_deref() == field && b.value == Some(Value::Null)
+                })
+                .map(|b| b.note.kind)
+        };
+        assert_eq!(null("id", None), Some(BreachKind::Null));
+        assert_eq!(null("limit", None), Some(BreachKind::Unusual));
+        assert_eq!(null("filter", None), Some(BreachKind::Unusual));
+        assert_eq!(null("filter", Some("year")), Some(BreachKind::Null));
+        assert_eq!(null("filter", Some("name")), Some(BreachKind::Unusual));
+        let mut c = call.clone();
+        all.iter()
+            .find(|b| b.arg == "filter" && b.field.is_none() && b.value == Some(Value::Null))
+            .unwrap()
+            .apply(&mut c);
+        assert_eq!(c.args[3].1, Some(Value::Null));
+        assert!(all.iter().any(|b| b.arg == "limit"
+            && b.value
+                .as_ref()
+                .and_then(crate::execution::wire::number_text)
+                == Some("100000000000000000000")));
         // Required `id` is never left out; optional `limit` is.
         assert!(!all.iter().any(|b| b.arg == "id" && b.value.is_none()));
         assert!(all.iter().any(|b| b.arg == "limit" && b.value.is_none()));

@@ -183,7 +183,10 @@ fn write_json_literal(value: &Value, out: &mut String) {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
         Value::Number(n) => out.push_str(&n.to_string()),
-        Value::String(s) => write_string_literal(s, out),
+        Value::String(s) => match crate::execution::wire::number_text(value) {
+            Some(number) => out.push_str(number),
+            None => write_string_literal(s, out),
+        },
         Value::Array(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {

@@ -252,7 +252,7 @@ impl TestRun for GqlRun {
             method: "POST".into(),
             path: self.path.clone(),
             headers: Vec::new(),
-            body: Some(body.to_string()),
+            body: Some(crate::execution::wire::json_text(&body)),
             content_type: Some("application/json".into()),
             graphql_query: !mutation,
             breach: call.breach.as_ref().map(|b| b.note.clone()),

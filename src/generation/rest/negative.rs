@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 use rand::Rng;
 use serde_json::Value;
 
+use super::request::{break_multipart, is_multipart, MultipartFlaw};
 use super::{Genes, Rest, RestTest};
 use crate::execution::{Breach, BreachKind, RequestSpec};
 use crate::generation::negative::{probes, Place};
@@ -38,6 +39,8 @@ pub enum Change {
     RawBody(String),
     /// The body goes with this media type.
     ContentType(String),
+    /// The multipart body is broken this way.
+    Multipart(MultipartFlaw),
     /// These credentials instead of the run's: (where, name, value); none
     /// at all when empty.
     Credentials(Vec<(Location, String, String)>),
@@ -235,6 +238,19 @@ pub fn negative_inputs(
                 note: note("body", BreachKind::WrongContentType),
             });
         }
+        if is_multipart(mime) {
+            whole.extend(
+                [
+                    MultipartFlaw::NoBoundary,
+                    MultipartFlaw::MalformedPart,
+                    MultipartFlaw::LyingLength,
+                ]
+                .map(|flaw| NegativeInput {
+                    change: Change::Multipart(flaw),
+                    note: note("body", BreachKind::MalformedMultipart),
+                }),
+            );
+        }
         per_input.push(whole);
         let place = if json { Place::Json } else { Place::Text };
         fields(
@@ -286,7 +302,7 @@ fn note(input: &str, kind: BreachKind) -> Breach {
 
 /// `value` as JSON cut in the middle: a body no parser takes.
 fn malformed_json(value: &Value) -> String {
-    let text = value.to_string();
+    let text = crate::execution::wire::json_text(value);
     let cut = text
         .char_indices()
         .nth(text.chars().count() / 2)
@@ -465,6 +481,18 @@ pub fn apply_to_request(input: &NegativeInput, request: &mut RequestSpec) {
         Change::ContentType(ct) if request.body.is_some() => {
             request.content_type = Some(ct.clone())
         }
+        Change::Multipart(flaw) => {
+            let (body, ct) = break_multipart(
+                *flaw,
+                request.body.as_deref().unwrap_or(""),
+                request
+                    .content_type
+                    .as_deref()
+                    .unwrap_or("multipart/form-data"),
+            );
+            request.body = Some(body);
+            request.content_type = Some(ct);
+        }
         Change::Credentials(values) => {
             for (location, name, value) in values {
                 match location {
@@ -626,6 +654,53 @@ components:
                 "Authorization".into(),
                 "Token abc".into()
             )])));
+    }
+
+    #[test]
+    fn multipart_bodies_are_sent_broken_three_ways() {
+        let api = crate::load::load_text(
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /up:\n    post:\n      operationId: up\n      requestBody:\n        required: true\n        content:\n          multipart/form-data:\n            schema: {type: object, properties: {file: {type: string, format: binary}}}\n      responses: {'201': {description: ok}}\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let op = &api.operations[0];
+        let genes = Genes {
+            params: Vec::new(),
+            body: Some(("multipart/form-data".into(), json!({"file": "hello"}))),
+            breach: None,
+        };
+        let mut rng = Rng64::seed_from_u64(1);
+        let all = negative_inputs(&api, op, &genes, &mut rng);
+        let flaws: Vec<&NegativeInput> = all
+            .iter()
+            .filter(|i| i.note.kind == BreachKind::MalformedMultipart)
+            .collect();
+        assert_eq!(flaws.len(), 3, "{all:?}");
+        let inputs = super::super::request::Inputs {
+            params: Vec::new(),
+            body: genes.body.clone(),
+        };
+        let sent: Vec<RequestSpec> = flaws
+            .iter()
+            .map(|flaw| {
+                let mut r = super::super::request::build_request(&api, op, &inputs);
+                apply_to_request(flaw, &mut r);
+                r
+            })
+            .collect();
+        assert_eq!(sent[0].content_type.as_deref(), Some("multipart/form-data"));
+        assert!(sent[1]
+            .body
+            .as_deref()
+            .unwrap()
+            .contains("Content-Disposition form-data"));
+        assert!(sent[2]
+            .body
+            .as_deref()
+            .unwrap()
+            .contains("Content-Length: 1029\r\n"));
+        assert!(sent.iter().all(|r| r.breach.is_some()));
     }
 
     #[test]

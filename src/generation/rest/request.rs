@@ -3,7 +3,7 @@
 use percent_encoding::utf8_percent_encode;
 use serde_json::Value;
 
-use crate::execution::wire::{as_text, encode_segment, SEGMENT};
+use crate::execution::wire::{as_text, encode_segment, json_text, SEGMENT};
 use crate::execution::RequestSpec;
 use crate::model::{is_json_mime, Api, Location, Operation, Schema, SchemaType};
 
@@ -117,7 +117,7 @@ fn encode_body(api: &Api, op: &Operation, mime: &str, value: &Value) -> (String,
         } else {
             mime
         };
-        return (value.to_string(), ct.to_string());
+        return (json_text(value), ct.to_string());
     }
     let fields = || -> Vec<(&String, &Value)> {
         match value {
@@ -170,6 +170,69 @@ fn encode_body(api: &Api, op: &Operation, mime: &str, value: &Value) -> (String,
         }
         // Text and binary media types carry the value itself.
         _ => (as_text(value), mime.to_string()),
+    }
+}
+
+/// How a negative test breaks a multipart body's structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MultipartFlaw {
+    /// `Content-Type: multipart/form-data` with no `boundary` parameter.
+    NoBoundary,
+    /// The first part's header line has no colon and an unclosed quote.
+    MalformedPart,
+    /// The first part declares a `Content-Length` far past its content.
+    LyingLength,
+}
+
+/// Whether a media type is sent as multipart by [`build_request`].
+pub fn is_multipart(mime: &str) -> bool {
+    let media = mime
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    media == "multipart/form-data" || media == "multipart/mixed"
+}
+
+/// A multipart `body` (as [`build_request`] writes it, media type
+/// `content_type`) with `flaw`: the body and the media type to send. A body
+/// without parts gets one to break.
+pub fn break_multipart(flaw: MultipartFlaw, body: &str, content_type: &str) -> (String, String) {
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    let opening = format!("--{BOUNDARY}\r\n");
+    let body = if body.starts_with(&opening) {
+        body.to_string()
+    } else {
+        format!(
+            "{opening}Content-Disposition: form-data; name=\"x\"\r\n\r\nx\r\n--{BOUNDARY}--\r\n"
+        )
+    };
+    let head_end = body.find("\r\n\r\n").unwrap_or(body.len());
+    let content_start = (head_end + 4).min(body.len());
+    let content_len = body[content_start..]
+        .find(&format!("\r\n--{BOUNDARY}"))
+        .unwrap_or(body.len() - content_start);
+    match flaw {
+        MultipartFlaw::NoBoundary => (body, media.to_string()),
+        MultipartFlaw::MalformedPart => {
+            let head = body[opening.len()..head_end]
+                .replacen(": ", " ", 1)
+                .replacen("\"", "", 1);
+            (
+                format!("{opening}{head}{}", &body[head_end..]),
+                content_type.to_string(),
+            )
+        }
+        MultipartFlaw::LyingLength => (
+            format!(
+                "{}\r\nContent-Length: {}{}",
+                &body[..head_end],
+                content_len + 1024,
+                &body[head_end..]
+            ),
+            content_type.to_string(),
+        ),
     }
 }
 
@@ -265,5 +328,34 @@ mod tests {
         assert!(body.contains("name=\"file\"; filename=\"file.txt\"\r\nContent-Type: application/octet-stream\r\n\r\nhello\r\n"), "{body}");
         assert!(body.contains("name=\"note\"\r\n\r\nn\r\n"), "{body}");
         assert!(body.ends_with(&format!("--{BOUNDARY}--\r\n")));
+        assert!(is_multipart(&ct));
+
+        let (b, t) = break_multipart(MultipartFlaw::NoBoundary, &body, &ct);
+        assert_eq!(
+            (b.as_str(), t.as_str()),
+            (body.as_str(), "multipart/form-data")
+        );
+        let (b, t) = break_multipart(MultipartFlaw::MalformedPart, &body, &ct);
+        assert_eq!(t, ct);
+        assert!(
+            b.starts_with(&format!(
+                "--{BOUNDARY}\r\nContent-Disposition form-data; name=file\"; filename="
+            )),
+            "{b}"
+        );
+        let (b, _) = break_multipart(MultipartFlaw::LyingLength, &body, &ct);
+        assert!(
+            b.contains(
+                "Content-Type: application/octet-stream\r\nContent-Length: 1029\r\n\r\nhello\r\n"
+            ),
+            "{b}"
+        );
+        // A body without parts gets one.
+        let empty = format!("--{BOUNDARY}--\r\n");
+        let (b, _) = break_multipart(MultipartFlaw::LyingLength, &empty, &ct);
+        assert!(
+            b.contains("name=\"x\"\r\nContent-Length: 1025\r\n\r\nx\r\n"),
+            "{b}"
+        );
     }
 }
