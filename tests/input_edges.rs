@@ -175,7 +175,7 @@ async fn a_null_graphql_filter_that_crashes_the_server_is_found() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|f| f["code"] == "graphql_server_error" && f["operation"] == "Query.items")
+        .find(|f| f["code"] == "server_error" && f["operation"] == "Query.items")
         .unwrap_or_else(|| panic!("{:#}\n{stderr}", report["faults"]));
     assert_eq!(fault["confirmation"], "confirmed", "{fault:#}");
     // Non-null arguments get their null too (and the server refuses it).
