@@ -106,6 +106,29 @@ impl ValuePool {
         }
     }
 
+    /// Whether `value` is held under `key` (ids travel as numbers in bodies
+    /// and as text in paths: "7" is 7).
+    pub fn holds(&self, key: &str, value: &Value) -> bool {
+        let Some(list) = self.list(key) else {
+            return false;
+        };
+        list.iter().any(|v| {
+            v == value
+                || (matches!(value, Value::String(_)) != matches!(v, Value::String(_))
+                    && crate::execution::wire::as_text(v) == crate::execution::wire::as_text(value))
+        })
+    }
+
+    /// Whether any collection under the path template `collection` (a
+    /// `location:` key whose path fits it) holds `value`.
+    pub fn listed_under(&self, collection: &str, value: &Value) -> bool {
+        self.locations.iter().any(|(k, list)| {
+            !list.is_empty()
+                && crate::execution::wire::template_fit(collection, &k[LOCATION.len()..]).is_some()
+                && self.holds(k, value)
+        })
+    }
+
     /// The most recent value under `key`.
     pub fn latest(&self, key: &str) -> Option<&Value> {
         self.list(key).and_then(|l| l.last())
