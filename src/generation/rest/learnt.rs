@@ -9,7 +9,7 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use crate::execution::Exchange;
-use crate::generation::constraints::{from_answer, rules_in, Affix, Input, Learnt};
+use crate::generation::constraints::{from_answer, rules_in, Affix, Input, Learnt, Rule};
 use crate::generation::negative::{breaks, Place};
 use crate::generation::values::{value_for, Rng64};
 use crate::model::{Api, Location, Schema};
@@ -71,7 +71,10 @@ impl Constraints {
     /// The constraints with what a refusal of `op` states, when it teaches
     /// anything new.
     pub fn from_refusal(&self, api: &Api, op: usize, ex: &Exchange) -> Option<Constraints> {
-        let rules = from_answer(api, &api.operations[op], ex.json(), &ex.body);
+        let mut rules = from_answer(api, &api.operations[op], ex.json(), &ex.body);
+        if rules.is_empty() && ex.status == Some(409) {
+            rules = taken_names(api, op, ex);
+        }
         if rules.is_empty() {
             return None;
         }
@@ -228,4 +231,41 @@ impl Constraints {
             }
         }
     }
+}
+
+/// A creation answered 409 without saying why: the name it gave (a
+/// top-level identifying string field of the body it sent, `name`, `slug`)
+/// is taken, and later ones must be new.
+fn taken_names(api: &Api, op: usize, ex: &Exchange) -> Vec<(Input, Rule, String)> {
+    let operation = &api.operations[op];
+    if !matches!(
+        operation.method,
+        crate::model::Method::Post | crate::model::Method::Put
+    ) {
+        return Vec::new();
+    }
+    let sent: Option<Value> = ex
+        .request
+        .body
+        .as_deref()
+        .and_then(|b| serde_json::from_str(b).ok());
+    let Some(Value::Object(fields)) = sent else {
+        return Vec::new();
+    };
+    let message = crate::generation::constraints::message_text(ex.json(), &ex.body);
+    fields
+        .iter()
+        .filter(|(name, v)| {
+            v.is_string()
+                && crate::model::names::words(name)
+                    .last()
+                    .is_some_and(|w| crate::model::names::is_identifying(w))
+        })
+        .filter_map(|(name, _)| {
+            let input = Input::Field(vec![name.clone()]);
+            input.schema(api, operation)?;
+            Some((input, Rule::Unique, format!("409: {}", message.trim())))
+        })
+        .take(1)
+        .collect()
 }
