@@ -102,6 +102,58 @@ async fn a_run_follows_what_the_server_says() {
         share * 100.0
     );
 
+    // What the answers taught is in the graph (valid against its schema),
+    // shown by `inspect --graph`, and the rule read from the refusal is in
+    // report.json with its message.
+    let final_graph: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("graph-final.json")).unwrap())
+            .unwrap();
+    let graph_schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/graph.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&graph_schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&final_graph)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "graph-final.json: {errors:#?}");
+    let inspect = cartograph(args(&[
+        "inspect",
+        spec.to_str().unwrap(),
+        "--graph",
+        out.join("graph-final.json").to_str().unwrap(),
+        "--op",
+        "getZone",
+    ]))
+    .await;
+    let shown = String::from_utf8_lossy(&inspect.stdout);
+    eprintln!("{shown}");
+    assert!(
+        inspect.status.success(),
+        "{}",
+        String::from_utf8_lossy(&inspect.stderr)
+    );
+    let header = shown.split("header X-API-Version").nth(1).unwrap_or("");
+    assert!(
+        header
+            .lines()
+            .take(3)
+            .any(|l| l.contains("learnt from the answers: left out of positive tests")),
+        "the refused header's verdict is not shown: {shown}"
+    );
+    let learnt = report["search"]["learnt_constraints"].as_array().unwrap();
+    assert!(
+        learnt.iter().any(|l| l["operation"] == "createZone"
+            && l["input"] == "body /name"
+            && l["rule"] == "ends with \".\""
+            && l["message"] == "name must end with a dot"),
+        "{learnt:#?}"
+    );
+
     assert!(
         missing.is_empty(),
         "never answered 2xx: {missing:?}\n{stderr}"

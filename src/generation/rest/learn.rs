@@ -184,9 +184,12 @@ impl Rest {
             }
             let api = cx.api.clone();
             let name = &api.operations[op].name;
-            if ex.status.is_some() {
-                for (schema, _) in &run.used[k] {
-                    cx.link_flowed(schema, name, ex.is_success());
+            if let Some(status) = ex.status {
+                if !run.used[k].is_empty() {
+                    let answer = status.to_string();
+                    for (schema, _) in &run.used[k] {
+                        cx.link_flowed(schema, name, ex.is_success(), &answer);
+                    }
                 }
             }
             let Some(feedback) = &mut cx.feedback else {
@@ -210,6 +213,20 @@ impl Rest {
             if let Some(success) = verdict {
                 let mut schemas: Vec<String> = run.used[k].iter().map(|(s, _)| s.clone()).collect();
                 schemas.sort();
+                // A path that names nothing, when some of its values were
+                // made up, says nothing about the ones passed along edges.
+                let made_up_path = matches!(ex.status, Some(404 | 410))
+                    && cx.api.operations[op]
+                        .parameters
+                        .iter()
+                        .enumerate()
+                        .any(|(j, p)| {
+                            p.location == Location::Path
+                                && run.inputs[k].params.iter().any(|(i, _, f)| *i == j && !f)
+                        });
+                if made_up_path {
+                    schemas.clear();
+                }
                 // A refusal whose message names inputs blames those: a value
                 // passed into another input was not what it refused.
                 if !named.is_empty() {
