@@ -24,6 +24,11 @@ use crate::model::{Api, Location};
 /// at fault).
 const REFUSALS: u32 = 3;
 
+/// An optional input refused this many times for each time it was
+/// accepted is refused for its presence, not for a value: it is then set to
+/// the value accepted.
+const MOSTLY: u32 = 4;
+
 /// Exchanges kept as evidence per input.
 const EVIDENCE: usize = 6;
 
@@ -71,6 +76,8 @@ struct Tally {
     sent_ok: u32,
     accepted: Option<Value>,
     absent_ok: u32,
+    /// Operations that refused it while sent.
+    refused_by: Vec<usize>,
     /// Exchanges that refused a value, and one that accepted a known one.
     refusals: Vec<u64>,
     success: Option<u64>,
@@ -82,6 +89,8 @@ struct Tally {
 pub struct Verdicts {
     /// Per operation, per parameter: its key.
     params: Vec<Vec<Key>>,
+    /// Operations that declare each key.
+    declared: HashMap<Key, usize>,
     tallies: HashMap<Key, Tally>,
     /// Verdicts reached, in a stable order.
     pub verdicts: BTreeMap<Key, Verdict>,
@@ -95,7 +104,7 @@ fn text(v: &Value) -> String {
 impl Verdicts {
     /// Keys for every input of `api`.
     pub fn new(api: &Api) -> Verdicts {
-        let params = api
+        let params: Vec<Vec<Key>> = api
             .operations
             .iter()
             .enumerate()
@@ -106,8 +115,13 @@ impl Verdicts {
                     .collect()
             })
             .collect();
+        let mut declared: HashMap<Key, usize> = HashMap::new();
+        for key in params.iter().flatten() {
+            *declared.entry(key.clone()).or_default() += 1;
+        }
         Verdicts {
             params,
+            declared,
             ..Default::default()
         }
     }
@@ -182,6 +196,9 @@ impl Verdicts {
                 }
                 if !p.required {
                     t.sent_refused += 1;
+                    if !t.refused_by.contains(&op) {
+                        t.refused_by.push(op);
+                    }
                 }
                 if t.refusals.len() < EVIDENCE {
                     t.refusals.push(ex.seq);
@@ -195,11 +212,20 @@ impl Verdicts {
         let mut changed = false;
         for key in touched {
             let t = &self.tallies[&key];
+            // Presence refused across operations: a header or cookie that
+            // every operation declaring it (two at least) refused, and that
+            // was (almost) never accepted. A query parameter's refusals are
+            // about its values, which negative tests and learnt rules
+            // handle; leaving it out would hide what it reaches.
+            let across = matches!(key, Key::Global(..))
+                && t.refused_by.len() >= self.declared.get(&key).copied().unwrap_or(1).min(2);
             let verdict = if t.made_refused >= REFUSALS && t.made_ok == 0 && t.known_ok > 0 {
                 Some(Verdict::Pooled)
-            } else if !matches!(key, Key::Path(_)) && t.sent_refused >= REFUSALS {
+            } else if across && t.sent_refused >= REFUSALS {
                 match &t.accepted {
-                    Some(v) if t.sent_ok > 0 => Some(Verdict::Accepted(v.clone())),
+                    Some(v) if t.sent_ok > 0 && t.sent_refused >= MOSTLY * t.sent_ok => {
+                        Some(Verdict::Accepted(v.clone()))
+                    }
                     _ if t.sent_ok == 0 && t.absent_ok > 0 => Some(Verdict::LeftOut),
                     _ => None,
                 }
