@@ -77,26 +77,17 @@ impl Rest {
     }
 
     /// Whether `value` of input `(location, name)` of `op` is one earlier
-    /// answers gave: pooled under a key the graph binds it to, under its
-    /// name, or (a path parameter) listed or created in its collection.
-    pub(super) fn known(
-        &self,
-        path: &str,
-        op: usize,
-        location: Location,
-        name: &str,
-        value: &Value,
-    ) -> bool {
+    /// answers gave: pooled under a key the graph binds it to, or under its
+    /// name. (One listed or created in its collection is pooled under its
+    /// schema's key too; looking through every collection's ids for it
+    /// would cost more than a pooled value replacing it.)
+    pub(super) fn known(&self, op: usize, location: Location, name: &str, value: &Value) -> bool {
         if let Some(sources) = self.plan.sources[op].get(&(location, name.to_string())) {
             if sources.iter().any(|s| self.pool.holds(&s.key, value)) {
                 return true;
             }
         }
-        if self.pool.holds(name, value) {
-            return true;
-        }
-        location == Location::Path
-            && collection_of(path, name).is_some_and(|c| self.pool.listed_under(c, value))
+        self.pool.holds(name, value)
     }
 
     /// A value earlier answers gave for input `(location, name)` of `op`,
@@ -141,7 +132,7 @@ impl Rest {
                     super::verdicts::Verdict::Accepted(v) if slot.present => slot.value = v.clone(),
                     super::verdicts::Verdict::Pooled if slot.present || p.required => {
                         let value = &c.genes.params[j].value;
-                        if !self.known(&op.path, c.op, p.location, &p.name, value) {
+                        if !self.known(c.op, p.location, &p.name, value) {
                             if let Some(v) = self.pooled_any(cx, c.op, p.location, &p.name) {
                                 c.genes.params[j].value = v;
                             }
@@ -406,12 +397,4 @@ impl Rest {
         }
         test
     }
-}
-
-/// The path template of the collection a path parameter names a member of
-/// (`/servers/{server_id}/zones` for `{zone_id}`), if any.
-pub(super) fn collection_of<'p>(path: &'p str, name: &str) -> Option<&'p str> {
-    let at = path.find(&format!("{{{name}}}"))?;
-    let collection = path[..at].trim_end_matches('/');
-    (!collection.is_empty()).then_some(collection)
 }

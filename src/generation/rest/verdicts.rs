@@ -84,6 +84,13 @@ struct Tally {
     statuses: BTreeMap<u16, u32>,
 }
 
+impl Tally {
+    /// Whether any value of the input was refused yet.
+    fn refused(&self) -> bool {
+        !self.refusals.is_empty()
+    }
+}
+
 /// The run's memory of which values work, per input.
 #[derive(Debug, Clone, Default)]
 pub struct Verdicts {
@@ -162,10 +169,23 @@ impl Verdicts {
         };
         for (j, p) in operation.parameters.iter().enumerate() {
             let key = &self.params[op][j];
+            if self.verdicts.contains_key(key) {
+                continue;
+            }
             let entry = sent.params.iter().find(|(k, _, _)| *k == j);
             let Some((_, value, flowed)) = entry else {
-                if ok && !p.required {
-                    self.tallies.entry(key.clone()).or_default().absent_ok += 1;
+                // Headers and cookies: whether the server does without them.
+                if ok && !p.required && matches!(key, Key::Global(..)) {
+                    match self.tallies.get_mut(key) {
+                        Some(t) => t.absent_ok += 1,
+                        None => {
+                            let t = Tally {
+                                absent_ok: 1,
+                                ..Default::default()
+                            };
+                            self.tallies.insert(key.clone(), t);
+                        }
+                    }
                 }
                 continue;
             };
@@ -174,7 +194,9 @@ impl Verdicts {
                 400 | 422 => is_named(p.location, &p.name),
                 _ => false,
             };
-            if !ok && !refused {
+            // Answers count for an input from its first refusal on: most
+            // inputs are never refused, and a request's cost stays small.
+            if !refused && !(ok && self.tallies.get(key).is_some_and(Tally::refused)) {
                 continue;
             }
             let is_known = *flowed || known(j, value);
@@ -205,9 +227,7 @@ impl Verdicts {
                 }
                 *t.statuses.entry(status).or_default() += 1;
             }
-            if !self.verdicts.contains_key(key) {
-                touched.push(key.clone());
-            }
+            touched.push(key.clone());
         }
         let mut changed = false;
         for key in touched {
