@@ -143,15 +143,11 @@ impl Rest {
                         && concrete_prefix(&operation.path, request_path, &p.name)
                             .is_some_and(|c| pool.holds(&location_key(&c), value))
                 };
-                self.verdicts.learn(
-                    &api,
-                    op,
-                    &run.inputs[k],
-                    ex,
-                    &mut known,
-                    &named,
-                    &mut cx.graph,
-                );
+                // With --no-feedback the graph keeps no evidence; the
+                // values still follow what the answers showed.
+                let graph = cx.feedback.is_some().then_some(&mut cx.graph);
+                self.verdicts
+                    .learn(&api, op, &run.inputs[k], ex, &mut known, &named, graph);
             }
             if matches!(ex.status, Some(400 | 409 | 422)) {
                 let learnt = self.constraints.from_refusal(&cx.api, op, ex);
