@@ -60,11 +60,10 @@ impl Reach {
     }
 }
 
-/// Class of a status code's badge.
-
 /// Unexercised graph links listed, with why, in the summary.
 const MISSED_LINKS: usize = 20;
 
+/// Class of a status code's badge.
 fn status_class(code: &str) -> &'static str {
     match code.as_bytes().first() {
         Some(b'2') => "ok",

@@ -196,7 +196,8 @@ impl Verdicts {
             };
             // Answers count for an input from its first refusal on: most
             // inputs are never refused, and a request's cost stays small.
-            if !refused && !(ok && self.tallies.get(key).is_some_and(Tally::refused)) {
+            let counted = refused || (ok && self.tallies.get(key).is_some_and(Tally::refused));
+            if !counted {
                 continue;
             }
             let is_known = *flowed || known(j, value);
