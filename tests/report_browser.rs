@@ -132,6 +132,9 @@ fn the_explorer_draws_the_demo_graphs_in_chromium() {
                 flows: 10,
                 successes: 8,
                 exercised: true,
+                reason: None,
+                why: None,
+                refused_with: Default::default(),
             })
             .collect(),
     });

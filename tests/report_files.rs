@@ -674,6 +674,13 @@ fn exercised_links_are_marked_and_counted() {
             flows,
             successes,
             exercised,
+            reason: (!exercised).then(|| "consumer_refused".to_string()),
+            why: (!exercised).then(|| format!("{flows} value(s) refused (404 ×{flows})")),
+            refused_with: if exercised {
+                Default::default()
+            } else {
+                [("404".to_string(), flows)].into_iter().collect()
+            },
         }
     };
     let mut report = hand_built();
@@ -712,7 +719,8 @@ fn exercised_links_are_marked_and_counted() {
     // The table without JavaScript says so too.
     assert!(html.contains("<th>Exercised</th>"));
     assert!(html.contains("<td><span class=\"badge ok\">yes</span> 40 flows, 31 2xx</td>"));
-    assert!(html.contains("<td>no (5 flows, 0 2xx)</td>"));
+    assert!(html.contains("<td>no (5 flows, 0 2xx): 5 value(s) refused (404 ×5)</td>"));
+    assert!(html.contains("Links not exercised"));
     // Each covered edge carries [flows, successes, exercised]; the others nothing.
     let drawn = decode(&data, 0);
     let edges = data["graphs"][0]["edges"].as_array().unwrap();

@@ -34,6 +34,11 @@ pub struct InspectArgs {
     /// first, at most this many.
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "50", conflicts_with = "op")]
     pub sequences: Option<usize>,
+    /// Question the graph a run ended with (its `graph-final.json`) instead
+    /// of the one built from the description: `--op` then also shows what
+    /// the server's answers taught about each input's values.
+    #[arg(long, value_name = "FILE")]
+    pub graph: Option<PathBuf>,
     #[command(flatten)]
     pub select: crate::run::options::SelectArgs,
 }
@@ -42,7 +47,20 @@ pub struct InspectArgs {
 pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
     let (mut loaded, _) = super::load_any(&args.spec, &super::plain_client()?, &[])?;
     super::select(&mut [&mut loaded.api], &args.select)?;
-    let g = graph::build(&loaded.api);
+    let g = match &args.graph {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+            let doc = graph::export::from_json(&text).map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: not a graph export ({e}); pass the graph-final.json a run wrote",
+                    path.display()
+                )
+            })?;
+            PropertyGraph::from_document(&doc)
+        }
+        None => graph::build(&loaded.api),
+    };
     let text = if let Some(name) = &args.op {
         let ix = find_operation(&g, name)?;
         operation_text(&g, ix)
@@ -269,6 +287,31 @@ fn operation_text(g: &PropertyGraph, ix: petgraph::graph::NodeIndex) -> String {
         );
         if input.sources.is_empty() {
             let _ = writeln!(out, "      no source in the graph: values are generated");
+        }
+        let learnt = attrs.and_then(|a| {
+            a.inputs
+                .iter()
+                .find(|i| i.location == input.location && i.name == input.name)
+                .and_then(|i| i.learnt.as_ref())
+        });
+        if let Some(l) = learnt {
+            let what = match (l.values.as_str(), &l.value) {
+                ("pooled", _) => "only values earlier answers gave".to_string(),
+                ("left_out", _) => "left out of positive tests".to_string(),
+                (_, Some(v)) => format!("set to {v}, the value accepted"),
+                (other, None) => other.to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "      learnt from the answers: {what}; {} (exchanges {})",
+                l.evidence.note,
+                l.evidence
+                    .exchanges
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
         }
         for s in &input.sources {
             let what = if s.property.is_empty() {

@@ -37,6 +37,14 @@ pub enum Rule {
     MaxLength(u64),
     /// One of these values.
     OneOf(Vec<Value>),
+    /// A string starting with this text.
+    StartsWith(String),
+    /// A string ending with this text (a canonical DNS name ends with `.`).
+    EndsWith(String),
+    /// A string of this format (`email`, `uri`, `date`, `ipv4`…).
+    Format(String),
+    /// A value no other resource holds yet (a name "already exists").
+    Unique,
 }
 
 impl Rule {
@@ -53,7 +61,24 @@ impl Rule {
             Rule::MinLength(n) => format!("at least {n} characters"),
             Rule::MaxLength(n) => format!("at most {n} characters"),
             Rule::OneOf(v) => format!("one of {}", Value::Array(v.clone())),
+            Rule::StartsWith(t) => format!("starts with {t:?}"),
+            Rule::EndsWith(t) => format!("ends with {t:?}"),
+            Rule::Format(f) => format!(
+                "a{} {f}",
+                if f.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "n"
+                } else {
+                    ""
+                }
+            ),
+            Rule::Unique => "unique (not taken yet)".into(),
         }
+    }
+
+    /// Whether the rule is kept by changing a value rather than by writing
+    /// it into the input's schema (see [`Affix`]).
+    pub fn is_affix(&self) -> bool {
+        matches!(self, Rule::StartsWith(_) | Rule::EndsWith(_) | Rule::Unique)
     }
 
     /// Writes the rule into `schema`; whether that changed it.
@@ -80,8 +105,68 @@ impl Rule {
             Rule::MinLength(n) => schema.min_length = Some(*n),
             Rule::MaxLength(n) => schema.max_length = Some(*n),
             Rule::OneOf(v) => schema.enum_values = v.clone(),
+            Rule::Format(f) => {
+                schema.types = vec![SchemaType::String];
+                schema.format = Some(f.clone());
+            }
+            Rule::StartsWith(_) | Rule::EndsWith(_) | Rule::Unique => {}
         }
         *schema != before
+    }
+}
+
+/// Rules kept by changing a string value rather than by a schema: a text
+/// it must start or end with, and a fresh tail for a value that must not be
+/// taken yet. Generated values keep their other constraints (a name's
+/// characters) and gain the affix.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Affix {
+    /// Text the value must start with.
+    pub prefix: Option<String>,
+    /// Text the value must end with.
+    pub suffix: Option<String>,
+    /// The value must be new: a random tail is added.
+    pub unique: bool,
+}
+
+impl Affix {
+    /// Adds `rule` to the affix; whether that changed it.
+    pub fn add(&mut self, rule: &Rule) -> bool {
+        let before = self.clone();
+        match rule {
+            Rule::StartsWith(t) => self.prefix = Some(t.clone()),
+            Rule::EndsWith(t) => self.suffix = Some(t.clone()),
+            Rule::Unique => self.unique = true,
+            _ => {}
+        }
+        *self != before
+    }
+
+    /// `value` made to keep the affix (a non-string value is left alone).
+    pub fn keep(&self, value: &mut Value, rng: &mut crate::generation::values::Rng64) {
+        use rand::Rng;
+        let Value::String(text) = value else { return };
+        if self.unique {
+            let tail: String = (0..6)
+                .map(|_| {
+                    char::from(b"abcdefghijklmnopqrstuvwxyz0123456789"[rng.random_range(0..36)])
+                })
+                .collect();
+            let cut = text
+                .strip_suffix(self.suffix.as_deref().unwrap_or(""))
+                .unwrap_or(text);
+            *text = format!("{cut}{tail}");
+        }
+        if let Some(p) = &self.prefix {
+            if !text.starts_with(p.as_str()) {
+                text.insert_str(0, p);
+            }
+        }
+        if let Some(sfx) = &self.suffix {
+            if !text.ends_with(sfx.as_str()) {
+                text.push_str(sfx);
+            }
+        }
     }
 }
 
@@ -96,6 +181,9 @@ pub struct Learnt {
     pub rule: String,
     /// Where it was read: `description`, or `answer 400 (seq 12)`.
     pub source: String,
+    /// The words it was read from (a description's sentence, the server's
+    /// message), cut at 200 characters.
+    pub message: String,
 }
 
 /// An input of an operation a rule is about: a parameter, or a body field
@@ -219,12 +307,153 @@ pub fn rules_in(text: &str) -> Vec<Rule> {
             }
         }
     }
-    if let Some(c) = regex(&PATTERN, r#"(?i)(?:match(?:es)?|matching) (?:the )?(?:pattern|regex|regular expression)[:\s]*['"`/]([^'"`]+?)['"`/](?:\s|$|[.,;)])"#).captures(text) {
+    out.extend(affixes_in(text));
+    if let Some(f) = format_in(text) {
+        if !out.contains(&Rule::Uuid) {
+            out.push(f);
+        }
+    }
+    if let Some(list) = one_of_in(text) {
+        out.push(Rule::OneOf(list));
+    }
+    if unique_in(text) {
+        out.push(Rule::Unique);
+    }
+    if let Some(c) = regex(&PATTERN, r#"(?i)(?:match(?:es)?|matching) (?:the )?(?:required )?(?:pattern|regex|regular expression)[:\s]*['"`/]([^'"`]+?)['"`/](?:\s|$|[.,;)])"#).captures(text) {
         if super::pattern::pattern_matches(&c[1], "").is_some() {
             out.push(Rule::Pattern(c[1].to_string()));
         }
     }
     out
+}
+
+/// What a text a value must start or end with is called in words.
+const AFFIX_WORDS: [(&str, &str); 10] = [
+    ("dot", "."),
+    ("period", "."),
+    ("full stop", "."),
+    ("slash", "/"),
+    ("forward slash", "/"),
+    ("hyphen", "-"),
+    ("dash", "-"),
+    ("underscore", "_"),
+    ("colon", ":"),
+    ("at sign", "@"),
+];
+
+/// "must end with a dot", "should start with '/'", "must begin with
+/// `ab`", and PowerDNS's "is not canonical" (a canonical DNS name ends with
+/// a dot).
+fn affixes_in(text: &str) -> Vec<Rule> {
+    static AFFIX: OnceLock<Regex> = OnceLock::new();
+    static CANONICAL: OnceLock<Regex> = OnceLock::new();
+    let re = regex(
+        &AFFIX,
+        r#"(?i)\b(?:must|should|has to|have to|needs? to|is required to|expected to)\s+(start|begin|end)\s+with\s+(?:an?\s+|the\s+)?(?:['"`]([^'"`]{1,16})['"`]|(full stop|forward slash|at sign|dot|period|slash|hyphen|dash|underscore|colon))"#,
+    );
+    let mut out = Vec::new();
+    for c in re.captures_iter(text) {
+        let affix = match (c.get(2), c.get(3)) {
+            (Some(q), _) => q.as_str().to_string(),
+            (None, Some(w)) => {
+                let w = w.as_str().to_ascii_lowercase();
+                match AFFIX_WORDS.iter().find(|(name, _)| *name == w) {
+                    Some((_, t)) => t.to_string(),
+                    None => continue,
+                }
+            }
+            _ => continue,
+        };
+        let rule = if c[1].eq_ignore_ascii_case("end") {
+            Rule::EndsWith(affix)
+        } else {
+            Rule::StartsWith(affix)
+        };
+        if !out.contains(&rule) {
+            out.push(rule);
+        }
+    }
+    if out.is_empty()
+        && regex(
+            &CANONICAL,
+            r"(?i)\b(?:not (?:a )?canonical|must be (?:a )?canonical|non-canonical)\b",
+        )
+        .is_match(text)
+    {
+        out.push(Rule::EndsWith(".".into()));
+    }
+    out
+}
+
+/// "Enter a valid email address." (Django), "must be a valid URL", "is not
+/// a valid date", "value is not a valid email address" (pydantic).
+fn format_in(text: &str) -> Option<Rule> {
+    static FORMAT: OnceLock<Regex> = OnceLock::new();
+    let c = regex(
+        &FORMAT,
+        r"(?i)\b(?:valid|well-formed|proper|must be an?|should be an?|is not an?)\s+(e-?mail|url|uri|date-?time|datetime|date|time|ipv4|ipv6|ip address|ip|hostname|host name)\b",
+    )
+    .captures(text)?;
+    let format = match c[1].to_ascii_lowercase().replace('-', "").as_str() {
+        "email" => "email",
+        "url" | "uri" => "uri",
+        "datetime" => "date-time",
+        "date" => "date",
+        "time" => "time",
+        "ipv6" => "ipv6",
+        "ipv4" | "ip address" | "ip" => "ipv4",
+        _ => "hostname",
+    };
+    Some(Rule::Format(format.into()))
+}
+
+/// "must be one of: a, b, c", "must be one of [a, b]" (Joi), "Input
+/// should be 'a', 'b' or 'c'" (pydantic), "must be either 'a' or 'b'".
+fn one_of_in(text: &str) -> Option<Vec<Value>> {
+    static LISTED: OnceLock<Regex> = OnceLock::new();
+    static QUOTED: OnceLock<Regex> = OnceLock::new();
+    let list = if let Some(c) = regex(
+        &LISTED,
+        r#"(?i)\bone of(?: the following)?(?: values)?\s*[:\[(]?\s*([^\])
+]{1,200})"#,
+    )
+    .captures(text)
+    {
+        c[1].to_string()
+    } else {
+        let c = regex(
+            &QUOTED,
+            r#"(?i)\b(?:must|should|has to) be (?:either )?((?:['"][^'"]{1,40}['"],?\s*)+(?:or|and)\s+['"][^'"]{1,40}['"])"#,
+        )
+        .captures(text)?;
+        c[1].to_string()
+    };
+    let items: Vec<Value> = list
+        .split(',')
+        .flat_map(|part| part.split(" or "))
+        .flat_map(|part| part.split(" and "))
+        .flat_map(|part| part.split('|'))
+        .map(|w| {
+            w.trim()
+                .trim_end_matches(['.', ';'])
+                .trim_matches(|c: char| c == '\'' || c == '"' || c == '`' || c == '[' || c == ']')
+                .trim()
+        })
+        .filter(|w| !w.is_empty() && w.len() <= 40 && !w.contains(' '))
+        .map(|w| Value::String(w.to_string()))
+        .collect();
+    (items.len() >= 2).then_some(items)
+}
+
+/// "already exists" (Django's "zone with this name already exists."),
+/// "must be unique", "is already taken", "already in use".
+fn unique_in(text: &str) -> bool {
+    static UNIQUE: OnceLock<Regex> = OnceLock::new();
+    regex(
+        &UNIQUE,
+        r"(?i)\b(?:already exists?|already (?:taken|in use|registered|used)|must be unique|is not unique|should be unique|duplicate (?:key|value|entry|name))\b",
+    )
+    .is_match(text)
 }
 
 /// The rules an answer to a request of `op` states, each with its input.
@@ -233,7 +462,7 @@ pub fn from_answer(
     op: &Operation,
     body: Option<&Value>,
     text: &str,
-) -> Vec<(Input, Rule)> {
+) -> Vec<(Input, Rule, String)> {
     let mut out = Vec::new();
     // FastAPI / pydantic: {"detail": [{"loc": ["query", "limit"], "type": …, "msg": …, "ctx": …}]}
     if let Some(Value::Array(entries)) = body.and_then(|b| b.get("detail")) {
@@ -246,13 +475,16 @@ pub fn from_answer(
             let Some(input) = input_at(api, op, &loc) else {
                 continue;
             };
+            let msg = e.get("msg").and_then(Value::as_str).unwrap_or("");
             for rule in pydantic_rules(e) {
-                out.push((input.clone(), rule));
+                out.push((input.clone(), rule, cut(msg)));
             }
         }
         return out;
     }
-    // Cornice (Kinto) and alike: {"details": [{"location": "header", "name": "If-Match", "description": …}]}
+    // Cornice (Kinto), express-validator and alike: {"details": [{"location":
+    // "header", "name": "If-Match", "description": …}]}, {"errors": [{"type":
+    // "field", "path": "name", "location": "body", "msg": …}]}
     if let Some(Value::Array(entries)) =
         body.and_then(|b| b.get("details").or_else(|| b.get("errors")))
     {
@@ -266,6 +498,7 @@ pub fn from_answer(
                 .get("name")
                 .or_else(|| e.get("field"))
                 .or_else(|| e.get("param"))
+                .or_else(|| e.get("path"))
                 .and_then(Value::as_str);
             let description = e
                 .get("description")
@@ -281,7 +514,7 @@ pub fn from_answer(
             if let Some(input) = input {
                 for rule in rules_in(description) {
                     any = true;
-                    out.push((input.clone(), rule));
+                    out.push((input.clone(), rule, cut(description)));
                 }
             }
         }
@@ -289,18 +522,130 @@ pub fn from_answer(
             return out;
         }
     }
-    // Free text: a sentence that names one input and states a rule.
-    for sentence in text
-        .split(['.', '\n', ';'])
-        .filter(|s| !s.trim().is_empty())
-    {
+    // Django REST framework: {"name": ["Ensure this field has at least 3
+    // characters."]}: the keys name the fields.
+    if let Some(Value::Object(fields)) = body {
+        for (key, messages) in fields {
+            let Some(input) = input_at(api, op, std::slice::from_ref(key)) else {
+                continue;
+            };
+            let texts: Vec<&str> = match messages {
+                Value::String(m) => vec![m.as_str()],
+                Value::Array(items) => items.iter().filter_map(Value::as_str).collect(),
+                _ => Vec::new(),
+            };
+            for m in texts {
+                for rule in rules_in(m) {
+                    out.push((input.clone(), rule, cut(m)));
+                }
+            }
+        }
+        if !out.is_empty() {
+            return out;
+        }
+    }
+    // Free text: a sentence that names one input and states a rule
+    // (`{"error": "DNS Name 'x' is not canonical"}`, "name must end with a dot").
+    let message = message_text(body, text);
+    for sentence in sentences(&message) {
         let rules = rules_in(sentence);
         if rules.is_empty() {
             continue;
         }
         if let Some(input) = named_in(api, op, sentence) {
             for rule in rules {
-                out.push((input.clone(), rule));
+                out.push((input.clone(), rule, cut(sentence)));
+            }
+        }
+    }
+    out
+}
+
+/// The sentences of a message: split at line ends, semicolons and full
+/// stops that end a word (not the dot of "end with '.'" or of `1.5`).
+fn sentences(text: &str) -> impl Iterator<Item = &str> {
+    text.split(['\n', ';'])
+        .flat_map(|line| line.split(". "))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}
+
+/// A message as reports quote it: at most 200 characters.
+fn cut(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(200) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// The text of an answer's message: every string of a JSON body (and the
+/// keys of its top two levels, where Django REST framework names the
+/// fields), else the body itself.
+pub fn message_text(body: Option<&Value>, text: &str) -> String {
+    fn walk(v: &Value, out: &mut String, depth: usize) {
+        if depth > 6 {
+            return;
+        }
+        match v {
+            Value::String(s) => {
+                out.push_str(s);
+                out.push('\n');
+            }
+            Value::Array(items) => items.iter().for_each(|i| walk(i, out, depth + 1)),
+            Value::Object(map) => {
+                for (k, v) in map {
+                    if depth < 2 {
+                        out.push_str(k);
+                        out.push('\n');
+                    }
+                    walk(v, out, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    match body {
+        Some(b) => {
+            let mut out = String::new();
+            walk(b, &mut out, 0);
+            out
+        }
+        None => text.to_string(),
+    }
+}
+
+/// Whether a message's `words` ([`names::words`](crate::model::names::words)
+/// of its text) name the input `name`: its words appear in a row
+/// (`server_id` in "unknown server id", `X-API-Version` in "bad API
+/// version": a leading `x` dropped).
+pub fn names_input(words: &[String], name: &str) -> bool {
+    let mut own = crate::model::names::words(name);
+    if own.len() > 1 && own[0] == "x" {
+        own.remove(0);
+    }
+    !own.is_empty() && words.windows(own.len()).any(|w| w == own.as_slice())
+}
+
+/// The parameters and top-level body fields of `op` an answer's message
+/// names.
+pub fn named_inputs(
+    api: &Api,
+    op: &Operation,
+    body: Option<&Value>,
+    text: &str,
+) -> Vec<(Location, String)> {
+    let words = crate::model::names::words(&message_text(body, text));
+    let mut out: Vec<(Location, String)> = op
+        .parameters
+        .iter()
+        .filter(|p| names_input(&words, &p.name))
+        .map(|p| (p.location, p.name.clone()))
+        .collect();
+    if let Some((_, schema)) = op.request_body.as_ref().and_then(|b| b.primary_schema()) {
+        for name in api.resolve(schema).properties.keys() {
+            if names_input(&words, name) {
+                out.push((Location::Body, name.clone()));
             }
         }
     }
@@ -440,6 +785,10 @@ fn pydantic_rules(e: &Value) -> Vec<Rule> {
 mod tests {
     use super::*;
 
+    fn pairs(found: Vec<(Input, Rule, String)>) -> Vec<(Input, Rule)> {
+        found.into_iter().map(|(i, r, _)| (i, r)).collect()
+    }
+
     fn api() -> Api {
         crate::load::load_text(
             r#"openapi: 3.0.0
@@ -475,7 +824,7 @@ paths:
         let kinto = json!({"code": 400, "message": "If-Match in header: The value should be integer between double quotes.",
             "details": [{"location": "header", "name": "If-Match", "description": "The value should be integer between double quotes."}]});
         assert_eq!(
-            from_answer(&api, op, Some(&kinto), &kinto.to_string()),
+            pairs(from_answer(&api, op, Some(&kinto), &kinto.to_string())),
             vec![(Input::Param(1), Rule::QuotedInteger)]
         );
         let fastapi = json!({"detail": [
@@ -484,7 +833,7 @@ paths:
             {"loc": ["body", "password"], "type": "string_pattern_mismatch", "msg": "…", "ctx": {"pattern": "^[a-z]+[0-9]$"}}
         ]});
         assert_eq!(
-            from_answer(&api, op, Some(&fastapi), ""),
+            pairs(from_answer(&api, op, Some(&fastapi), "")),
             vec![
                 (Input::Param(2), Rule::Integer),
                 (
@@ -499,7 +848,7 @@ paths:
         );
         let text = "Invalid request. password must be between 8 and 64 characters.";
         assert_eq!(
-            from_answer(&api, op, None, text),
+            pairs(from_answer(&api, op, None, text)),
             vec![
                 (Input::Field(vec!["password".into()]), Rule::MinLength(8)),
                 (Input::Field(vec!["password".into()]), Rule::MaxLength(64)),
@@ -507,6 +856,164 @@ paths:
         );
         // A sentence naming no input, or two, teaches nothing.
         assert!(from_answer(&api, op, None, "must be an integer").is_empty());
+    }
+
+    fn zones() -> Api {
+        crate::load::load_text(
+            r#"openapi: 3.0.0
+info: {title: t, version: '1'}
+paths:
+  /servers/{server_id}/zones:
+    post:
+      operationId: createZone
+      parameters:
+      - {name: server_id, in: path, required: true, schema: {type: string}}
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                name: {type: string}
+                kind: {type: string}
+                email: {type: string}
+                url: {type: string}
+                code: {type: string}
+                password: {type: string}
+      responses: {'201': {description: made}}
+"#,
+            std::path::Path::new("z.yaml"),
+        )
+        .unwrap()
+        .api
+    }
+
+    fn field(name: &str) -> Input {
+        Input::Field(vec![name.into()])
+    }
+
+    /// Messages as the frameworks write them by default (captured from
+    /// Django REST framework 3.16, pydantic 2.13 under FastAPI's `detail`,
+    /// express-validator 7), and as PowerDNS and others word theirs.
+    #[test]
+    fn real_frameworks_messages_name_an_input_and_a_rule() {
+        let api = zones();
+        let op = &api.operations[0];
+        let read = |body: Value| pairs(from_answer(&api, op, Some(&body), &body.to_string()));
+        let drf = json!({"name": ["Ensure this field has at least 3 characters."],
+            "kind": ["\"x\" is not a valid choice."], "email": ["Enter a valid email address."],
+            "url": ["Enter a valid URL."], "code": ["This value does not match the required pattern."]});
+        assert_eq!(
+            read(drf),
+            vec![
+                (field("name"), Rule::MinLength(3)),
+                (field("email"), Rule::Format("email".into())),
+                (field("url"), Rule::Format("uri".into())),
+            ]
+        );
+        assert_eq!(
+            read(json!({"name": ["Ensure this field has no more than 10 characters."]})),
+            vec![(field("name"), Rule::MaxLength(10))]
+        );
+        assert_eq!(
+            read(json!({"name": ["This field must be unique."]})),
+            vec![(field("name"), Rule::Unique)]
+        );
+        assert_eq!(
+            read(json!({"name": ["zone with this name already exists."]})),
+            vec![(field("name"), Rule::Unique)]
+        );
+        let fastapi = json!({"detail": [
+            {"type": "string_too_short", "loc": ["body", "name"], "msg": "String should have at least 3 characters", "input": "ab", "ctx": {"min_length": 3}},
+            {"type": "literal_error", "loc": ["body", "kind"], "msg": "Input should be 'Native' or 'Master'", "input": "x", "ctx": {"expected": "'Native' or 'Master'"}},
+            {"type": "value_error", "loc": ["body", "email"], "msg": "value is not a valid email address: An email address must have an @-sign.", "input": "no", "ctx": {"reason": "An email address must have an @-sign."}},
+            {"type": "url_parsing", "loc": ["body", "url"], "msg": "Input should be a valid URL, relative URL without a base", "input": "nope", "ctx": {"error": "relative URL without a base"}},
+            {"type": "string_pattern_mismatch", "loc": ["body", "code"], "msg": "String should match pattern '^[a-z]+\\.$'", "input": "abcd", "ctx": {"pattern": "^[a-z]+\\.$"}}
+        ]});
+        assert_eq!(
+            read(fastapi),
+            vec![
+                (field("name"), Rule::MinLength(3)),
+                (
+                    field("kind"),
+                    Rule::OneOf(vec![json!("Native"), json!("Master")])
+                ),
+                (field("email"), Rule::Format("email".into())),
+                (field("url"), Rule::Format("uri".into())),
+                (field("code"), Rule::Pattern("^[a-z]+\\.$".into())),
+            ]
+        );
+        let express = json!({"errors": [
+            {"type": "field", "value": "ab", "msg": "must be at least 3 chars long", "path": "name", "location": "body"},
+            {"type": "field", "value": "x", "msg": "must be one of: Native, Master", "path": "kind", "location": "body"},
+            {"type": "field", "value": "no", "msg": "Invalid value", "path": "email", "location": "body"}
+        ]});
+        assert_eq!(
+            read(express),
+            vec![
+                (field("name"), Rule::MinLength(3)),
+                (
+                    field("kind"),
+                    Rule::OneOf(vec![json!("Native"), json!("Master")])
+                ),
+            ]
+        );
+        // Free text naming one input: PowerDNS, and what other services say.
+        for (text, input, rule) in [
+            (
+                json!({"error": "DNS Name 'dtE' is not canonical"}),
+                "name",
+                Rule::EndsWith(".".into()),
+            ),
+            (
+                json!({"error": "name must end with a dot"}),
+                "name",
+                Rule::EndsWith(".".into()),
+            ),
+            (
+                json!({"message": "The name should start with 'zz-'."}),
+                "name",
+                Rule::StartsWith("zz-".into()),
+            ),
+            (
+                json!({"error": "database name must be at least 3 characters"}),
+                "name",
+                Rule::MinLength(3),
+            ),
+            (
+                json!({"error": "\"kind\" must be one of [Native, Master]"}),
+                "kind",
+                Rule::OneOf(vec![json!("Native"), json!("Master")]),
+            ),
+        ] {
+            assert_eq!(read(text.clone()), vec![(field(input), rule)], "{text}");
+        }
+        // Default messages that state no rule teach nothing.
+        assert!(read(
+            json!({"errors": [{"msg": "Invalid value", "path": "email", "location": "body"}]})
+        )
+        .is_empty());
+        assert!(read(json!({"error": "Conflict"})).is_empty());
+    }
+
+    #[test]
+    fn affixes_change_values_to_keep_them() {
+        let mut rng = <crate::generation::values::Rng64 as rand::SeedableRng>::seed_from_u64(3);
+        let mut affix = Affix::default();
+        assert!(affix.add(&Rule::EndsWith(".".into())));
+        assert!(!affix.add(&Rule::EndsWith(".".into())));
+        let mut v = json!("example");
+        affix.keep(&mut v, &mut rng);
+        assert_eq!(v, json!("example."));
+        affix.add(&Rule::Unique);
+        let (mut a, mut b) = (json!("zone."), json!("zone."));
+        affix.keep(&mut a, &mut rng);
+        affix.keep(&mut b, &mut rng);
+        assert_ne!(a, b, "a unique value is new every time");
+        assert!(a.as_str().unwrap().starts_with("zone") && a.as_str().unwrap().ends_with('.'));
+        let mut n = json!(5);
+        affix.keep(&mut n, &mut rng);
+        assert_eq!(n, json!(5));
     }
 
     #[test]

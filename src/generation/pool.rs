@@ -106,6 +106,19 @@ impl ValuePool {
         }
     }
 
+    /// Whether `value` is held under `key` (ids travel as numbers in bodies
+    /// and as text in paths: "7" is 7).
+    pub fn holds(&self, key: &str, value: &Value) -> bool {
+        let Some(list) = self.list(key) else {
+            return false;
+        };
+        list.iter().any(|v| {
+            v == value
+                || (matches!(value, Value::String(_)) != matches!(v, Value::String(_))
+                    && crate::execution::wire::as_text(v) == crate::execution::wire::as_text(value))
+        })
+    }
+
     /// The most recent value under `key`.
     pub fn latest(&self, key: &str) -> Option<&Value> {
         self.list(key).and_then(|l| l.last())
@@ -151,6 +164,7 @@ impl ValuePool {
             self.collect_by_name(body, wanted, 0);
             if ex.request.method == "GET" {
                 self.listed_names(&ex.request.path, wanted, body);
+                self.listed_members(&ex.request.path, body);
             }
         }
         if ex.request.method != "POST" && ex.request.method != "PUT" {
@@ -243,6 +257,35 @@ impl ValuePool {
         }
     }
 
+    /// The members a listing names (`GET /servers` → `[{"id": "localhost"}]`,
+    /// an envelope's `data[]` or `items[]`) are the ids of that collection:
+    /// the path parameters below it take them as they take the ids
+    /// created into it, whatever the description says (or leaves out)
+    /// about the items.
+    fn listed_members(&mut self, path: &str, body: &Value) {
+        let items = match body {
+            Value::Array(items) => items,
+            Value::Object(fields) => match ENVELOPES
+                .iter()
+                .find_map(|k| fields.get(*k).and_then(Value::as_array))
+            {
+                Some(items) => items,
+                None => return,
+            },
+            _ => return,
+        };
+        let key = location_key(path.split('?').next().unwrap_or(""));
+        for item in items.iter().take(HARVEST_ITEMS) {
+            let Value::Object(fields) = item else { return };
+            let id = crate::model::names::IDENTIFYING
+                .iter()
+                .find_map(|p| fields.get(*p).filter(|v| is_scalar(v)));
+            if let Some(id) = id {
+                self.add(key.clone(), id.clone());
+            }
+        }
+    }
+
     /// A listing of bare values (`GET /tags` → `["red", "blue"]`) has no
     /// schema to hold them: they are values of the inputs named after what
     /// the path lists (`tag`, `tagName`, `tag_id`), which take pooled values
@@ -287,6 +330,18 @@ pub(crate) fn scalars(v: &Value) -> Vec<&Value> {
         _ => Vec::new(),
     }
 }
+
+/// The fields of an envelope that hold a listing's items.
+const ENVELOPES: [&str; 8] = [
+    "data",
+    "items",
+    "results",
+    "records",
+    "entries",
+    "content",
+    "objects",
+    "resources",
+];
 
 /// The pool key of ids created into the collection at this concrete path.
 pub fn location_key(collection_path: &str) -> String {
@@ -406,6 +461,46 @@ mod tests {
         let mut pool = ValuePool::new(4);
         pool.harvest(&[], &wanted, &exchange("POST", None, 200, r#"["a"]"#));
         assert!(!pool.values.contains_key("thing"));
+    }
+
+    #[test]
+    fn a_listing_names_the_members_of_its_collection() {
+        let mut pool = ValuePool::new(4);
+        let wanted = Wanted::default();
+        let get = |path: &str, body: &str| Exchange {
+            request: crate::execution::RequestSpec {
+                method: "GET".into(),
+                path: path.into(),
+                ..Default::default()
+            },
+            status: Some(200),
+            body: body.into(),
+            ..Default::default()
+        };
+        pool.harvest(
+            &[],
+            &wanted,
+            &get("/servers", r#"[{"id": "localhost", "url": "/x"}]"#),
+        );
+        assert_eq!(pool.latest("location:/servers"), Some(&json!("localhost")));
+        pool.harvest(
+            &[],
+            &wanted,
+            &get(
+                "/buckets/b1/collections?_limit=2",
+                r#"{"data": [{"id": "c7"}, {"id": "c9"}]}"#,
+            ),
+        );
+        assert!(pool.holds("location:/buckets/b1/collections", &json!("c7")));
+        assert!(pool.holds("location:/buckets/b1/collections", &json!("c9")));
+        assert!(!pool.holds("location:/servers/localhost/zones", &json!("c9")));
+        // Named by `name` when the items have no id.
+        pool.harvest(
+            &[],
+            &wanted,
+            &get("/zones", r#"{"items": [{"name": "a.org."}]}"#),
+        );
+        assert_eq!(pool.latest("location:/zones"), Some(&json!("a.org.")));
     }
 
     #[test]

@@ -47,6 +47,25 @@ pub struct InputAttr {
     /// Its type, in one word (`integer`, `Pet`, `array<string>`).
     #[serde(rename = "type")]
     pub ty: String,
+    /// What a run learnt from the server's answers about the values this
+    /// input takes (none before a run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub learnt: Option<InputLearnt>,
+}
+
+/// What the answers taught about one input's values in positive tests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputLearnt {
+    /// `pooled` (only values earlier answers gave, never made-up ones),
+    /// `left_out` (an optional input the server refuses whenever it is
+    /// sent), or `accepted_value` (that input, set to [`Self::value`], the
+    /// one value it accepted).
+    pub values: String,
+    /// The value an `accepted_value` input takes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<serde_json::Value>,
+    /// The answers that taught it.
+    pub evidence: Evidence,
 }
 
 /// Attributes of an operation node.
@@ -433,6 +452,75 @@ impl PropertyGraph {
         self.graph
             .edges_directed(node, dir)
             .filter(move |e| e.weight().kind == kind && e.weight().state == EdgeState::Active)
+    }
+
+    /// Records what the answers taught about input `(location, name)` of
+    /// the operation named `op`; false when the graph has no such input.
+    pub fn note_input(
+        &mut self,
+        op: &str,
+        location: Location,
+        name: &str,
+        learnt: InputLearnt,
+    ) -> bool {
+        let Some(ix) = self.operation(op) else {
+            return false;
+        };
+        let Attributes::Operation(attrs) = &mut self.graph[ix].attributes else {
+            return false;
+        };
+        match attrs
+            .inputs
+            .iter_mut()
+            .find(|i| i.location == location && i.name == name)
+        {
+            Some(input) => {
+                input.learnt = Some(learnt);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The graph an export describes (`graph-final.json`), for questions
+    /// about a run's refined graph; edges between unknown nodes are skipped.
+    pub fn from_document(doc: &export::GraphDocument) -> PropertyGraph {
+        let format = serde_json::from_value(serde_json::Value::String(doc.api.format.clone()))
+            .unwrap_or(SpecFormat::OpenApi30);
+        let mut g = PropertyGraph::new(doc.api.title.clone(), format);
+        for n in &doc.nodes {
+            g.add_node(n.clone());
+        }
+        for e in &doc.edges {
+            let (Some(a), Some(b)) = (g.node_by_id(&e.source), g.node_by_id(&e.target)) else {
+                continue;
+            };
+            let label = match &e.detail {
+                export::Detail::Consumes { bindings } => Label::Consumes {
+                    bindings: bindings.clone(),
+                },
+                export::Detail::Produces { sites } => Label::Produces {
+                    sites: sites.clone(),
+                },
+                export::Detail::Equivalent { pairs } => Label::Equivalent {
+                    pairs: pairs.clone(),
+                },
+                export::Detail::SameEndpoint { path } => Label::SameEndpoint { path: path.clone() },
+            };
+            g.graph.add_edge(
+                a,
+                b,
+                Edge {
+                    kind: e.kind,
+                    label,
+                    origin: e.origin,
+                    score: e.score,
+                    evidence: e.evidence.clone(),
+                    state: e.state,
+                },
+            );
+        }
+        g
     }
 
     /// Number of edges of each kind and origin.

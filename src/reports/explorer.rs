@@ -300,7 +300,15 @@ fn noscript(
                     "<td><span class=\"badge ok\">yes</span> {} flows, {} 2xx</td>",
                     l.flows, l.successes
                 ),
-                Some(l) => format!("<td>no ({} flows, {} 2xx)</td>", l.flows, l.successes),
+                Some(l) => format!(
+                    "<td>no ({} flows, {} 2xx){}</td>",
+                    l.flows,
+                    l.successes,
+                    l.why
+                        .as_deref()
+                        .map(|w| format!(": {}", t(w)))
+                        .unwrap_or_default()
+                ),
                 None => "<td></td>".to_string(),
             };
             let _ = writeln!(

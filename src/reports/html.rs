@@ -61,6 +61,9 @@ impl Reach {
     }
 }
 
+/// Unexercised graph links listed, with why, in the summary.
+const MISSED_LINKS: usize = 20;
+
 /// Class of a status code's badge.
 fn status_class(code: &str) -> &'static str {
     match code.as_bytes().first() {
@@ -349,6 +352,29 @@ fn summary(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
                 c.links_exercised, c.links
             )),
         );
+        // Why the others were not: the step of the chain that never happened.
+        let missed: Vec<&super::LinkCoverage> = c.edges.iter().filter(|l| !l.exercised).collect();
+        if !missed.is_empty() {
+            let mut list = String::from("<ul class=\"why-not\">");
+            for l in missed.iter().take(MISSED_LINKS) {
+                let _ = write!(
+                    list,
+                    "<li><span class=\"mono\">{} → {}</span>: {}</li>",
+                    t(&l.schema),
+                    t(&l.operation),
+                    t(l.why.as_deref().unwrap_or("not exercised"))
+                );
+            }
+            if missed.len() > MISSED_LINKS {
+                let _ = write!(
+                    list,
+                    "<li>… and {} more (report.json graph_coverage)</li>",
+                    missed.len() - MISSED_LINKS
+                );
+            }
+            list.push_str("</ul>");
+            kv("Links not exercised", list);
+        }
     }
     if !s.skipped_checks.is_empty() {
         kv("Checks off", t(&s.skipped_checks.join(", ")));

@@ -170,6 +170,21 @@ pub struct LinkCoverage {
     pub successes: u64,
     /// Whether the run counts the link as exercised.
     pub exercised: bool,
+    /// Why a link was not exercised: `no_producer` (no operation makes the
+    /// schema), `no_producer_reached` (none of its producers answered),
+    /// `producer_never_succeeded` (they answered, never with a 2xx),
+    /// `no_value_flowed` (a producer succeeded, but no value of it was
+    /// passed along the link), `consumer_refused` (values were passed, and
+    /// the consumer refused every one: `refused_with`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The reason in words, naming the operations and answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// The consumer's answers to the values passed that were not a
+    /// success: status (or GraphQL `errors`, `no data`) → count.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub refused_with: BTreeMap<String, u64>,
 }
 
 /// What a log of production GraphQL requests held.

@@ -163,6 +163,7 @@ async fn drive<P: Protocol>(
         report.graph_coverage = Some(reports::GraphCoverage::of(
             search.graph(),
             search.link_flows(),
+            &report.operations,
         ));
         extras(search.protocol(), &mut report);
         outputs::write_graph(&options.out.join("graph-final.json"), search.graph())?;

@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod conforming;
+pub mod depth;
 pub mod graphql_faults;
 pub mod graphql_flow;
 pub mod hostile;

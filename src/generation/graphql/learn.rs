@@ -14,7 +14,6 @@ use super::{reusable_scalar, scalar_key, Graphql};
 use crate::execution::Exchange;
 use crate::generation::search::Cx;
 use crate::model::graphql::TypeSystem;
-use crate::oracles::graphql::error_wording;
 use crate::oracles::Finding;
 
 impl Graphql {
@@ -68,7 +67,12 @@ impl Graphql {
                     if data && !errors { 1.0 } else { 0.5 },
                 ));
                 if body.is_some() {
-                    cx.link_flowed(schema, &name, data && !errors);
+                    cx.link_flowed(
+                        schema,
+                        &name,
+                        data && !errors,
+                        if errors { "errors" } else { "no data" },
+                    );
                 }
             }
             if let Some(feedback) = &mut cx.feedback {
@@ -127,7 +131,9 @@ impl Graphql {
                     .and_then(|b| b.pointer("/errors/0/message"))
                     .and_then(Value::as_str)
                 {
-                    reached.push((format!("error:{name}:{}", error_wording(msg)), 1.0));
+                    let wording =
+                        crate::generation::search::targets::message_target(msg, &ex.request);
+                    reached.push((format!("error:{name}:{wording}"), 1.0));
                 }
             }
             for f in &findings[k] {

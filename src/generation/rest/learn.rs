@@ -5,9 +5,12 @@ use std::sync::Arc;
 
 use super::run::FlowRun;
 use super::{negative, Rest};
+use serde_json::Value;
+
 use crate::execution::wire::location_id;
 use crate::execution::Exchange;
 use crate::generation::plan::Plan;
+use crate::generation::pool::location_key;
 use crate::generation::search::Cx;
 use crate::model::Location;
 use crate::oracles::Finding;
@@ -111,7 +114,42 @@ impl Rest {
             if let Some(input) = &call.genes.breach {
                 self.negative_answer(op, input, ex.status);
             }
-            if matches!(ex.status, Some(400 | 422)) {
+            // The inputs a refusal's message names: what it blames.
+            let named = match ex.status {
+                Some(400 | 422) => crate::generation::constraints::named_inputs(
+                    &cx.api,
+                    &cx.api.operations[op],
+                    ex.json(),
+                    &ex.body,
+                ),
+                _ => Vec::new(),
+            };
+            if call.genes.breach.is_none() && cx.config.use_graph {
+                let api = cx.api.clone();
+                let operation = &api.operations[op];
+                let (pool, plan) = (&self.pool, &self.plan);
+                let request_path = ex.request.path.split('?').next().unwrap_or("");
+                let mut known = |j: usize, value: &Value| {
+                    let p = &operation.parameters[j];
+                    if let Some(sources) = plan.sources[op].get(&(p.location, p.name.clone())) {
+                        if sources.iter().any(|s| pool.holds(&s.key, value)) {
+                            return true;
+                        }
+                    }
+                    if pool.holds(&p.name, value) {
+                        return true;
+                    }
+                    p.location == Location::Path
+                        && concrete_prefix(&operation.path, request_path, &p.name)
+                            .is_some_and(|c| pool.holds(&location_key(&c), value))
+                };
+                // With --no-feedback the graph keeps no evidence; the
+                // values still follow what the answers showed.
+                let graph = cx.feedback.is_some().then_some(&mut cx.graph);
+                self.verdicts
+                    .learn(&api, op, &run.inputs[k], ex, &mut known, &named, graph);
+            }
+            if matches!(ex.status, Some(400 | 409 | 422)) {
                 let learnt = self.constraints.from_refusal(&cx.api, op, ex);
                 if let Some(c) = learnt {
                     self.constraints = Arc::new(c);
@@ -142,9 +180,12 @@ impl Rest {
             }
             let api = cx.api.clone();
             let name = &api.operations[op].name;
-            if ex.status.is_some() {
-                for (schema, _) in &run.used[k] {
-                    cx.link_flowed(schema, name, ex.is_success());
+            if let Some(status) = ex.status {
+                if !run.used[k].is_empty() {
+                    let answer = status.to_string();
+                    for (schema, _) in &run.used[k] {
+                        cx.link_flowed(schema, name, ex.is_success(), &answer);
+                    }
                 }
             }
             let Some(feedback) = &mut cx.feedback else {
@@ -168,6 +209,32 @@ impl Rest {
             if let Some(success) = verdict {
                 let mut schemas: Vec<String> = run.used[k].iter().map(|(s, _)| s.clone()).collect();
                 schemas.sort();
+                // A path that names nothing, when some of its values were
+                // made up, says nothing about the ones passed along edges.
+                let made_up_path = matches!(ex.status, Some(404 | 410))
+                    && cx.api.operations[op]
+                        .parameters
+                        .iter()
+                        .enumerate()
+                        .any(|(j, p)| {
+                            p.location == Location::Path
+                                && run.inputs[k].params.iter().any(|(i, _, f)| *i == j && !f)
+                        });
+                if made_up_path {
+                    schemas.clear();
+                }
+                // A refusal whose message names inputs blames those: a value
+                // passed into another input was not what it refused.
+                if !named.is_empty() {
+                    let sources = &self.plan.sources[op];
+                    schemas.retain(|schema| {
+                        named.iter().any(|(l, n)| {
+                            sources
+                                .get(&(*l, n.clone()))
+                                .is_some_and(|s| s.iter().any(|s| &s.schema == schema))
+                        })
+                    });
+                }
                 for schema in schemas {
                     if let Some(c) =
                         feedback.binding_result(&mut cx.graph, &schema, name, success, ex.seq)
@@ -183,4 +250,22 @@ impl Rest {
             cx.graph_changed();
         }
     }
+}
+
+/// The concrete path a request sent up to (not including) the segment of
+/// parameter `name` of `template`: the collection the value was looked up in.
+fn concrete_prefix(template: &str, path: &str, name: &str) -> Option<String> {
+    let needle = format!("{{{name}}}");
+    let mut out = String::new();
+    let t = template.split('/').filter(|s| !s.is_empty());
+    let mut p = path.split('/').filter(|s| !s.is_empty());
+    for seg in t {
+        let got = p.next()?;
+        if seg == needle {
+            return Some(out);
+        }
+        out.push('/');
+        out.push_str(got);
+    }
+    None
 }

@@ -9,7 +9,7 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use crate::execution::Exchange;
-use crate::generation::constraints::{from_answer, rules_in, Input, Learnt};
+use crate::generation::constraints::{from_answer, rules_in, Affix, Input, Learnt, Rule};
 use crate::generation::negative::{breaks, Place};
 use crate::generation::values::{value_for, Rng64};
 use crate::model::{Api, Location, Schema};
@@ -25,6 +25,9 @@ pub struct Constraints {
     /// in, in the order learnt (values are remade in that order, so a seed's
     /// requests repeat). By operation, because every request looks its own up.
     schemas: HashMap<usize, IndexMap<Input, Schema>>,
+    /// Per operation, per input: the rules kept by changing a value (a
+    /// text it must end with, a fresh tail), in the order learnt.
+    affixes: HashMap<usize, IndexMap<Input, Affix>>,
     /// Rules per input so far.
     counts: IndexMap<(usize, Input), usize>,
     /// What was learnt, in order, for the report.
@@ -40,7 +43,7 @@ impl Constraints {
             for (j, p) in op.parameters.iter().enumerate() {
                 if let Some(text) = &p.description {
                     for rule in rules_in(text) {
-                        c.learn(api, i, Input::Param(j), &rule, "description");
+                        c.learn(api, i, Input::Param(j), &rule, "description", text);
                     }
                 }
             }
@@ -56,6 +59,7 @@ impl Constraints {
                             Input::Field(vec![name.clone()]),
                             &rule,
                             "description",
+                            text,
                         );
                     }
                 }
@@ -67,15 +71,18 @@ impl Constraints {
     /// The constraints with what a refusal of `op` states, when it teaches
     /// anything new.
     pub fn from_refusal(&self, api: &Api, op: usize, ex: &Exchange) -> Option<Constraints> {
-        let rules = from_answer(api, &api.operations[op], ex.json(), &ex.body);
+        let mut rules = from_answer(api, &api.operations[op], ex.json(), &ex.body);
+        if rules.is_empty() && ex.status == Some(409) {
+            rules = taken_names(api, op, ex);
+        }
         if rules.is_empty() {
             return None;
         }
         let mut next = self.clone();
         let source = format!("answer {} (seq {})", ex.status.unwrap_or(0), ex.seq);
         let mut changed = false;
-        for (input, rule) in rules {
-            changed |= next.learn(api, op, input, &rule, &source);
+        for (input, rule, message) in rules {
+            changed |= next.learn(api, op, input, &rule, &source, &message);
         }
         changed.then_some(next)
     }
@@ -87,6 +94,7 @@ impl Constraints {
         input: Input,
         rule: &crate::generation::constraints::Rule,
         source: &str,
+        message: &str,
     ) -> bool {
         let key = (op, input.clone());
         if self.counts.get(&key).copied().unwrap_or(0) >= MAX_RULES {
@@ -95,24 +103,39 @@ impl Constraints {
         let Some(original) = input.schema(api, &api.operations[op]) else {
             return false;
         };
-        let mut schema = self
-            .schemas
-            .get(&op)
-            .and_then(|s| s.get(&input))
-            .cloned()
-            .unwrap_or_else(|| api.resolve(original).clone());
-        if !rule.apply(&mut schema) {
-            return false;
+        if rule.is_affix() {
+            let affixes = self.affixes.entry(op).or_default();
+            if !affixes.entry(input.clone()).or_default().add(rule) {
+                return false;
+            }
+        } else {
+            let mut schema = self
+                .schemas
+                .get(&op)
+                .and_then(|s| s.get(&input))
+                .cloned()
+                .unwrap_or_else(|| api.resolve(original).clone());
+            if !rule.apply(&mut schema) {
+                return false;
+            }
+            self.schemas
+                .entry(op)
+                .or_default()
+                .insert(input.clone(), schema);
         }
-        *self.counts.entry(key.clone()).or_insert(0) += 1;
+        *self.counts.entry(key).or_insert(0) += 1;
         let operation = &api.operations[op];
+        let message = message.trim();
         self.learnt.push(Learnt {
             operation: operation.name.clone(),
             input: input.describe(operation),
             rule: rule.describe(),
             source: source.to_string(),
+            message: match message.char_indices().nth(200) {
+                Some((at, _)) => format!("{}…", &message[..at]),
+                None => message.to_string(),
+            },
         });
-        self.schemas.entry(op).or_default().insert(input, schema);
         true
     }
 
@@ -120,6 +143,45 @@ impl Constraints {
     /// that breaks its input's learnt schema is replaced by one that keeps
     /// it. Inputs not sent stay unsent.
     pub fn keep(
+        &self,
+        api: &Api,
+        op: usize,
+        params: &mut [(Location, String, Value)],
+        body: &mut Option<(String, Value)>,
+        rng: &mut Rng64,
+    ) {
+        self.keep_schemas(api, op, params, body, rng);
+        let Some(affixes) = self.affixes.get(&op) else {
+            return;
+        };
+        let operation = &api.operations[op];
+        for (input, affix) in affixes {
+            match input {
+                Input::Param(j) => {
+                    let p = &operation.parameters[*j];
+                    for (l, n, v) in params.iter_mut() {
+                        if *l == p.location && *n == p.name {
+                            affix.keep(v, rng);
+                        }
+                    }
+                }
+                Input::Field(path) => {
+                    let Some((_, value)) = body.as_mut() else {
+                        continue;
+                    };
+                    let mut at = Some(&mut *value);
+                    for k in path {
+                        at = at.and_then(|v| v.get_mut(k.as_str()));
+                    }
+                    if let Some(v) = at {
+                        affix.keep(v, rng);
+                    }
+                }
+            }
+        }
+    }
+
+    fn keep_schemas(
         &self,
         api: &Api,
         op: usize,
@@ -169,4 +231,41 @@ impl Constraints {
             }
         }
     }
+}
+
+/// A creation answered 409 without saying why: the name it gave (a
+/// top-level identifying string field of the body it sent, `name`, `slug`)
+/// is taken, and later ones must be new.
+fn taken_names(api: &Api, op: usize, ex: &Exchange) -> Vec<(Input, Rule, String)> {
+    let operation = &api.operations[op];
+    if !matches!(
+        operation.method,
+        crate::model::Method::Post | crate::model::Method::Put
+    ) {
+        return Vec::new();
+    }
+    let sent: Option<Value> = ex
+        .request
+        .body
+        .as_deref()
+        .and_then(|b| serde_json::from_str(b).ok());
+    let Some(Value::Object(fields)) = sent else {
+        return Vec::new();
+    };
+    let message = crate::generation::constraints::message_text(ex.json(), &ex.body);
+    fields
+        .iter()
+        .filter(|(name, v)| {
+            v.is_string()
+                && crate::model::names::words(name)
+                    .last()
+                    .is_some_and(|w| crate::model::names::is_identifying(w))
+        })
+        .filter_map(|(name, _)| {
+            let input = Input::Field(vec![name.clone()]);
+            input.schema(api, operation)?;
+            Some((input, Rule::Unique, format!("409: {}", message.trim())))
+        })
+        .take(1)
+        .collect()
 }

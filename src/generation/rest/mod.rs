@@ -11,6 +11,7 @@ pub mod negative;
 pub mod request;
 pub mod run;
 mod sample;
+pub mod verdicts;
 
 use std::sync::Arc;
 
@@ -64,6 +65,8 @@ pub struct Rest {
     negatives: negative::Negatives,
     /// Constraints read from prose and refusals, which values keep.
     constraints: Arc<learnt::Constraints>,
+    /// Which values work, per input, as the answers showed.
+    verdicts: verdicts::Verdicts,
 }
 
 impl Rest {
@@ -81,6 +84,7 @@ impl Rest {
             last_success: vec![None; api.operations.len()],
             negatives: negative::Negatives::new(api.operations.len()),
             constraints: Arc::new(learnt::Constraints::from_descriptions(api)),
+            verdicts: verdicts::Verdicts::new(api),
         }
     }
 }
@@ -152,7 +156,8 @@ impl Protocol for Rest {
         self.mutate_test(cx, base)
     }
 
-    fn start(&mut self, cx: &mut Cx, test: RestTest, follow_ups: bool) -> FlowRun {
+    fn start(&mut self, cx: &mut Cx, mut test: RestTest, follow_ups: bool) -> FlowRun {
+        self.apply_verdicts(cx, &mut test);
         let probes = if follow_ups { run::PROBE } else { 0.0 };
         FlowRun::new(cx.api.clone(), self.plan.clone(), test)
             .with_probes(probes, cx.config.target.clone())

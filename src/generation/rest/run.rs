@@ -46,6 +46,8 @@ pub struct FlowRun {
     /// Per request sent: whether it is a follow-up for the stateful oracles
     /// rather than one of the test's calls (then `sent` names the call it follows).
     pub probes: Vec<bool>,
+    /// Per request sent: its inputs as sent (empty for follow-ups).
+    pub inputs: Vec<super::verdicts::Sent>,
     pending: std::collections::VecDeque<RequestSpec>,
     probe_rate: f64,
     target: Option<url::Url>,
@@ -66,6 +68,7 @@ impl FlowRun {
             sent: Vec::new(),
             used: Vec::new(),
             probes: Vec::new(),
+            inputs: Vec::new(),
             pending: Default::default(),
             probe_rate: PROBE,
             target: None,
@@ -213,6 +216,7 @@ impl FlowRun {
         let mut used = Vec::new();
         let mut inputs = Inputs::default();
         let mut chosen: Vec<Option<Value>> = vec![None; op.parameters.len()];
+        let mut flowed = vec![false; op.parameters.len()];
 
         // Path parameters left to right, so that each knows the concrete
         // collection above it (where a `Location` may have pointed).
@@ -246,6 +250,7 @@ impl FlowRun {
                         .filter(fits_a_segment);
                 }
             }
+            flowed[j] = v.is_some();
             let v = v.unwrap_or_else(|| {
                 let own = slots[j].value.clone();
                 if fits_a_segment(&own) {
@@ -271,20 +276,25 @@ impl FlowRun {
             if chosen[j].is_some() {
                 continue;
             }
-            let flowed = if bind {
+            let given = if bind {
                 self.flowed(op_i, p.location, &p.name, &mut used)
             } else {
                 None
             };
-            let flowed = flowed.map(|v| as_input(&api, &p.schema, v));
-            chosen[j] = match flowed {
-                Some(v) if slots[j].present || p.required || self.rng.random_bool(0.5) => Some(v),
+            let given = given.map(|v| as_input(&api, &p.schema, v));
+            chosen[j] = match given {
+                Some(v) if slots[j].present || p.required || self.rng.random_bool(0.5) => {
+                    flowed[j] = true;
+                    Some(v)
+                }
                 _ if slots[j].present || p.required => Some(slots[j].value.clone()),
                 _ => None,
             };
         }
+        let mut sent = super::verdicts::Sent::default();
         for (j, p) in op.parameters.iter().enumerate() {
             if let Some(v) = chosen[j].take() {
+                sent.params.push((j, v.clone(), flowed[j]));
                 inputs.params.push((p.location, p.name.clone(), v));
             }
         }
@@ -307,6 +317,7 @@ impl FlowRun {
         }
         inputs.body = body;
         self.used.push(used);
+        self.inputs.push(sent);
         self.constraints.keep(
             &api,
             op_i,
@@ -407,6 +418,7 @@ impl TestRun for FlowRun {
         if let Some(probe) = self.pending.pop_front() {
             self.sent.push(*self.sent.last().unwrap_or(&0));
             self.used.push(Vec::new());
+            self.inputs.push(Default::default());
             self.probes.push(true);
             return Some(probe);
         }

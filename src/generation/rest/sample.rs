@@ -76,6 +76,74 @@ impl Rest {
         }
     }
 
+    /// Whether `value` of input `(location, name)` of `op` is one earlier
+    /// answers gave: pooled under a key the graph binds it to, or under its
+    /// name. (One listed or created in its collection is pooled under its
+    /// schema's key too; looking through every collection's ids for it
+    /// would cost more than a pooled value replacing it.)
+    pub(super) fn known(&self, op: usize, location: Location, name: &str, value: &Value) -> bool {
+        if let Some(sources) = self.plan.sources[op].get(&(location, name.to_string())) {
+            if sources.iter().any(|s| self.pool.holds(&s.key, value)) {
+                return true;
+            }
+        }
+        self.pool.holds(name, value)
+    }
+
+    /// A value earlier answers gave for input `(location, name)` of `op`,
+    /// whatever the state of the edges it came through: an input the
+    /// answers showed takes only such values (see [`super::verdicts`]).
+    pub(super) fn pooled_any(
+        &mut self,
+        cx: &mut Cx,
+        op: usize,
+        location: Location,
+        name: &str,
+    ) -> Option<Value> {
+        if let Some(sources) = self.plan.sources[op].get(&(location, name.to_string())) {
+            let keys: Vec<String> = sources.iter().map(|s| s.key.clone()).collect();
+            for key in keys {
+                if let Some(v) = self.pool.pick(&key, REUSE, &mut cx.rng) {
+                    return Some(v);
+                }
+            }
+        }
+        self.pool.pick(name, REUSE, &mut cx.rng)
+    }
+
+    /// Makes a test's positive calls keep what the answers taught about
+    /// each input ([`super::verdicts`]): inputs that take only known values
+    /// get one in place of a made-up value, refused optional inputs are
+    /// left out or set to the value that was accepted.
+    pub(super) fn apply_verdicts(&mut self, cx: &mut Cx, test: &mut RestTest) {
+        if self.verdicts.verdicts.is_empty() {
+            return;
+        }
+        let api = cx.api.clone();
+        for c in &mut test.calls {
+            let op = &api.operations[c.op];
+            for (j, p) in op.parameters.iter().enumerate() {
+                let Some(verdict) = self.verdicts.param(c.op, j) else {
+                    continue;
+                };
+                let slot = &mut c.genes.params[j];
+                match verdict {
+                    super::verdicts::Verdict::LeftOut if !p.required => slot.present = false,
+                    super::verdicts::Verdict::Accepted(v) if slot.present => slot.value = v.clone(),
+                    super::verdicts::Verdict::Pooled if slot.present || p.required => {
+                        let value = &c.genes.params[j].value;
+                        if !self.known(c.op, p.location, &p.name, value) {
+                            if let Some(v) = self.pooled_any(cx, c.op, p.location, &p.name) {
+                                c.genes.params[j].value = v;
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
     /// A new call of `op`: with some probability the values of its last
     /// success, else pooled values where the graph or the name says where they
     /// come from, else values inside the spec's constraints.

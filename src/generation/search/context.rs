@@ -84,9 +84,21 @@ pub struct Cx {
     pub sampled: [u64; 5],
     /// Archive improvements per sampler of origin.
     pub improvements: [u64; 5],
-    /// Per consumes link (schema, operation): values passed along it, and
-    /// how many of those calls the consumer answered with success.
-    pub link_flows: std::collections::BTreeMap<(String, String), (u64, u64)>,
+    /// Per consumes link (schema, operation): values passed along it, the
+    /// consumer's successes after them, and its other answers.
+    pub link_flows: std::collections::BTreeMap<(String, String), LinkFlow>,
+}
+
+/// What became of the values passed along one consumes link.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LinkFlow {
+    /// Values passed along it.
+    pub flows: u64,
+    /// Of those, how many the consumer then answered with success.
+    pub successes: u64,
+    /// The consumer's other answers to them, by what it said (a status,
+    /// or for GraphQL `errors`, `no data`).
+    pub refusals: std::collections::BTreeMap<String, u64>,
 }
 
 impl Cx {
@@ -127,14 +139,25 @@ impl Cx {
     }
 
     /// Counts one value passed from `schema` into `operation`, which then
-    /// answered with success or not.
-    pub fn link_flowed(&mut self, schema: &str, operation: &str, success: bool) {
-        let entry = self
-            .link_flows
-            .entry((schema.to_string(), operation.to_string()))
-            .or_default();
-        entry.0 += 1;
-        entry.1 += u64::from(success);
+    /// answered with success, or refused it with `answer` (a status, or
+    /// what a GraphQL answer held).
+    pub fn link_flowed(&mut self, schema: &str, operation: &str, success: bool, answer: &str) {
+        let key = (schema.to_string(), operation.to_string());
+        let entry = match self.link_flows.get_mut(&key) {
+            Some(e) => e,
+            None => self.link_flows.entry(key).or_default(),
+        };
+        entry.flows += 1;
+        if success {
+            entry.successes += 1;
+        } else {
+            match entry.refusals.get_mut(answer) {
+                Some(n) => *n += 1,
+                None => {
+                    entry.refusals.insert(answer.to_string(), 1);
+                }
+            }
+        }
     }
 
     /// The share of the budget spent: by requests when they are capped (so a

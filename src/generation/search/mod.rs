@@ -12,6 +12,7 @@
 mod context;
 mod mio;
 mod protocol;
+pub mod targets;
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -19,7 +20,7 @@ use std::sync::Arc;
 use rand::Rng;
 use serde::Serialize;
 
-pub use context::{Cx, SearchConfig, RESEQUENCE_EVERY};
+pub use context::{Cx, LinkFlow, SearchConfig, RESEQUENCE_EVERY};
 pub use mio::{Archive, Length, MioConfig};
 pub use protocol::Protocol;
 
@@ -311,9 +312,9 @@ impl<P: Protocol> Search<P> {
         serde_json::json!({ "tests": tests })
     }
 
-    /// Per consumes link (schema, operation): values passed along it and the
-    /// consumer's successes after them.
-    pub fn link_flows(&self) -> &std::collections::BTreeMap<(String, String), (u64, u64)> {
+    /// Per consumes link (schema, operation): values passed along it, the
+    /// consumer's successes after them and its other answers.
+    pub fn link_flows(&self) -> &std::collections::BTreeMap<(String, String), LinkFlow> {
         &self.cx.link_flows
     }
 

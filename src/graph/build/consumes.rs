@@ -144,7 +144,10 @@ pub(super) fn consumes_edges(
             }
         }
         for slot in slots {
-            let best = bind_input(api, index, op, &slot, &context, &made);
+            let mut best = bind_input(api, index, op, &slot, &context, &made);
+            if best.is_empty() && slot.location == Location::Path {
+                best = listed_by_collection(api, op, &slot.name, produced);
+            }
             for c in best {
                 edges.entry((c.schema, op_i)).or_default().push(Binding {
                     location: slot.location,
@@ -428,4 +431,50 @@ pub(super) fn segment_before<'p>(path: &'p str, param: &str) -> Option<&'p str> 
         .rev()
         .find(|s| !s.contains('{'))
         .copied()
+}
+
+/// Sources for a path parameter that identifies a member of the collection
+/// before it (`{id}` in `/buckets/{bucket_id}/collections/{id}`,
+/// `{bucket_id}`, `{server_name}`) when no name in the description leads to
+/// one: the objects the collection's listing returns (its array items),
+/// read at the property the parameter's last word names, declared or not.
+/// Real descriptions often leave the identity out of the objects' schemas
+/// (Kinto's answers carry `id`, its description does not), and without a
+/// source the parameter could only take made-up values, which name nothing.
+fn listed_by_collection(
+    api: &Api,
+    op: &Operation,
+    param: &str,
+    produced: &Produced,
+) -> Vec<Candidate> {
+    let words = names::words(param);
+    let Some(property) = words.last().filter(|w| names::is_identifying(w)) else {
+        return Vec::new();
+    };
+    let needle = format!("{{{param}}}");
+    let Some(at) = op.path.find(&needle) else {
+        return Vec::new();
+    };
+    let collection = op.path[..at].trim_end_matches('/');
+    if collection.is_empty() || collection.ends_with('}') {
+        return Vec::new();
+    }
+    let mut out: Vec<Candidate> = Vec::new();
+    for (i, other) in api.operations.iter().enumerate() {
+        if other.method != Method::Get || other.path.trim_end_matches('/') != collection {
+            continue;
+        }
+        for (schema, site, _) in &produced[i] {
+            if site.path.ends_with("[*]") && !out.iter().any(|c| c.schema == *schema) {
+                out.push(Candidate {
+                    schema: *schema,
+                    property: property.clone(),
+                    score: 0.9,
+                    rule: "collection-name",
+                });
+            }
+        }
+    }
+    out.truncate(super::MAX_SOURCES_PER_INPUT);
+    out
 }

@@ -130,6 +130,7 @@ fn operation_node(api: &Api, op: &Operation) -> Node {
             location: p.location,
             required: p.required,
             ty: p.schema.describe(),
+            learnt: None,
         })
         .collect();
     for field in body_fields(api, op) {
@@ -138,6 +139,7 @@ fn operation_node(api: &Api, op: &Operation) -> Node {
             location: Location::Body,
             required: field.required,
             ty: field.schema.describe(),
+            learnt: None,
         });
     }
     Node {

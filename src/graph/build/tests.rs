@@ -273,3 +273,75 @@ fn lists_of_scalars_feed_inputs_element_by_element() {
     // A list of objects is not a list of values.
     assert!(!sources.iter().any(|s| s.2 == "owners"), "{sources:?}");
 }
+
+/// Kinto's description: the objects a listing returns (in a `data`
+/// envelope) declare no `id`, and `{id}` sits two collections deep.
+const NESTED: &str = r#"
+swagger: "2.0"
+info: {title: t, version: "1"}
+paths:
+  /buckets:
+    get:
+      operationId: get_buckets
+      responses:
+        "200":
+          description: the buckets
+          schema:
+            type: object
+            properties:
+              data: {type: array, items: {type: object, properties: {title: {type: string}}, additionalProperties: {}}}
+  /buckets/{id}:
+    get:
+      operationId: get_bucket
+      parameters: [{name: id, in: path, required: true, type: string}]
+      responses: {"200": {description: a bucket}}
+  /buckets/{bucket_id}/collections:
+    get:
+      operationId: get_collections
+      parameters: [{name: bucket_id, in: path, required: true, type: string}]
+      responses:
+        "200":
+          description: the collections
+          schema:
+            type: object
+            properties:
+              data: {type: array, items: {type: object, properties: {cache_expires: {type: integer}}, additionalProperties: {}}}
+  /buckets/{bucket_id}/collections/{id}:
+    get:
+      operationId: get_collection
+      parameters:
+        - {name: bucket_id, in: path, required: true, type: string}
+        - {name: id, in: path, required: true, type: string}
+      responses: {"200": {description: a collection}}
+"#;
+
+#[test]
+fn ids_under_a_collection_bind_to_what_its_listing_returns_at_every_depth() {
+    let api = crate::load::load_text(NESTED, std::path::Path::new("t.yaml"))
+        .unwrap()
+        .api;
+    let g = build(&api);
+    let path = |schema: &str, input: &str| {
+        (
+            schema.to_string(),
+            input.to_string(),
+            "id".to_string(),
+            Location::Path,
+        )
+    };
+    assert_eq!(
+        bindings(&g, "get_collection"),
+        [
+            path("get_buckets.200.data[]", "bucket_id"),
+            path("get_collections.200.data[]", "id"),
+        ]
+    );
+    assert_eq!(
+        bindings(&g, "get_collections"),
+        [path("get_buckets.200.data[]", "bucket_id")]
+    );
+    assert_eq!(
+        bindings(&g, "get_bucket"),
+        [path("get_buckets.200.data[]", "id")]
+    );
+}

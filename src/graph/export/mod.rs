@@ -9,7 +9,7 @@ mod json;
 mod mermaid;
 
 pub use diff::{diff, GraphDiff};
-pub use json::{from_json, to_document, EdgeDocument, GraphDocument, FORMAT_VERSION};
+pub use json::{from_json, to_document, Detail, EdgeDocument, GraphDocument, FORMAT_VERSION};
 
 use super::PropertyGraph;
 
