@@ -56,8 +56,8 @@ pub struct SearchSummary {
     pub learnt_constraints: Vec<crate::generation::constraints::Learnt>,
 }
 
-/// Slow answers (or timeouts) in a row after which an operation is called
-/// less often.
+/// Slow answers (or timeouts, dropped connections, invalid HTTP) in a row
+/// after which an operation is called less often.
 const SLOW_AFTER: u32 = 3;
 
 /// An answer that took this long counts as slow: an endpoint that sleeps
@@ -106,6 +106,8 @@ pub struct Search<P: Protocol> {
     ledger: Ledger,
     /// Per operation: requests in a row that timed out or were answered slowly.
     timeouts: Vec<u32>,
+    /// Per operation: the server asked to wait on it past the budget.
+    aside: Vec<bool>,
     /// Per operation: time its requests took, and the total over all.
     spent: Vec<std::time::Duration>,
     spent_total: std::time::Duration,
@@ -137,11 +139,13 @@ impl<P: Protocol> Search<P> {
         let ops = protocol.operations(&api, &config);
         let initial = protocol.initial_order(&api, &ops).into();
         let timeouts = vec![0; api.operations.len()];
+        let aside = vec![false; api.operations.len()];
         let spent = vec![std::time::Duration::ZERO; api.operations.len()];
         let positions = api.operation_positions();
         let cx = Cx::new(api, graph, feedback, config, ops);
         Search {
             timeouts,
+            aside,
             spent,
             spent_total: std::time::Duration::ZERO,
             positions,
@@ -348,6 +352,10 @@ impl<P: Protocol> Search<P> {
         let ops = self.cx.ops.len().max(1) as u32;
         let share = self.spent_total / ops * HOG_SHARES;
         let hog = |op: usize| self.spent[op] >= HOG_MIN && self.spent[op] > share;
+        // Its requests would not be sent at all.
+        if test.calls.iter().any(|c| self.aside[c.op]) {
+            return true;
+        }
         test.calls
             .iter()
             .any(|c| self.timeouts[c.op] >= SLOW_AFTER || hog(c.op))
@@ -364,7 +372,13 @@ impl<P: Protocol> Search<P> {
             self.spent[op] += ex.elapsed;
             self.spent_total += ex.elapsed;
             match &ex.failure {
-                Some(f) if f.kind == crate::execution::FailureKind::Timeout => {
+                // A timeout costs a whole --timeout; a dropped connection
+                // or an answer that is not HTTP teaches nothing more the
+                // tenth time: both are called less.
+                Some(f)
+                    if f.kind == crate::execution::FailureKind::Timeout
+                        || f.kind.is_broken_answer() =>
+                {
                     self.timeouts[op] += 1;
                 }
                 _ if ex.status.is_some() && ex.elapsed >= SLOW_ANSWER => self.timeouts[op] += 1,
@@ -404,6 +418,12 @@ impl<P: Protocol> Driver for Search<P> {
         }
         let test = self.next_case();
         Some(self.start(test))
+    }
+
+    fn set_aside(&mut self, operation: &str) {
+        if let Some(&op) = self.positions.get(operation) {
+            self.aside[op] = true;
+        }
     }
 
     fn finished(&mut self, test: Box<dyn TestRun>, exchanges: Vec<Exchange>) {
