@@ -55,8 +55,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         )
     })?;
     let target = args.target.clone().unwrap_or_else(|| script.target.clone());
-    let target = url::Url::parse(&target)
-        .map_err(|e| anyhow::anyhow!("--target {target:?} is not a URL: {e}"))?;
+    let target = crate::run::session::parse_target(&target)?;
     let secrets = Secrets::new();
     let mut headers = Vec::new();
     for h in &args.headers {
