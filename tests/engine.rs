@@ -90,7 +90,7 @@ async fn a_hostile_server_is_survived_recorded_and_kept_within_budget() {
     // everything (4), after the other operations had their turn.
     assert_eq!(result.status.code(), Some(4), "{stderr}");
     assert!(
-        stderr.contains("Retry-After past the end of the budget"),
+        stderr.contains("Retry-After longer than the run can wait"),
         "{stderr}"
     );
     // The budget bounds the whole run: in-flight requests are cut at its end.
@@ -886,7 +886,7 @@ async fn a_retry_after_past_the_budget_sets_its_operation_aside_and_exits_4() {
     let stderr = String::from_utf8_lossy(&result.stderr);
     assert_eq!(result.status.code(), Some(4), "{stderr}");
     assert!(
-        stderr.contains("warning: the server answered 429 or 503 with a Retry-After past the end of the budget for 1 operation(s): rateLong (120 s)"),
+        stderr.contains("warning: the server answered 429 or 503 with a Retry-After longer than the run can wait (past the end of --budget; over 60 s without one) for 1 operation(s): rateLong (120 s)"),
         "{stderr}"
     );
     let report = read_report(&out);
@@ -939,6 +939,27 @@ async fn a_server_wide_retry_after_past_the_budget_stops_the_run_at_once() {
     let report = read_report(&out);
     assert_eq!(report["stop"], "rate_limited");
     assert_eq!(server.requests().len(), 2, "one request each, then nothing");
+
+    // Without --budget, a wait of two minutes is more than a run waits.
+    let started = Instant::now();
+    let result = cartograph(args(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &server.base_url,
+        "--max-requests",
+        "50",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(4), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
     server.shutdown().await;
 }
 

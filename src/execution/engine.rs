@@ -114,7 +114,8 @@ impl RunOutcome {
             "they were not called again; the other operations were"
         };
         Some(format!(
-            "the server answered 429 or 503 with a Retry-After past the end of the budget for {} operation(s): {}{}; {how}. Give a longer --budget, a lower --rate, or run again later",
+            "the server answered 429 or 503 with a Retry-After longer than the run can wait (past the end of --budget; over {} s without one) for {} operation(s): {}{}; {how}. Give a longer --budget, a lower --rate, or run again later",
+            super::politeness::LONGEST_WAIT.as_secs(),
             self.rate_limited.len(),
             shown.join(", "),
             if self.rate_limited.len() > shown.len() { ", …" } else { "" }

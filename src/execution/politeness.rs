@@ -41,6 +41,10 @@ pub fn parse_rate(text: &str) -> Result<Rate, String> {
     })
 }
 
+/// The longest `Retry-After` a run without a deadline (no `--budget`)
+/// waits: a longer one sets its operation aside, as one past the budget.
+pub const LONGEST_WAIT: Duration = Duration::from_secs(60);
+
 /// Shared state deciding when the next request may go: one per run, for
 /// every phase (search, replays, suite), so that the rate holds from the
 /// server's point of view whatever phase sends.
@@ -128,7 +132,7 @@ impl Politeness {
         {
             let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(&until) = st.blocked.get(operation) {
-                if deadline.is_some_and(|d| until > d) {
+                if until > deadline.unwrap_or_else(|| Instant::now() + LONGEST_WAIT) {
                     return Admission::Blocked;
                 }
                 // The wait is over before this phase ends: wait it out.
@@ -197,9 +201,10 @@ impl Politeness {
 
     /// Reads a response of `operation`'s: its status and headers; pauses
     /// everyone when the server asks, and says whether the request should
-    /// be retried. A wait that would pass `deadline` pauses no one: that
-    /// operation is set aside until the wait is over, and the others go on
-    /// (the limit may be the operation's own).
+    /// be retried. A wait that would pass `deadline` (or last over
+    /// [`LONGEST_WAIT`], without one) pauses no one: that operation is set
+    /// aside until the wait is over, and the others go on (the limit may be
+    /// the operation's own).
     pub fn observe(
         &self,
         operation: &str,
@@ -221,7 +226,7 @@ impl Politeness {
                 .and_then(parse_retry_after)
                 .unwrap_or_else(|| backoff(st.strikes));
             let until = now + wait;
-            if deadline.is_some_and(|d| until > d) {
+            if until > deadline.unwrap_or(now + LONGEST_WAIT) {
                 let entry = st.blocked.entry(operation.to_string()).or_insert(until);
                 *entry = (*entry).max(until);
                 return Signal::PastDeadline(wait);

@@ -7,22 +7,28 @@ use std::io::IsTerminal;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// How long a step runs before the user is told about it.
-const SHOW_AFTER: Duration = Duration::from_secs(2);
+/// How long a step runs before a terminal shows a spinner.
+const SPIN_AFTER: Duration = Duration::from_secs(1);
+/// How long a step runs before a line says so, when stderr is not a
+/// terminal (a CI log: fewer lines).
+const SAY_AFTER: Duration = Duration::from_secs(5);
 
 /// Runs `work` (`what` it does, as `reading openapi.yaml`), telling the
-/// user when it takes longer than [`SHOW_AFTER`].
+/// user when it takes longer than [`SPIN_AFTER`] on a terminal, or
+/// [`SAY_AFTER`] otherwise.
 pub fn timed<T>(what: &str, work: impl FnOnce() -> T) -> T {
     let (done, wait) = mpsc::channel::<()>();
     let label = what.to_string();
+    let terminal = std::io::stderr().is_terminal();
+    let after = if terminal { SPIN_AFTER } else { SAY_AFTER };
     let watcher = std::thread::spawn(move || {
         if !matches!(
-            wait.recv_timeout(SHOW_AFTER),
+            wait.recv_timeout(after),
             Err(mpsc::RecvTimeoutError::Timeout)
         ) {
             return false;
         }
-        if std::io::stderr().is_terminal() {
+        if terminal {
             let bar = indicatif::ProgressBar::new_spinner();
             if let Ok(style) =
                 indicatif::ProgressStyle::with_template("{spinner} cartograph: {msg}… {elapsed}")
