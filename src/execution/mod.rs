@@ -210,9 +210,10 @@ impl Exchange {
             .as_ref()
     }
 
-    /// Whether the status is 2xx.
+    /// Whether the status is 2xx, and the answer came whole (not cut off by
+    /// a reset in the middle of its body).
     pub fn is_success(&self) -> bool {
-        self.status.is_some_and(|s| (200..300).contains(&s))
+        self.status.is_some_and(|s| (200..300).contains(&s)) && self.failure.is_none()
     }
 }
 
