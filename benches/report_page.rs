@@ -48,6 +48,7 @@ fn outcome() -> RunOutcome {
         elapsed: Duration::ZERO,
         auth_error: None,
         unreachable: None,
+        rate_limited: Vec::new(),
     }
 }
 

@@ -86,14 +86,18 @@ async fn a_hostile_server_is_survived_recorded_and_kept_within_budget() {
     .await;
     let elapsed = started.elapsed();
     let stderr = String::from_utf8_lossy(&result.stderr);
+    // /rate-long asks to wait two minutes: the run says it could not test
+    // everything (4), after the other operations had their turn.
+    assert_eq!(result.status.code(), Some(4), "{stderr}");
     assert!(
-        matches!(result.status.code(), Some(0) | Some(1)),
+        stderr.contains("Retry-After longer than the run can wait"),
         "{stderr}"
     );
     // The budget bounds the whole run: in-flight requests are cut at its end.
     assert!(elapsed < Duration::from_secs(11), "took {elapsed:?}");
 
     let t = trace(out.path());
+    // A request in flight at the budget's end is cut, and says so.
     let slow = of_op(&t, "slow");
     // Each slow request timed out, or the end of the budget cut it.
     assert!(
@@ -119,7 +123,7 @@ async fn a_hostile_server_is_survived_recorded_and_kept_within_budget() {
     assert!(invalid.iter().any(|l| l["status"] == 200));
     let dropped = of_op(&t, "drop");
     assert!(
-        !dropped.is_empty() && dropped.iter().all(|l| l["failure"]["kind"] == "connection"),
+        !dropped.is_empty() && dropped.iter().all(|l| l["failure"]["kind"] == "no_answer"),
         "{dropped:?}"
     );
     // The 429 storm is recorded (retry_after_pauses_the_whole_run checks the
@@ -171,6 +175,25 @@ async fn a_hostile_server_is_survived_recorded_and_kept_within_budget() {
         report["settings"]["headers"],
         serde_json::json!(["Authorization"])
     );
+    assert_eq!(report["stop"], "rate_limited");
+    // Broken answers are findings, under the operation that gave them.
+    let found = |code: &str, op: &str| {
+        report["faults"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == code && f["operation"] == op)
+    };
+    for (code, op) in [
+        ("no_answer", "drop"),
+        ("no_answer", "reset"),
+        ("invalid_http", "badStatus"),
+        ("invalid_http", "negativeLength"),
+        ("invalid_http", "resetMid"),
+        ("invalid_json", "invalidJson"),
+    ] {
+        assert!(found(code, op), "no {code} for {op}: {}", report["faults"]);
+    }
     assert!(report["requests"].as_u64().unwrap() >= t.len() as u64 - 4);
     server.shutdown().await;
 }
@@ -688,4 +711,284 @@ async fn the_readme_first_command_runs_the_demo_and_scores_it() {
         assert!(out.path().join(file).exists(), "{file}");
     }
     read_report(out.path());
+}
+
+/// A description of some of the misbehaving server's endpoints, as its
+/// fixture writes them.
+fn some_of_misbehaving(dir: &Path, operations: &[&str]) -> PathBuf {
+    let mut spec = cartograph::load::parse_text(
+        &std::fs::read_to_string(MISBEHAVING).unwrap(),
+        Path::new(MISBEHAVING),
+    )
+    .unwrap();
+    spec["paths"].as_object_mut().unwrap().retain(|_, item| {
+        item.as_object()
+            .unwrap()
+            .values()
+            .any(|op| operations.iter().any(|o| op["operationId"] == *o))
+    });
+    let path = dir.join("some.json");
+    std::fs::write(&path, spec.to_string()).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broken_answers_are_findings_and_do_not_stop_a_run_that_answers() {
+    let server = Misbehaving::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = some_of_misbehaving(
+        dir.path(),
+        &[
+            "ok",
+            "drop",
+            "reset",
+            "badStatus",
+            "negativeLength",
+            "resetMid",
+        ],
+    );
+    let out = dir.path().join("out");
+    let result = cartograph(args(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &server.base_url,
+        "--max-requests",
+        "400",
+        "--seed",
+        "5",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("nothing answered"), "{stderr}");
+    let report = read_report(&out);
+    assert_eq!(report["stop"], "max_requests", "{stderr}");
+    let faults = report["faults"].as_array().unwrap();
+    let fault = |op: &str| {
+        faults
+            .iter()
+            .find(|f| f["operation"] == op)
+            .unwrap_or_else(|| panic!("no fault for {op}: {faults:?}"))
+    };
+    for (op, code) in [
+        ("drop", "no_answer"),
+        ("reset", "no_answer"),
+        ("badStatus", "invalid_http"),
+        ("negativeLength", "invalid_http"),
+        ("resetMid", "invalid_http"),
+    ] {
+        let f = fault(op);
+        assert_eq!(f["code"], code, "{f}");
+        assert_eq!(f["class"], "defect");
+        assert_eq!(f["confirmation"], "confirmed", "{f}");
+        // The shell reproducer recognises it too: exit 1, the fault shows.
+        let script = out.join(f["reproducer"]["shell"].as_str().unwrap());
+        let ran = Command::new("bash")
+            .arg(&script)
+            .arg(&server.base_url)
+            .output()
+            .unwrap();
+        assert_eq!(
+            ran.status.code(),
+            Some(1),
+            "{}: {}",
+            script.display(),
+            String::from_utf8_lossy(&ran.stderr)
+        );
+    }
+    // The raw first bytes, escaped: inert text, whatever came.
+    let bad = fault("badStatus")["message"].as_str().unwrap().to_string();
+    assert!(bad.contains(r"HTTP/1.1 abc OK\r\nContent-Type"), "{bad}");
+    let negative = fault("negativeLength")["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(negative.contains("Content-Length: -5"), "{negative}");
+    // The answering operation kept being called, the broken ones less.
+    let ops = report["operations"].as_array().unwrap();
+    let calls = |name: &str| -> u64 {
+        let op = ops.iter().find(|o| o["operation"] == name).unwrap();
+        op["status_counts"]
+            .as_object()
+            .unwrap()
+            .values()
+            .chain(
+                op["failures"]
+                    .as_object()
+                    .into_iter()
+                    .flat_map(|m| m.values()),
+            )
+            .map(|n| n.as_u64().unwrap())
+            .sum()
+    };
+    assert!(calls("ok") >= 100, "ok called {} times", calls("ok"));
+    for op in ["drop", "reset", "badStatus", "negativeLength", "resetMid"] {
+        assert!(calls(op) * 2 < calls("ok"), "{op}: {} calls", calls(op));
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_in_which_nothing_answers_stops_early_and_says_why() {
+    let server = Misbehaving::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = some_of_misbehaving(dir.path(), &["drop", "reset"]);
+    let out = dir.path().join("out");
+    let result = cartograph(args(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &server.base_url,
+        "--max-requests",
+        "2000",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("the server closed the connection before answering"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--cacert"), "{stderr}");
+    let report = read_report(&out);
+    assert_eq!(report["stop"], "unreachable");
+    assert!(
+        report["requests"].as_u64().unwrap() < 100,
+        "{}",
+        report["requests"]
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_past_the_budget_sets_its_operation_aside_and_exits_4() {
+    let server = Misbehaving::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = some_of_misbehaving(dir.path(), &["ok", "rateLong"]);
+    let out = dir.path().join("out");
+    let started = Instant::now();
+    let result = cartograph(args(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &server.base_url,
+        "--budget",
+        "4s",
+        "--no-replay",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("warning: the server answered 429 or 503 with a Retry-After longer than the run can wait (past the end of --budget; over 60 s without one) for 1 operation(s): rateLong (120 s)"),
+        "{stderr}"
+    );
+    let report = read_report(&out);
+    assert_eq!(report["stop"], "rate_limited");
+    assert!(
+        report["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("rateLong (120 s)")),
+        "{}",
+        report["warnings"]
+    );
+    // The others had their turn, for the whole budget; the limited one was
+    // asked once and never again.
+    let requests = server.requests();
+    let to = |p: &str| requests.iter().filter(|r| r.path == p).count();
+    assert_eq!(to("/rate-long"), 1, "asked once, then left alone");
+    assert!(to("/ok") > 50, "{} requests to /ok", to("/ok"));
+    assert!(started.elapsed() >= Duration::from_secs(3));
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_wide_retry_after_past_the_budget_stops_the_run_at_once() {
+    let server = Misbehaving::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = some_of_misbehaving(dir.path(), &["rateLong", "rateLong2"]);
+    let out = dir.path().join("out");
+    let started = Instant::now();
+    let result = cartograph(args(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &server.base_url,
+        "--budget",
+        "60s",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(4), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(stderr.contains("the run stopped"), "{stderr}");
+    let report = read_report(&out);
+    assert_eq!(report["stop"], "rate_limited");
+    assert_eq!(server.requests().len(), 2, "one request each, then nothing");
+
+    // Without --budget, a wait of two minutes is more than a run waits.
+    let started = Instant::now();
+    let result = cartograph(args(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &server.base_url,
+        "--max-requests",
+        "50",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(4), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn outputs_that_cannot_be_written_exit_4() {
+    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/demo/openapi.yaml");
+    let out = tempfile::tempdir().unwrap();
+    // report.json cannot be written where a folder stands (as on a full
+    // disk, the write fails at the end of the run).
+    std::fs::create_dir(out.path().join("report.json")).unwrap();
+    let result = cartograph(args(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &demo.base_url(),
+        "--max-requests",
+        "30",
+        "--no-replay",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]))
+    .await;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("cannot write") && stderr.contains("report.json"),
+        "{stderr}"
+    );
+    demo.shutdown().await;
 }

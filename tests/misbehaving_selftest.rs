@@ -15,7 +15,7 @@ use reqwest::{redirect, Client, StatusCode};
 use serde_json::{json, Value};
 use support::misbehaving::*;
 
-const ALL_OPERATIONS: [&str; 15] = [
+const ALL_OPERATIONS: [&str; 21] = [
     "ok",
     "deleteOk",
     "slow",
@@ -23,6 +23,12 @@ const ALL_OPERATIONS: [&str; 15] = [
     "big",
     "invalidJson",
     "drop",
+    "reset",
+    "badStatus",
+    "negativeLength",
+    "resetMid",
+    "rateLong",
+    "rateLong2",
     "storm",
     "stormDate",
     "limited",
@@ -534,6 +540,50 @@ async fn invalid_json_claims_json_but_does_not_parse() {
     let body = response.bytes().await.expect("read body");
     assert_eq!(&body[..], INVALID_JSON_BODY.as_bytes());
     assert!(serde_json::from_slice::<Value>(&body).is_err());
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn raw_endpoints_send_what_no_http_library_would() {
+    let server = Misbehaving::start().await;
+    let port: u16 = server.base_url.rsplit(':').next().unwrap().parse().unwrap();
+    let raw = |path: &'static str| async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
+        s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+            .await
+            .unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 256];
+        let end = loop {
+            match s.read(&mut buf).await {
+                Ok(0) => break None,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+                Err(e) => break Some(e.kind()),
+            }
+        };
+        (got, end)
+    };
+    assert_eq!(raw("/bad-status").await, (BAD_STATUS_ANSWER.to_vec(), None));
+    assert_eq!(
+        raw("/negative-length").await,
+        (NEGATIVE_LENGTH_ANSWER.to_vec(), None)
+    );
+    let (got, end) = raw("/reset-mid").await;
+    assert_eq!(got, RESET_MID_ANSWER);
+    assert_eq!(end, Some(std::io::ErrorKind::ConnectionReset));
+    let (got, end) = raw("/reset").await;
+    assert!(got.is_empty());
+    assert_eq!(end, Some(std::io::ErrorKind::ConnectionReset));
+    let response = client()
+        .get(format!("{}/rate-long", server.base_url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(number_header(&response, "retry-after"), LONG_RETRY_AFTER);
     server.shutdown().await;
 }
 

@@ -59,6 +59,7 @@ fn empty_report(api: &cartograph::model::Api) -> Report {
         elapsed: std::time::Duration::ZERO,
         auth_error: None,
         unreachable: None,
+        rate_limited: Vec::new(),
     };
     Tally::new(api).report(settings, &outcome, vec![])
 }

@@ -358,6 +358,38 @@ rate_for = { "POST /search" = "1/s" }
     }
 
     #[test]
+    fn the_help_example_parses_and_a_bad_pattern_names_its_line() {
+        // The example `run --help` gives for --config.
+        let help = super::super::Cli::command()
+            .find_subcommand_mut("run")
+            .unwrap()
+            .get_arguments()
+            .find(|a| a.get_long() == Some("config"))
+            .unwrap()
+            .get_help()
+            .unwrap()
+            .to_string();
+        let start = help.find('(').unwrap() + 1;
+        let example = help[start..help.find("or `spec`").unwrap()].replace('\n', " ");
+        let lines: Vec<String> = example
+            .split("`, `")
+            .map(|e| e.trim_matches(|c| c == '`' || c == ')' || c == ' ' || c == ','))
+            .map(|e| e.replace("…", "127.0.0.1:8080"))
+            .collect();
+        assert!(lines.iter().any(|l| l.starts_with("exclude")), "{lines:?}");
+        let argv = expand_with(&lines.join("\n"), &[]).unwrap();
+        assert!(argv.iter().any(|a| a == "--exclude=DELETE *"), "{argv:?}");
+        let e = expand_with("seed = 1\nexclude = [\"FETCH /x\"]\n", &[]).unwrap_err();
+        assert!(e.contains("cartograph.toml:2: exclude: "), "{e}");
+        // Seeds above 2^63 only fit TOML as strings, as reports write them.
+        let argv = expand_with("seed = \"18446744073709551615\"\n", &[]).unwrap();
+        assert!(
+            argv.iter().any(|a| a == "--seed=18446744073709551615"),
+            "{argv:?}"
+        );
+    }
+
+    #[test]
     fn the_readme_example_is_a_valid_file() {
         let readme = include_str!("../../README.md");
         let start = readme.find("```toml\n").expect("a TOML example") + 8;

@@ -31,6 +31,8 @@ pub struct GraphArgs {
     pub output: Option<PathBuf>,
     #[command(flatten)]
     pub select: crate::run::options::SelectArgs,
+    #[command(flatten)]
+    pub fetch: crate::run::options::FetchArgs,
 }
 
 /// Runs the command.
@@ -55,10 +57,10 @@ pub fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
     let Some(spec) = &args.spec else {
         anyhow::bail!("give a SPEC to export, or --diff BEFORE AFTER");
     };
-    let (mut loaded, _) = super::load_any(spec, &super::plain_client()?, &[])?;
+    let (mut loaded, _) = super::load_any(spec, &args.fetch.client()?, &args.fetch.headers()?)?;
     super::select(&mut [&mut loaded.api], &args.select)?;
-    let g = graph::build(&loaded.api);
-    let text = export::render(&g, args.format);
+    let g = crate::run::phase::timed("building the graph", || graph::build(&loaded.api));
+    let text = crate::run::phase::timed("writing the graph", || export::render(&g, args.format));
     super::write_output(&text, args.output.as_ref())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -41,11 +41,14 @@ pub struct InspectArgs {
     pub graph: Option<PathBuf>,
     #[command(flatten)]
     pub select: crate::run::options::SelectArgs,
+    #[command(flatten)]
+    pub fetch: crate::run::options::FetchArgs,
 }
 
 /// Runs the command.
 pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
-    let (mut loaded, _) = super::load_any(&args.spec, &super::plain_client()?, &[])?;
+    let (mut loaded, _) =
+        super::load_any(&args.spec, &args.fetch.client()?, &args.fetch.headers()?)?;
     super::select(&mut [&mut loaded.api], &args.select)?;
     let g = match &args.graph {
         Some(path) => {
@@ -59,7 +62,7 @@ pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
             })?;
             PropertyGraph::from_document(&doc)
         }
-        None => graph::build(&loaded.api),
+        None => crate::run::phase::timed("building the graph", || graph::build(&loaded.api)),
     };
     let text = if let Some(name) = &args.op {
         let ix = find_operation(&g, name)?;

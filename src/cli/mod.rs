@@ -93,6 +93,10 @@ pub fn main() -> ExitCode {
                 "error: {}",
                 crate::model::text::printable(&format!("{err:#}"))
             );
+            // A run that could not write its outputs is no usage error.
+            if err.downcast_ref::<crate::run::RuntimeFailure>().is_some() {
+                return ExitCode::from(crate::run::EXIT_INCOMPLETE);
+            }
             ExitCode::from(EXIT_USAGE)
         }
     }
@@ -100,7 +104,8 @@ pub fn main() -> ExitCode {
 
 /// Loads a description, printing one line per skipped part on stderr.
 fn load_spec(path: &Path) -> anyhow::Result<Loaded> {
-    let loaded = load::load(path)?;
+    let loaded =
+        crate::run::phase::timed(&format!("reading {}", path.display()), || load::load(path))?;
     let mut stderr = std::io::stderr().lock();
     for w in &loaded.warnings {
         let _ = writeln!(stderr, "warning: {}", one_line(&w.to_string()));
@@ -145,12 +150,6 @@ fn load_any(
     );
     let source = load::SpecSource::text(remote.url.as_str(), &remote.text, &remote.loaded.api);
     Ok((remote.loaded, source))
-}
-
-/// A client for fetching a description when no run flags say how (`graph`, `inspect`).
-fn plain_client() -> anyhow::Result<reqwest::Client> {
-    crate::execution::fetch_client(&Default::default(), std::time::Duration::from_secs(30))
-        .map_err(anyhow::Error::msg)
 }
 
 /// Leaves out of `apis` the operations `select` excludes, saying on stderr

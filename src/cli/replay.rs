@@ -57,12 +57,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         )
     })?;
     let target = args.target.clone().unwrap_or_else(|| script.target.clone());
-    let mut target = url::Url::parse(&target).map_err(|e| {
-        anyhow::anyhow!(
-            "--target {:?} is not a URL: {e}",
-            execution::without_userinfo(&target)
-        )
-    })?;
+    let mut target = crate::run::session::parse_target(&target)?;
     let userinfo = execution::take_userinfo(&mut target);
     let secrets = Secrets::new();
     let mut headers = Vec::new();

@@ -12,7 +12,7 @@ use crate::run::{execute, introspect, RunOptions};
 /// Arguments of `cartograph run`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit status: 0 no faults, 1 faults found, 2 usage or configuration error, 3 target unreachable.\n\nExamples:\n  cartograph run openapi.yaml --target http://127.0.0.1:8080 --budget 2m\n  cartograph run openapi.yaml --target https://staging.example.com --rate 2/s --read-only -H 'Authorization: Bearer $TOKEN'\n  cartograph run http://127.0.0.1:8080/openapi.json --exclude 'POST /admin/*'\n  cartograph run --config cartograph.toml --seed 9"
+    after_help = "Exit status: 0 no faults, 1 faults found, 2 usage or configuration error (a bad flag or --config file, an unreadable description or one with no operation to test), 3 target unreachable or nothing ever answered, 4 the run could not do its work for another reason (the server asked to wait past the budget's end with Retry-After, or the outputs could not be written); when several apply, 3 comes first, then 4, then 1.\n\nExamples:\n  cartograph run openapi.yaml --target http://127.0.0.1:8080 --budget 2m\n  cartograph run openapi.yaml --target https://staging.example.com --rate 2/s --read-only -H 'Authorization: Bearer $TOKEN'\n  cartograph run http://127.0.0.1:8080/openapi.json --exclude 'POST /admin/*'\n  cartograph run --config cartograph.toml --seed 9"
 )]
 pub struct RunArgs {
     /// The API description: OpenAPI 3.0/3.1 or Swagger 2.0 (JSON or YAML), or
@@ -59,6 +59,10 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 );
             }
             let (loaded, source) = super::load_any(spec, &args.flags.client()?, &headers)?;
+            if let Some(why) = loaded.no_operations() {
+                // Testing nothing is no success: say why there is nothing.
+                anyhow::bail!("{}: {why}", spec.display());
+            }
             if args.graphql && !loaded.api.format.is_graphql() {
                 anyhow::bail!(
                     "--graphql: {} is not a GraphQL schema (SDL or introspection JSON)",
@@ -83,6 +87,11 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 anyhow::bail!("no SPEC to test {target} from{hint}");
             }
             let api = runtime.block_on(introspect(target, &args.flags))?;
+            if api.operations.is_empty() {
+                anyhow::bail!(
+                    "{target}: no operation to test: the schema's root types have no fields to call"
+                );
+            }
             (api, SpecSource::url(target))
         }
     };

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::auth::Credentials;
-use super::politeness::{Politeness, Signal};
+use super::politeness::{Admission, Politeness, Signal};
 use super::transport::Transport;
 use super::{Exchange, RequestSpec, RunConfig};
 
@@ -26,6 +26,9 @@ pub trait Driver: Send {
     fn next_test(&mut self) -> Option<Box<dyn TestRun>>;
     /// A test is over; these are its exchanges, in order.
     fn finished(&mut self, test: Box<dyn TestRun>, exchanges: Vec<Exchange>);
+    /// The server asked to wait on `operation` past the budget's end: its
+    /// requests are not sent any more, so tests that call it are wasted.
+    fn set_aside(&mut self, _operation: &str) {}
 }
 
 /// Why a run ended.
@@ -44,6 +47,10 @@ pub enum StopReason {
     AuthFailed,
     /// Requests kept failing before any answer (refused, reset, TLS, DNS).
     Unreachable,
+    /// The server asked to wait past the budget's end (`Retry-After` on
+    /// 429 or 503): on every operation it was asked, or on some of them
+    /// while the others had their turn.
+    RateLimited,
 }
 
 impl StopReason {
@@ -59,6 +66,7 @@ impl StopReason {
             StopReason::Exhausted,
             StopReason::AuthFailed,
             StopReason::Unreachable,
+            StopReason::RateLimited,
         ]
         .into_iter()
         .find(|r| r.code() == c)
@@ -82,7 +90,59 @@ pub struct RunOutcome {
     pub auth_error: Option<String>,
     /// Why nothing answered, in plain words, when that stopped the run.
     pub unreachable: Option<String>,
+    /// Operations the server asked to wait on past the budget's end, with
+    /// the wait asked (they were not called again).
+    pub rate_limited: Vec<(String, Duration)>,
 }
+
+impl RunOutcome {
+    /// What the server's long waits left untested, for the user; `None`
+    /// when it asked none.
+    pub fn rate_limit_warning(&self) -> Option<String> {
+        if self.rate_limited.is_empty() {
+            return None;
+        }
+        let shown: Vec<String> = self
+            .rate_limited
+            .iter()
+            .take(8)
+            .map(|(op, wait)| format!("{op} ({} s)", wait.as_secs()))
+            .collect();
+        let how = if self.stop == StopReason::RateLimited {
+            "the run stopped: the server asks every operation it was sent to wait"
+        } else {
+            "they were not called again; the other operations were"
+        };
+        Some(format!(
+            "the server answered 429 or 503 with a Retry-After longer than the run can wait (past the end of --budget; over {} s without one) for {} operation(s): {}{}; {how}. Give a longer --budget, a lower --rate, or run again later",
+            super::politeness::LONGEST_WAIT.as_secs(),
+            self.rate_limited.len(),
+            shown.join(", "),
+            if self.rate_limited.len() > shown.len() { ", …" } else { "" }
+        ))
+    }
+}
+
+/// Operations set aside for a wait past the budget's end.
+#[derive(Default)]
+struct Limited {
+    /// Each operation set aside, with the wait asked, in order.
+    ops: Vec<(String, Duration)>,
+    /// Operations set aside since the last other answer: [`SERVER_WIDE`]
+    /// of them mean the limit is the whole server's.
+    streak: std::collections::HashSet<String>,
+    /// Tests in a row that could send nothing (all set aside).
+    skipped: u64,
+}
+
+/// Tests in a row whose requests were all set aside after which the run
+/// stops: the driver offers nothing else.
+const SKIPPED_TESTS: u64 = 10_000;
+
+/// Operations in a row asked to wait past the budget, with no other answer
+/// in between, that show the limit is the whole server's. Two may just be
+/// neighbours with limits of their own.
+const SERVER_WIDE: usize = 3;
 
 /// Shared stop flag: the first reason set wins.
 #[derive(Default)]
@@ -114,67 +174,79 @@ struct Shared {
     auth_error: Mutex<Option<String>>,
     /// Requests answered, and requests that failed before any answer.
     reach: Mutex<Reach>,
+    /// Operations the server asked to wait on past the deadline.
+    limited: Mutex<Limited>,
 }
 
 /// Requests that failed before any answer (connection refused or reset,
-/// TLS, DNS), to stop a run that cannot reach the server.
+/// TLS, DNS, invalid HTTP), to stop a run in which nothing answers.
 #[derive(Default)]
 struct Reach {
     answered: u64,
     failed: u64,
     /// The latest outcomes, true for a failure before any answer.
     recent: std::collections::VecDeque<bool>,
-    first_error: Option<String>,
+    first_error: Option<super::Failure>,
 }
 
 /// Requests looked at to decide that the server has gone away.
 const RECENT: usize = 50;
 
 impl Reach {
-    /// Counts one attempt; true when the run should stop: the first ten
-    /// requests all failed before any answer, or nine in ten of the latest
-    /// [`RECENT`] did.
-    fn note(&mut self, failure: Option<&super::Failure>) -> bool {
-        let failed = failure.is_some_and(|f| {
-            matches!(
-                f.kind,
-                super::FailureKind::Connection | super::FailureKind::Other
-            )
-        });
+    /// Counts one attempt; true when the run should stop because nothing
+    /// answers at all: the first ten requests all failed before any
+    /// answer, or every one of the latest [`RECENT`] did. One broken
+    /// operation among answering ones never stops the run (it is called
+    /// less instead, and its failures are findings).
+    fn note(&mut self, status: Option<u16>, failure: Option<&super::Failure>) -> bool {
+        let failed = status.is_none()
+            && failure.is_some_and(|f| {
+                matches!(
+                    f.kind,
+                    super::FailureKind::Connection
+                        | super::FailureKind::NoAnswer
+                        | super::FailureKind::InvalidHttp
+                        | super::FailureKind::Other
+                )
+            });
         if failed {
             self.failed += 1;
             if self.first_error.is_none() {
-                self.first_error = failure.map(|f| f.message.clone());
+                self.first_error = failure.cloned();
             }
-        } else if failure.is_none() {
+        } else if status.is_some() {
             self.answered += 1;
         }
         self.recent.push_back(failed);
         if self.recent.len() > RECENT {
             self.recent.pop_front();
         }
-        let recent_failed = self.recent.iter().filter(|f| **f).count();
         (self.answered == 0 && self.failed >= 10)
-            || (self.recent.len() == RECENT && recent_failed * 10 >= RECENT * 9)
+            || (self.recent.len() == RECENT && self.recent.iter().all(|f| *f))
     }
 }
 
-/// A transport error in words a user can act on, with the fix when there is
-/// one.
-pub fn plain_words(error: &str, target: &url::Url) -> String {
-    let e = error.to_ascii_lowercase();
-    let hint = if e.contains("certificate") || e.contains("unknownissuer") || e.contains("tls") {
-        "the server's certificate is not trusted: pass --cacert FILE (the CA that signed it) or --insecure"
-    } else if e.contains("refused") {
-        "the connection was refused: is the server running and listening there?"
-    } else if e.contains("dns") || e.contains("lookup") || e.contains("resolve") {
-        "the host name does not resolve"
-    } else if e.contains("reset") || e.contains("closed") || e.contains("broken pipe") {
-        "the server closed the connection before answering"
-    } else {
-        "no answer came back"
+/// Why a request got no answer, in words a user can act on, with the fix
+/// when there is one; told by the failure's kind and cause, never by the
+/// wording of the HTTP stack's message.
+pub fn plain_words(failure: &super::Failure, target: &url::Url) -> String {
+    use super::{Cause, FailureKind};
+    let hint = match (failure.kind, failure.cause) {
+        (FailureKind::Connection, Cause::Refused) => {
+            "the connection was refused: is the server running and listening there?"
+        }
+        (FailureKind::Connection, Cause::Dns) => "the host name does not resolve",
+        (FailureKind::Connection, Cause::Unreachable) => "there is no route to the host",
+        (FailureKind::Connection, Cause::Tls) => {
+            "the TLS handshake failed: if the server's certificate is not trusted, pass --cacert FILE (the CA that signed it) or --insecure"
+        }
+        (FailureKind::Connection, Cause::Unknown) => "no connection could be made",
+        (FailureKind::NoAnswer, _) => "the server closed the connection before answering",
+        (FailureKind::InvalidHttp, _) => "the server answers, but not with valid HTTP",
+        (FailureKind::Timeout, _) => "no answer came within --timeout",
+        _ => "no answer came back",
     };
-    format!("{hint} ({target}: {error})")
+    format!("{hint} ({target}: {})", failure.message)
 }
 
 /// Runs tests from `driver` against the transport's target until the budget,
@@ -192,6 +264,7 @@ pub async fn run(
     let shared = Arc::new(Shared {
         politeness,
         reach: Mutex::new(Reach::default()),
+        limited: Mutex::new(Limited::default()),
         deadline: config.budget.map(|b| started + b),
         config,
         transport,
@@ -247,6 +320,8 @@ pub async fn run(
             .flatten()
             .map(|e| plain_words(&e, &shared.config.target))
     };
+    let rate_limited =
+        std::mem::take(&mut shared.limited.lock().unwrap_or_else(|e| e.into_inner()).ops);
     RunOutcome {
         requests: shared.sent.load(Ordering::SeqCst),
         refused: shared.refused.load(Ordering::SeqCst),
@@ -255,6 +330,7 @@ pub async fn run(
         elapsed: started.elapsed(),
         auth_error,
         unreachable,
+        rate_limited,
     }
 }
 
@@ -292,6 +368,7 @@ async fn worker(shared: Arc<Shared>, tx: mpsc::UnboundedSender<Exchange>, seq: A
             return;
         };
         let mut exchanges: Vec<Exchange> = Vec::new();
+        let mut set_aside = false;
         while let Some(request) = test.next_request(&exchanges) {
             if shared.config.read_only && request.is_mutation() {
                 // Never sent; the rest of the test depends on it, so it ends here.
@@ -308,7 +385,12 @@ async fn worker(shared: Arc<Shared>, tx: mpsc::UnboundedSender<Exchange>, seq: A
                 break;
             }
             match send_with_retries(&shared, &request, &seq).await {
-                Some(sent) => {
+                Err(SetAside) => {
+                    set_aside = true;
+                    break;
+                }
+                Ok(None) => break,
+                Ok(Some(sent)) => {
                     for ex in &sent {
                         let _ = tx.send(ex.clone());
                     }
@@ -316,10 +398,16 @@ async fn worker(shared: Arc<Shared>, tx: mpsc::UnboundedSender<Exchange>, seq: A
                         exchanges.push(last);
                     }
                 }
-                None => break,
             }
             if shared.stop.get().is_some() {
                 break;
+            }
+        }
+        if set_aside && exchanges.is_empty() {
+            let mut limited = shared.limited.lock().unwrap_or_else(|e| e.into_inner());
+            limited.skipped += 1;
+            if limited.skipped >= SKIPPED_TESTS {
+                shared.stop.set(StopReason::RateLimited);
             }
         }
         // Parsed here, in parallel, rather than by the driver under its lock.
@@ -334,14 +422,19 @@ async fn worker(shared: Arc<Shared>, tx: mpsc::UnboundedSender<Exchange>, seq: A
     }
 }
 
+/// A request not sent: the server asked to wait on its operation past the
+/// budget's end.
+struct SetAside;
+
 /// Sends one request, retrying after a 429/503 (when the server's wait fits the
 /// budget) and once after a 401 when credentials can be renewed. Returns every
-/// attempt's exchange, or `None` when the run stopped before the first attempt.
+/// attempt's exchange, `None` when the run stopped before the first attempt,
+/// or [`SetAside`] when its operation waits past the budget.
 async fn send_with_retries(
     shared: &Shared,
     request: &RequestSpec,
     seq: &AtomicU64,
-) -> Option<Vec<Exchange>> {
+) -> Result<Option<Vec<Exchange>>, SetAside> {
     let mut out = Vec::new();
     let mut renewed = false;
     let mut retries = 0;
@@ -351,7 +444,7 @@ async fn send_with_retries(
             if n >= max {
                 shared.sent.fetch_sub(1, Ordering::SeqCst);
                 shared.stop.set(StopReason::MaxRequests);
-                return (!out.is_empty()).then_some(out);
+                return Ok((!out.is_empty()).then_some(out));
             }
         } else {
             shared.sent.fetch_add(1, Ordering::SeqCst);
@@ -361,16 +454,27 @@ async fn send_with_retries(
         };
         if shared.stop.get().is_some() {
             unsend();
-            return (!out.is_empty()).then_some(out);
+            return Ok((!out.is_empty()).then_some(out));
         }
-        if !shared
+        match shared
             .politeness
             .admit(&request.operation, shared.deadline)
             .await
         {
-            unsend();
-            shared.stop.set(StopReason::Budget);
-            return (!out.is_empty()).then_some(out);
+            Admission::Go => {}
+            Admission::PastDeadline => {
+                unsend();
+                shared.stop.set(StopReason::Budget);
+                return Ok((!out.is_empty()).then_some(out));
+            }
+            Admission::Blocked => {
+                unsend();
+                return if out.is_empty() {
+                    Err(SetAside)
+                } else {
+                    Ok(Some(out))
+                };
+            }
         }
         let credentials = match shared.credentials.headers().await {
             Ok(h) => h,
@@ -378,7 +482,7 @@ async fn send_with_retries(
                 unsend();
                 *shared.auth_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
                 shared.stop.set(StopReason::AuthFailed);
-                return (!out.is_empty()).then_some(out);
+                return Ok((!out.is_empty()).then_some(out));
             }
         };
         let mut timeout = shared.config.timeout;
@@ -401,13 +505,14 @@ async fn send_with_retries(
             if cut_by_budget && f.kind == super::FailureKind::Timeout {
                 f.kind = super::FailureKind::Interrupted;
                 f.message = "cut by the end of the budget".into();
+                f.limit = None;
             }
         }
         let give_up = shared
             .reach
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .note(received.failure.as_ref());
+            .note(received.status, received.failure.as_ref());
         if give_up {
             shared.stop.set(StopReason::Unreachable);
         }
@@ -425,7 +530,18 @@ async fn send_with_retries(
             parsed: std::sync::OnceLock::new(),
         };
         let status = exchange.status;
-        let signal = status.map(|s| shared.politeness.observe(s, &exchange.headers));
+        let signal = status.map(|s| {
+            shared
+                .politeness
+                .observe(&request.operation, s, &exchange.headers, shared.deadline)
+        });
+        if note_limit(shared, &request.operation, status, signal) {
+            shared
+                .driver
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .set_aside(&request.operation);
+        }
         out.push(exchange);
         match (status, signal) {
             (Some(401), _)
@@ -437,7 +553,93 @@ async fn send_with_retries(
             (_, Some(Signal::RetryAfter(_))) if retries < shared.config.max_retries => {
                 retries += 1;
             }
-            _ => return Some(out),
+            _ => return Ok(Some(out)),
         }
+    }
+}
+
+/// Keeps count of the operations the server asks to wait past the budget;
+/// stops the run when [`SERVER_WIDE`] in a row are (the limit is the whole
+/// server's: the others have had their turn, and hammering it helps no one).
+/// True when `operation` was just set aside.
+fn note_limit(
+    shared: &Shared,
+    operation: &str,
+    status: Option<u16>,
+    signal: Option<Signal>,
+) -> bool {
+    let mut limited = shared.limited.lock().unwrap_or_else(|e| e.into_inner());
+    limited.skipped = 0;
+    match signal {
+        Some(Signal::PastDeadline(wait)) => {
+            let new = !limited.ops.iter().any(|(op, _)| op == operation);
+            if new {
+                limited.ops.push((operation.to_string(), wait));
+            }
+            limited.streak.insert(operation.to_string());
+            if limited.streak.len() >= SERVER_WIDE {
+                shared.stop.set(StopReason::RateLimited);
+            }
+            new
+        }
+        _ => {
+            if status.is_some() {
+                limited.streak.clear();
+            }
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execution::{Cause, Failure, FailureKind};
+
+    #[test]
+    fn plain_words_fit_the_failure() {
+        let target = url::Url::parse("http://127.0.0.1:9/").unwrap();
+        let refused = Failure {
+            cause: Cause::Refused,
+            // Words of the HTTP stack that once misled the hint.
+            ..Failure::new(
+                FailureKind::Connection,
+                "client error (Connect): tcp connect error",
+            )
+        };
+        let said = plain_words(&refused, &target);
+        assert!(said.starts_with("the connection was refused"), "{said}");
+        assert!(!said.contains("--cacert"), "{said}");
+        let tls = Failure {
+            cause: Cause::Tls,
+            ..Failure::new(FailureKind::Connection, "invalid peer certificate")
+        };
+        assert!(plain_words(&tls, &target).contains("--cacert"));
+        let closed = Failure::new(FailureKind::NoAnswer, "connection closed");
+        assert!(plain_words(&closed, &target).contains("closed the connection"));
+    }
+
+    #[test]
+    fn one_broken_operation_among_answering_ones_never_stops_the_run() {
+        let mut reach = Reach::default();
+        let broken = Failure::new(FailureKind::NoAnswer, "closed");
+        assert!(!reach.note(Some(200), None));
+        // Mostly broken answers, one good one in each fifty.
+        for i in 0..500 {
+            let stop = if i % 49 == 0 {
+                reach.note(Some(200), None)
+            } else {
+                reach.note(None, Some(&broken))
+            };
+            assert!(!stop, "stopped at {i}");
+        }
+        // Nothing answers any more: it stops.
+        let stopped = (0..RECENT).any(|_| reach.note(None, Some(&broken)));
+        assert!(stopped);
+        // Nothing ever answered: it stops after ten.
+        let mut reach = Reach::default();
+        let refused = Failure::new(FailureKind::Connection, "refused");
+        let n = (1..=20).find(|_| reach.note(None, Some(&refused))).unwrap();
+        assert_eq!(n, 10);
     }
 }

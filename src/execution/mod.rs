@@ -72,14 +72,21 @@ impl RequestSpec {
     }
 }
 
-/// What went wrong when no HTTP response came back.
+/// What went wrong when no (valid) HTTP response came back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureKind {
     /// The request took longer than `--timeout`.
     Timeout,
-    /// The connection could not be made, or was dropped before a response.
+    /// The connection could not be made (refused, a name that does not
+    /// resolve, TLS): the server was not reached.
     Connection,
+    /// The connection was made, then closed or reset before any answer.
+    NoAnswer,
+    /// What came back is not valid HTTP (a bad status line or header, a
+    /// negative `Content-Length`), or the answer was cut off by a reset
+    /// or a close in the middle of its body.
+    InvalidHttp,
     /// Anything else the HTTP stack reported.
     Other,
     /// The end of the budget cut the request short: no verdict on the server.
@@ -87,15 +94,41 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
-    /// Its name in reports (`timeout`, `connection`, `other`, `interrupted`).
+    /// Its name in reports (`timeout`, `connection`, `no_answer`,
+    /// `invalid_http`, `other`, `interrupted`).
     pub fn as_str(self) -> &'static str {
         match self {
             FailureKind::Timeout => "timeout",
             FailureKind::Connection => "connection",
+            FailureKind::NoAnswer => "no_answer",
+            FailureKind::InvalidHttp => "invalid_http",
             FailureKind::Other => "other",
             FailureKind::Interrupted => "interrupted",
         }
     }
+
+    /// Whether the server was reached and misbehaved (as opposed to not
+    /// reached at all, or a limit of ours).
+    pub fn is_broken_answer(self) -> bool {
+        matches!(self, FailureKind::NoAnswer | FailureKind::InvalidHttp)
+    }
+}
+
+/// Why a connection could not be made, for a message that fits the error
+/// (read from the error's kind, never from its wording).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Cause {
+    /// Not known, or not a connection failure.
+    #[default]
+    Unknown,
+    /// Nothing listens there.
+    Refused,
+    /// The host name does not resolve.
+    Dns,
+    /// No route to the host or network.
+    Unreachable,
+    /// The TLS handshake failed (an untrusted or invalid certificate).
+    Tls,
 }
 
 /// One request and what came back.
@@ -130,8 +163,27 @@ pub struct Exchange {
 pub struct Failure {
     /// The kind.
     pub kind: FailureKind,
-    /// The HTTP stack's message.
+    /// The HTTP stack's message (for invalid HTTP, with the first bytes
+    /// that came, escaped).
     pub message: String,
+    /// Why a connection could not be made.
+    #[serde(skip)]
+    pub cause: Cause,
+    /// The time limit that ran out, for a timeout.
+    #[serde(skip)]
+    pub limit: Option<Duration>,
+}
+
+impl Failure {
+    /// A failure of `kind`, with the HTTP stack's `message`.
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> Failure {
+        Failure {
+            kind,
+            message: message.into(),
+            cause: Cause::Unknown,
+            limit: None,
+        }
+    }
 }
 
 impl Exchange {
@@ -158,9 +210,10 @@ impl Exchange {
             .as_ref()
     }
 
-    /// Whether the status is 2xx.
+    /// Whether the status is 2xx, and the answer came whole (not cut off by
+    /// a reset in the middle of its body).
     pub fn is_success(&self) -> bool {
-        self.status.is_some_and(|s| (200..300).contains(&s))
+        self.status.is_some_and(|s| (200..300).contains(&s)) && self.failure.is_none()
     }
 }
 

@@ -41,6 +41,10 @@ pub fn parse_rate(text: &str) -> Result<Rate, String> {
     })
 }
 
+/// The longest `Retry-After` a run without a deadline (no `--budget`)
+/// waits: a longer one sets its operation aside, as one past the budget.
+pub const LONGEST_WAIT: Duration = Duration::from_secs(60);
+
 /// Shared state deciding when the next request may go: one per run, for
 /// every phase (search, replays, suite), so that the rate holds from the
 /// server's point of view whatever phase sends.
@@ -67,6 +71,9 @@ fn bucket(rate: Rate, burst: u32) -> DefaultDirectRateLimiter {
 struct State {
     /// Nobody sends before this (Retry-After, a quota at zero).
     paused_until: Option<Instant>,
+    /// Operations the server asked to wait on past the deadline of the
+    /// phase that asked, and until when: the others go on meanwhile.
+    blocked: std::collections::HashMap<String, Instant>,
     /// Spacing the server's remaining quota asks for, until the quota resets.
     spacing: Option<(Duration, Instant)>,
     last_send: Option<Instant>,
@@ -81,6 +88,21 @@ pub enum Signal {
     None,
     /// The request was refused for load: retry it after this long.
     RetryAfter(Duration),
+    /// The request was refused for load, with a wait past the deadline:
+    /// its operation is not sent again before the wait is over; the
+    /// others go on.
+    PastDeadline(Duration),
+}
+
+/// Whether a request may go now.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Admission {
+    /// It may.
+    Go,
+    /// The wait for the rate or the server's pause would pass the deadline.
+    PastDeadline,
+    /// The server asked to wait on this operation past the deadline.
+    Blocked,
 }
 
 impl Politeness {
@@ -102,15 +124,31 @@ impl Politeness {
             .push((bucket(rate, 1), operations.into_iter().collect()));
     }
 
-    /// Waits until a request of `operation` may be sent. Returns false,
-    /// without waiting, when the wait would pass `deadline`: waits never
-    /// exceed the budget.
-    pub async fn admit(&self, operation: &str, deadline: Option<Instant>) -> bool {
+    /// Waits until a request of `operation` may be sent. Returns at once,
+    /// without waiting, when the wait would pass `deadline` (waits never
+    /// exceed the budget), or when the server asked to wait on this very
+    /// operation past it.
+    pub async fn admit(&self, operation: &str, deadline: Option<Instant>) -> Admission {
+        {
+            let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(&until) = st.blocked.get(operation) {
+                if until > deadline.unwrap_or_else(|| Instant::now() + LONGEST_WAIT) {
+                    return Admission::Blocked;
+                }
+                // The wait is over before this phase ends: wait it out.
+                st.blocked.remove(operation);
+                st.paused_until = Some(st.paused_until.map_or(until, |p| p.max(until)));
+            }
+        }
+        self.wait_and_take(operation, deadline).await
+    }
+
+    async fn wait_and_take(&self, operation: &str, deadline: Option<Instant>) -> Admission {
         loop {
             let wait = self.wait_needed();
             if let Some(wait) = wait {
                 if deadline.is_some_and(|d| Instant::now() + wait > d) {
-                    return false;
+                    return Admission::PastDeadline;
                 }
                 tokio::time::sleep(wait).await;
                 continue;
@@ -130,7 +168,7 @@ impl Politeness {
                         &governor::clock::DefaultClock::default(),
                     ));
                     if deadline.is_some_and(|d| Instant::now() + wait > d) {
-                        return false;
+                        return Admission::PastDeadline;
                     }
                     tokio::time::sleep(wait).await;
                     waited = true;
@@ -142,7 +180,7 @@ impl Politeness {
             }
             let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
             st.last_send = Some(Instant::now());
-            return true;
+            return Admission::Go;
         }
     }
 
@@ -161,9 +199,19 @@ impl Politeness {
         (wait > Duration::ZERO).then_some(wait)
     }
 
-    /// Reads a response's status and headers; pauses everyone when the server
-    /// asks, and says whether the request should be retried.
-    pub fn observe(&self, status: u16, headers: &[(String, String)]) -> Signal {
+    /// Reads a response of `operation`'s: its status and headers; pauses
+    /// everyone when the server asks, and says whether the request should
+    /// be retried. A wait that would pass `deadline` (or last over
+    /// [`LONGEST_WAIT`], without one) pauses no one: that operation is set
+    /// aside until the wait is over, and the others go on (the limit may be
+    /// the operation's own).
+    pub fn observe(
+        &self,
+        operation: &str,
+        status: u16,
+        headers: &[(String, String)],
+        deadline: Option<Instant>,
+    ) -> Signal {
         let header = |name: &str| {
             headers
                 .iter()
@@ -178,6 +226,11 @@ impl Politeness {
                 .and_then(parse_retry_after)
                 .unwrap_or_else(|| backoff(st.strikes));
             let until = now + wait;
+            if until > deadline.unwrap_or(now + LONGEST_WAIT) {
+                let entry = st.blocked.entry(operation.to_string()).or_insert(until);
+                *entry = (*entry).max(until);
+                return Signal::PastDeadline(wait);
+            }
             st.paused_until = Some(st.paused_until.map_or(until, |p| p.max(until)));
             return Signal::RetryAfter(wait);
         }
@@ -302,7 +355,7 @@ mod tests {
         let p = Politeness::new(None, 1, 1);
         let headers = vec![("Retry-After".to_string(), "1".to_string())];
         assert_eq!(
-            p.observe(429, &headers),
+            p.observe("op", 429, &headers, None),
             Signal::RetryAfter(Duration::from_secs(1))
         );
         let wait = p.wait_needed().unwrap();
@@ -312,8 +365,37 @@ mod tests {
     #[tokio::test]
     async fn admit_refuses_a_wait_past_the_deadline() {
         let p = Politeness::new(None, 1, 1);
-        p.observe(429, &[("retry-after".into(), "5".into())]);
+        p.observe("op", 429, &[("retry-after".into(), "5".into())], None);
         let deadline = Instant::now() + Duration::from_millis(100);
-        assert!(!p.admit("op", Some(deadline)).await);
+        assert_eq!(p.admit("op", Some(deadline)).await, Admission::PastDeadline);
+    }
+
+    #[tokio::test]
+    async fn a_wait_past_the_deadline_sets_aside_one_operation_only() {
+        let p = Politeness::new(None, 1, 1);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        assert_eq!(
+            p.observe(
+                "slowOp",
+                429,
+                &[("retry-after".into(), "60".into())],
+                Some(deadline)
+            ),
+            Signal::PastDeadline(Duration::from_secs(60))
+        );
+        assert_eq!(p.admit("slowOp", Some(deadline)).await, Admission::Blocked);
+        assert_eq!(p.admit("other", Some(deadline)).await, Admission::Go);
+        // A later phase that ends after the wait waits it out.
+        let later = Instant::now() + Duration::from_secs(120);
+        let p2 = Politeness::new(None, 1, 1);
+        p2.observe(
+            "op",
+            429,
+            &[("retry-after".into(), "0.2".into())],
+            Some(Instant::now()),
+        );
+        let started = Instant::now();
+        assert_eq!(p2.admit("op", Some(later)).await, Admission::Go);
+        assert!(started.elapsed() >= Duration::from_millis(150));
     }
 }

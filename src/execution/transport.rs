@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 
-use super::{Failure, FailureKind, RequestSpec};
+use super::{Cause, Failure, FailureKind, RequestSpec};
 
 /// A response as read: status, headers, body (capped), or the failure.
 #[derive(Debug, Clone)]
@@ -36,6 +36,8 @@ pub struct Transport {
     no_follow: std::sync::Arc<std::collections::HashSet<String>>,
     base: url::Url,
     max_body: usize,
+    /// Operations whose invalid answer's first bytes were read already.
+    probed: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
 }
 
 impl Transport {
@@ -72,6 +74,7 @@ impl Transport {
             no_follow: Default::default(),
             base,
             max_body,
+            probed: Default::default(),
         })
     }
 
@@ -117,7 +120,7 @@ impl Transport {
                 return failed(
                     started,
                     FailureKind::Other,
-                    format!("bad method {}", req.method),
+                    format!("bad method {}", escape_bytes(req.method.as_bytes())),
                 )
             }
         };
@@ -137,22 +140,25 @@ impl Transport {
             builder = builder.body(body.clone());
         }
         let response = match tokio::time::timeout(timeout, builder.send()).await {
-            Err(_) => {
-                return failed(
-                    started,
-                    FailureKind::Timeout,
-                    "no response before the timeout".into(),
-                )
-            }
+            Err(_) => return timed_out(started, timeout),
             Ok(Err(e)) => {
-                let kind = if e.is_timeout() {
-                    FailureKind::Timeout
-                } else if e.is_connect() || e.is_request() {
-                    FailureKind::Connection
-                } else {
-                    FailureKind::Other
-                };
-                return failed(started, kind, error_chain(&e));
+                let (kind, cause) = classify(&e);
+                if kind == FailureKind::Timeout {
+                    return timed_out(started, timeout);
+                }
+                let mut message = error_chain(&e);
+                if kind == FailureKind::InvalidHttp {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    message = match self.first_bytes(req, credentials, left).await {
+                        Some(raw) => format!("{message}; the answer began \"{}\"", escape_bytes(&raw)),
+                        None => format!("{message} (its first bytes are recorded for the first such answer of an operation, over plain HTTP)"),
+                    };
+                }
+                let mut received = failed(started, kind, message);
+                if let Some(f) = &mut received.failure {
+                    f.cause = cause;
+                }
+                return received;
             }
             Ok(Ok(r)) => r,
         };
@@ -189,11 +195,18 @@ impl Transport {
                     body.extend_from_slice(&chunk);
                 }
                 Ok(Some(Err(e))) => {
+                    // A reset or close in the middle of the body: the answer
+                    // as a whole is not one a client can read.
                     truncated = true;
-                    failure = Some(Failure {
-                        kind: FailureKind::Connection,
-                        message: format!("body cut off: {}", error_chain(&e)),
-                    });
+                    failure = Some(Failure::new(
+                        FailureKind::InvalidHttp,
+                        format!(
+                            "status {status}, then the answer was cut off after {} byte(s) of its body ({}); the body began \"{}\"",
+                            body.len(),
+                            error_chain(&e),
+                            escape_bytes(&body[..body.len().min(FIRST_BYTES)])
+                        ),
+                    ));
                     break;
                 }
             }
@@ -207,6 +220,157 @@ impl Transport {
             elapsed: started.elapsed(),
         }
     }
+
+    /// The first bytes the server sends back to `req`, read from a plain
+    /// socket: the HTTP stack keeps nothing of an answer it cannot parse.
+    /// The request is sent again for this, so only once per operation, and
+    /// only over plain HTTP (`None` otherwise).
+    async fn first_bytes(
+        &self,
+        req: &RequestSpec,
+        credentials: &[(String, String)],
+        limit: Duration,
+    ) -> Option<Vec<u8>> {
+        if self.base.scheme() != "http" {
+            return None;
+        }
+        if !self
+            .probed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(req.operation.clone())
+        {
+            return None;
+        }
+        let url = url::Url::parse(&self.url_for(&req.path)).ok()?;
+        let host = url.host_str()?.to_string();
+        let port = url.port_or_known_default()?;
+        let mut target = url.path().to_string();
+        if let Some(q) = url.query() {
+            target.push('?');
+            target.push_str(q);
+        }
+        let mut head = format!(
+            "{} {target} HTTP/1.1\r\nHost: {}\r\nUser-Agent: cartograph/{}\r\nConnection: close\r\n",
+            req.method,
+            url.authority(),
+            env!("CARGO_PKG_VERSION")
+        );
+        for (name, value) in req.headers.iter().chain(credentials) {
+            // A value that would break the head is left out, not sent raw.
+            if !value.contains(['\r', '\n']) {
+                head.push_str(&format!("{name}: {value}\r\n"));
+            }
+        }
+        let body = req.body.as_deref().unwrap_or("");
+        if let Some(ct) = &req.content_type {
+            head.push_str(&format!("Content-Type: {ct}\r\n"));
+        }
+        if req.body.is_some() {
+            head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+        }
+        head.push_str("\r\n");
+        let exchange = async {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let host = host.trim_start_matches('[').trim_end_matches(']');
+            let mut stream = tokio::net::TcpStream::connect((host, port)).await.ok()?;
+            stream.write_all(head.as_bytes()).await.ok()?;
+            stream.write_all(body.as_bytes()).await.ok()?;
+            let mut got = Vec::new();
+            let mut buf = [0u8; 512];
+            while got.len() < FIRST_BYTES {
+                match stream.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                }
+            }
+            got.truncate(FIRST_BYTES);
+            Some(got)
+        };
+        tokio::time::timeout(limit.min(Duration::from_secs(5)), exchange)
+            .await
+            .ok()
+            .flatten()
+            .filter(|b| !b.is_empty())
+    }
+}
+
+/// How many bytes of an invalid answer are kept for the report.
+const FIRST_BYTES: usize = 96;
+
+/// Bytes as printable ASCII: `\r`, `\n`, `\"`, `\\` and `\xNN` for the rest,
+/// so that what a hostile server sends stays inert in every file.
+pub fn escape_bytes(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .flat_map(|b| std::ascii::escape_default(*b))
+        .map(char::from)
+        .collect()
+}
+
+/// The failure of an error of the HTTP stack, from its kind and the kinds
+/// of its sources (hyper's, the operating system's), not from its wording.
+fn classify(e: &reqwest::Error) -> (FailureKind, Cause) {
+    let mut io = None;
+    let mut hyper = None;
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if let Some(i) = s.downcast_ref::<std::io::Error>() {
+            io.get_or_insert(i.kind());
+        }
+        if let Some(h) = s.downcast_ref::<hyper::Error>() {
+            hyper.get_or_insert(h);
+        }
+        source = s.source();
+    }
+    use std::io::ErrorKind as Io;
+    if e.is_timeout() {
+        return (FailureKind::Timeout, Cause::Unknown);
+    }
+    if e.is_connect() {
+        let cause = if e.is_dns() {
+            Cause::Dns
+        } else {
+            match io {
+                Some(Io::ConnectionRefused) => Cause::Refused,
+                Some(Io::HostUnreachable | Io::NetworkUnreachable | Io::AddrNotAvailable) => {
+                    Cause::Unreachable
+                }
+                // What is left of a failed connection over TLS is its
+                // handshake (the certificate).
+                _ if e.url().is_some_and(|u| u.scheme() == "https") => Cause::Tls,
+                _ => Cause::Unknown,
+            }
+        };
+        return (FailureKind::Connection, cause);
+    }
+    if let Some(h) = hyper {
+        if h.is_parse() || h.is_parse_status() {
+            return (FailureKind::InvalidHttp, Cause::Unknown);
+        }
+        if h.is_incomplete_message() || h.is_closed() || h.is_canceled() {
+            return (FailureKind::NoAnswer, Cause::Unknown);
+        }
+    }
+    match io {
+        Some(Io::ConnectionReset | Io::ConnectionAborted | Io::BrokenPipe | Io::UnexpectedEof) => {
+            (FailureKind::NoAnswer, Cause::Unknown)
+        }
+        _ => (FailureKind::Other, Cause::Unknown),
+    }
+}
+
+/// No answer within `limit`.
+fn timed_out(started: Instant, limit: Duration) -> Received {
+    let mut received = failed(
+        started,
+        FailureKind::Timeout,
+        "no response before the timeout".into(),
+    );
+    if let Some(f) = &mut received.failure {
+        f.limit = Some(limit);
+    }
+    received
 }
 
 fn failed(started: Instant, kind: FailureKind, message: String) -> Received {
@@ -215,7 +379,7 @@ fn failed(started: Instant, kind: FailureKind, message: String) -> Received {
         headers: Vec::new(),
         body: Vec::new(),
         truncated: false,
-        failure: Some(Failure { kind, message }),
+        failure: Some(Failure::new(kind, message)),
         elapsed: started.elapsed(),
     }
 }

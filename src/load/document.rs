@@ -21,9 +21,14 @@ pub fn parse_text(text: &str, path: &Path) -> Result<Value, SpecError> {
                 if let Ok(v) = parse_yaml(text) {
                     return Ok(v);
                 }
+                let hint = if json_err.classify() == serde_json::error::Category::Eof {
+                    "the text ends before its last `{` or `[` closes: the file may be cut short; fetch or copy it again"
+                } else {
+                    "fix the syntax at that position"
+                };
                 return Err(SpecError::new(path, format!("not valid JSON: {json_err}"))
                     .at(format!("{}:{}", json_err.line(), json_err.column()))
-                    .hint("fix the syntax at that position"));
+                    .hint(hint));
             }
         }
     }

@@ -31,12 +31,33 @@ pub struct Loaded {
     pub api: Api,
     /// One entry per part that could not be loaded and was left out.
     pub warnings: Vec<Warning>,
+    /// Why the document declares no operation, when it declares none (not
+    /// a warning: a description of webhooks or schemas only is complete;
+    /// only a run has nothing to do with it).
+    pub why_empty: Option<String>,
 }
 
 impl Loaded {
     /// True when nothing had to be left out.
     pub fn is_complete(&self) -> bool {
         self.warnings.is_empty()
+    }
+
+    /// Why the description yields no operation to test, when it yields
+    /// none: `paths` missing, not a mapping or empty, or every operation
+    /// skipped (naming them), or a GraphQL schema without root fields.
+    pub fn no_operations(&self) -> Option<String> {
+        if !self.api.operations.is_empty() {
+            return None;
+        }
+        let why = match &self.why_empty {
+            Some(why) => why.as_str(),
+            None if self.api.format.is_graphql() => {
+                "the schema's root types have no fields to call"
+            }
+            None => "the document declares none",
+        };
+        Some(format!("no operation to test: {why}"))
     }
 }
 
@@ -151,7 +172,19 @@ pub fn load_text(text: &str, path: &Path) -> Result<Loaded, SpecError> {
     }
     let value = parse_text(text, path)?;
     if value.get("openapi").is_some() || value.get("swagger").is_some() {
-        return openapi::load(value, path);
+        let cut = cut_short(text, &value);
+        let mut loaded = openapi::load(value, path)?;
+        if let Some((line, why)) = cut {
+            loaded.warnings.push(Warning {
+                file: path.to_path_buf(),
+                location: format!("{line}:1"),
+                message: format!(
+                    "the document seems cut short: {why}; what came after is missing ({} operation(s) loaded). Fetch or copy the file again",
+                    loaded.api.operations.len()
+                ),
+            });
+        }
+        return Ok(loaded);
     }
     if graphql::introspection_root(&value).is_some() {
         return graphql::load_introspection(&value, path);
@@ -162,6 +195,124 @@ pub fn load_text(text: &str, path: &Path) -> Result<Loaded, SpecError> {
     )
     .at("#/")
     .hint("Cartograph reads OpenAPI 3.x, Swagger 2.0, GraphQL SDL (.graphql) and GraphQL introspection JSON"))
+}
+
+/// Signs that a description was cut short, with the line where it ends:
+/// a YAML text whose last line is inside a structure and either has no
+/// newline after it (cut in the middle of a line) or is a key with nothing
+/// under it (cut after a line); or `$ref`s into a top-level section the
+/// document does not have (`#/components/…` without `components`). A JSON
+/// text cut short does not parse at all.
+fn cut_short(text: &str, root: &serde_json::Value) -> Option<(usize, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let last = lines
+        .iter()
+        .rposition(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))?;
+    let line = lines[last];
+    let mut reasons = Vec::new();
+    let yaml = !matches!(
+        text.trim_start_matches('\u{feff}')
+            .trim_start()
+            .chars()
+            .next(),
+        Some('{' | '[')
+    );
+    let indent = line.len() - line.trim_start().len();
+    if yaml && indent > 0 && !in_block_scalar(&lines[..=last]) {
+        let shown: String = line.trim().chars().take(60).collect();
+        let content = line.split(" #").next().unwrap_or(line).trim_end();
+        if !text.ends_with('\n') && !text.ends_with('\r') {
+            reasons.push(format!(
+                "its last line ({shown:?}, line {}) is indented, inside a structure, and has no newline after it",
+                last + 1
+            ));
+        } else if content.ends_with(':')
+            || content.trim() == "-"
+            || content
+                .rsplit(": ")
+                .next()
+                .is_some_and(|v| matches!(v.trim(), "|" | ">" | "|-" | ">-" | "|+" | ">+"))
+        {
+            reasons.push(format!(
+                "its last line ({shown:?}, line {}) opens a structure with nothing under it",
+                last + 1
+            ));
+        }
+    }
+    let mut missing = std::collections::BTreeMap::<String, usize>::new();
+    local_refs_into_missing_sections(root, root, &mut missing);
+    for (section, n) in &missing {
+        reasons.push(format!(
+            "{n} `$ref`(s) point into `#/{section}`, which the document does not have"
+        ));
+    }
+    (!reasons.is_empty()).then(|| (last + 1, reasons.join("; ")))
+}
+
+/// Whether the last of `lines` is a line of a block scalar (`|`, `>`):
+/// its text may end with a colon without being a key.
+fn in_block_scalar(lines: &[&str]) -> bool {
+    let Some((last, before)) = lines.split_last() else {
+        return false;
+    };
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let own = indent(last);
+    before
+        .iter()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .find(|l| indent(l) < own)
+        .is_some_and(|parent| {
+            let value = parent.split(" #").next().unwrap_or(parent).trim_end();
+            let tail = value.rsplit([' ', ':']).next().unwrap_or("");
+            tail.starts_with('|') || tail.starts_with('>')
+        })
+}
+
+/// Counts, by top-level section, the local `$ref`s of `v` whose section
+/// `root` does not have.
+fn local_refs_into_missing_sections(
+    root: &serde_json::Value,
+    v: &serde_json::Value,
+    out: &mut std::collections::BTreeMap<String, usize>,
+) {
+    match v {
+        serde_json::Value::Object(map) => {
+            if let Some(r) = map.get("$ref").and_then(serde_json::Value::as_str) {
+                if let Some(rest) = r.strip_prefix("#/") {
+                    let section = rest
+                        .split('/')
+                        .next()
+                        .unwrap_or("")
+                        .replace("~1", "/")
+                        .replace("~0", "~");
+                    // The sections a description puts `$ref` targets in: a
+                    // missing one is missing text, not a typo in one `$ref`.
+                    let known = [
+                        "components",
+                        "definitions",
+                        "parameters",
+                        "responses",
+                        "securityDefinitions",
+                        "paths",
+                        "webhooks",
+                    ];
+                    if known.contains(&section.as_str()) && root.get(&section).is_none() {
+                        *out.entry(section).or_default() += 1;
+                    }
+                }
+            }
+            for child in map.values() {
+                local_refs_into_missing_sections(root, child, out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for child in items {
+                local_refs_into_missing_sections(root, child, out);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Whether text starts like a GraphQL SDL document rather than JSON or YAML.

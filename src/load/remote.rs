@@ -149,7 +149,7 @@ async fn get(
             source = s.source();
         }
         SpecError::new(&shown, format!("cannot fetch the description: {why}"))
-            .hint("check the URL, and pass --cacert or --insecure for a server whose certificate is not trusted")
+            .hint(fetch_hint(&e, url))
     })?;
     let status = answer.status();
     if !status.is_success() {
@@ -163,6 +163,43 @@ async fn get(
         .text()
         .await
         .map_err(|e| SpecError::new(&shown, format!("cannot read the description: {e}")))
+}
+
+/// What to do about a fetch that got no answer, told by the error's kind
+/// (not its wording): a certificate is only mentioned for `https://`.
+fn fetch_hint(e: &reqwest::Error, url: &url::Url) -> String {
+    let place = format!(
+        "{}:{}",
+        url.host_str().unwrap_or(""),
+        url.port_or_known_default().unwrap_or(0)
+    );
+    let io_kind = {
+        let mut source = std::error::Error::source(e);
+        let mut kind = None;
+        while let Some(s) = source {
+            if let Some(io) = s.downcast_ref::<std::io::Error>() {
+                kind = Some(io.kind());
+            }
+            source = s.source();
+        }
+        kind
+    };
+    if e.is_timeout() {
+        "no answer came in time: check the URL, or allow longer with --timeout".into()
+    } else if e.is_dns() {
+        format!("the host name of {url} does not resolve: check the URL")
+    } else if io_kind == Some(std::io::ErrorKind::ConnectionRefused) {
+        format!("the connection to {place} was refused: is the server running and listening there?")
+    } else if e.is_connect() && url.scheme() == "https" {
+        "check the URL; for a server whose certificate is not trusted, pass --cacert FILE (the CA that signed it) or --insecure".into()
+    } else if e.is_connect() {
+        format!(
+            "no connection to {place} could be made: check the URL and that the server is running"
+        )
+    } else {
+        "the server closed the connection or answered something that is not HTTP: check the URL"
+            .into()
+    }
 }
 
 fn write(path: &Path, text: &str, shown: &Path) -> Result<(), SpecError> {

@@ -36,9 +36,10 @@ impl Pattern {
         } else if let Some((method, path)) = t.split_once(char::is_whitespace) {
             let path = path.trim();
             let method_ok = method == "*" || Method::from_http(method).is_some();
-            if !method_ok || !path.starts_with('/') {
+            // `DELETE *` is every DELETE, as people write it.
+            if !method_ok || !(path.starts_with('/') || path.starts_with('*')) {
                 return Err(format!(
-                    "`{t}`: a route pattern is `METHOD /path` (GET, POST, … or *), e.g. `DELETE /users/*`"
+                    "`{t}`: a route pattern is `METHOD /path` (GET, POST, … or *), e.g. `DELETE /users/*` or `DELETE *`"
                 ));
             }
             let method = (method != "*").then(|| method.to_ascii_uppercase());
@@ -244,7 +245,10 @@ mod tests {
             !p("/unloadCode").matches(&unload),
             "a GraphQL field is no route"
         );
+        assert!(p("DELETE *").matches(&delete), "`METHOD *` is every path");
+        assert!(!p("DELETE *").matches(&shutdown));
         assert!(Pattern::parse("FETCH /x").is_err());
+        assert!(Pattern::parse("DELETE users").is_err());
         assert!(Pattern::parse("  ").is_err());
     }
 

@@ -36,8 +36,50 @@ pub fn essence(media: &str) -> String {
         .to_ascii_lowercase()
 }
 
-fn is_json(essence: &str) -> bool {
+/// Whether a media type's essence is JSON (`application/json`, `…+json`).
+pub fn is_json(essence: &str) -> bool {
     essence.ends_with("/json") || essence.ends_with("+json")
+}
+
+/// Whether a whole body parses as JSON, a leading byte order mark allowed
+/// (RFC 8259 lets parsers ignore it) and nesting as deep as it goes.
+pub fn parses_as_json(body: &str) -> bool {
+    let text = body.trim_start_matches('\u{feff}');
+    let mut de = serde_json::Deserializer::from_str(text);
+    match <serde::de::IgnoredAny as serde::Deserialize>::deserialize(&mut de).and_then(|_| de.end())
+    {
+        Ok(()) => true,
+        // Nesting past serde_json's limit is no proof the text is not JSON:
+        // judged by its brackets alone.
+        Err(e) if e.classify() == serde_json::error::Category::Syntax && deep(text) => true,
+        Err(_) => false,
+    }
+}
+
+/// Whether `text` nests brackets deeper than serde_json follows (128).
+fn deep(text: &str) -> bool {
+    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for c in text.chars() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '[' | '{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max > 127
 }
 
 /// Whether a response of media type `actual` is one the description's

@@ -86,6 +86,16 @@ pub enum FaultCheck {
         /// The timeout the run used, rounded up.
         seconds: u64,
     },
+    /// The connection was closed or reset before any answer.
+    NoAnswer,
+    /// What came back is not valid HTTP (or was cut off mid-answer).
+    InvalidHttp,
+    /// The status is this, the `Content-Type` says JSON, and the body does
+    /// not parse as JSON.
+    NotJson {
+        /// The status.
+        status: u16,
+    },
     /// The status is this, and the body contains `text`.
     BodyContains {
         /// The status.

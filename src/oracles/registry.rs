@@ -204,6 +204,30 @@ pub const ORACLES: &[Oracle] = &[
         graphql: GraphqlJudge::Walk,
     },
     Oracle {
+        code: "no_answer",
+        class: Class::Defect,
+        severity: Severity::High,
+        concern: Concern::Reliability,
+        title: "The server closed the connection without answering",
+        fires_when: "the connection was made and the request sent, then the server closed or reset it before any answer (a crash on that request, most often); not when no connection could be made at all (the run then stops, unreachable)",
+        group: Group::CodePath,
+        aliases: &[],
+        rest: Judge::NoAnswer(no_answer),
+        graphql: GraphqlJudge::Same,
+    },
+    Oracle {
+        code: "invalid_http",
+        class: Class::Defect,
+        severity: Severity::High,
+        concern: Concern::Reliability,
+        title: "The answer is not valid HTTP",
+        fires_when: "what came back is not valid HTTP: a status line or header the HTTP stack cannot parse (a status that is not three digits, a negative or non-numeric `Content-Length`…), or an answer cut off by a reset or close in the middle of its body; the message quotes its first bytes, escaped (read by sending the request once more over a plain socket, for the first such answer of each operation, over plain HTTP)",
+        group: Group::Operation,
+        aliases: &[],
+        rest: Judge::NoAnswer(invalid_http),
+        graphql: GraphqlJudge::Same,
+    },
+    Oracle {
         code: "timeout",
         class: Class::Defect,
         severity: Severity::Medium,
@@ -362,6 +386,21 @@ pub const ORACLES: &[Oracle] = &[
         rest: Judge::Answer {
             guard: conformance_applies,
             check: invalid_input_accepted,
+        },
+        graphql: GraphqlJudge::None,
+    },
+    Oracle {
+        code: "invalid_json",
+        class: Class::Conformance,
+        severity: Severity::Medium,
+        concern: Concern::Correctness,
+        title: "A body declared JSON is not JSON",
+        fires_when: "the answer's own `Content-Type` says JSON (`application/json`, or any `+json` type such as `application/problem+json`) and its body, read whole (not cut by `--max-body` or the timeout) and not empty or blank, does not parse as JSON (a byte order mark is allowed); a status outside 500–599 and not 429; whatever the description documents",
+        group: Group::AnswerShape,
+        aliases: &[],
+        rest: Judge::Answer {
+            guard: declared_json_applies,
+            check: invalid_json,
         },
         graphql: GraphqlJudge::None,
     },
@@ -610,6 +649,18 @@ fn conformance_applies(a: &Answer<'_>) -> bool {
     a.op.is_some() && !super::is_server_error(a.status) && a.status != 429
 }
 
+/// A whole, non-blank body whose own media type says JSON, of a status
+/// that is not a server error nor 429.
+fn declared_json_applies(a: &Answer<'_>) -> bool {
+    !super::is_server_error(a.status)
+        && a.status != 429
+        && !a.ex.truncated
+        && !a.ex.body.trim().is_empty()
+        && a.ex
+            .header("content-type")
+            .is_some_and(|c| super::conformance::is_json(&super::conformance::essence(c)))
+}
+
 /// As [`conformance_applies`], and the status is documented.
 fn documented_applies(a: &Answer<'_>) -> bool {
     conformance_applies(a) && a.documented().is_some()
@@ -638,13 +689,78 @@ fn timeout(ex: &Exchange) -> Option<Finding> {
     if failure.kind != FailureKind::Timeout {
         return None;
     }
-    let seconds = ex.elapsed.as_secs_f64().ceil().max(1.0) as u64;
+    // The limit that ran out, as given: the time measured is always a
+    // little longer.
+    let limit = failure.limit.unwrap_or(ex.elapsed);
+    let seconds = limit.as_secs_f64().ceil().max(1.0) as u64;
     Some(Finding {
         check: Some(FaultCheck::Timeout { seconds }),
         ..Finding::new(
             "timeout",
             &ex.request.operation,
-            format!("no answer within {seconds} s (--timeout)"),
+            format!("no answer within {} (--timeout)", duration_text(limit)),
+            String::new(),
+        )
+    })
+}
+
+/// `10 s`, `1.5 s`, `700 ms`: a duration as given, to the millisecond.
+pub fn duration_text(d: std::time::Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms.is_multiple_of(1000) {
+        format!("{} s", ms / 1000)
+    } else {
+        let text = format!("{:.3}", d.as_secs_f64());
+        format!("{} s", text.trim_end_matches('0'))
+    }
+}
+
+fn no_answer(ex: &Exchange) -> Option<Finding> {
+    let failure = ex.failure.as_ref()?;
+    (failure.kind == FailureKind::NoAnswer).then(|| Finding {
+        check: Some(FaultCheck::NoAnswer),
+        ..Finding::new(
+            "no_answer",
+            &ex.request.operation,
+            format!(
+                "the server closed the connection without answering ({})",
+                failure.message
+            ),
+            String::new(),
+        )
+    })
+}
+
+fn invalid_http(ex: &Exchange) -> Option<Finding> {
+    let failure = ex.failure.as_ref()?;
+    (failure.kind == FailureKind::InvalidHttp).then(|| Finding {
+        check: Some(FaultCheck::InvalidHttp),
+        ..Finding::new(
+            "invalid_http",
+            &ex.request.operation,
+            format!("the answer is not valid HTTP: {}", failure.message),
+            String::new(),
+        )
+    })
+}
+
+fn invalid_json(a: &Answer<'_>) -> Option<Finding> {
+    if a.ex.json().is_some() || super::conformance::parses_as_json(&a.ex.body) {
+        return None;
+    }
+    let media = super::conformance::essence(a.ex.header("content-type").unwrap_or(""));
+    let start: String = a.ex.body.trim_start().chars().take(40).collect();
+    Some(Finding {
+        check: Some(FaultCheck::NotJson { status: a.status }),
+        ..Finding::new(
+            "invalid_json",
+            a.operation(),
+            format!(
+                "status {} says {media} but its body is not JSON (it begins {start:?})",
+                a.status
+            ),
             String::new(),
         )
     })

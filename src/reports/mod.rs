@@ -36,7 +36,9 @@ pub struct Settings {
     /// directory when under it), the endpoint's URL when the schema came from
     /// introspection, or the demo's embedded description's path in the repository.
     pub spec: Option<String>,
-    /// The seed.
+    /// The seed, written as a JSON string: above 2^53 a JSON number loses
+    /// digits in JavaScript and jq, and the run would not repeat.
+    #[serde(serialize_with = "as_text")]
     pub seed: u64,
     /// Budget in seconds.
     pub budget_s: Option<f64>,
@@ -342,6 +344,11 @@ impl Tally {
             self.auth.see(i, worked, ex, s);
         }
         match (ex.status, &ex.failure) {
+            // A head, then a reset or close mid-body: no answer a client
+            // could read, and no status to count as reached.
+            (Some(_), Some(f)) if f.kind == crate::execution::FailureKind::InvalidHttp => {
+                *op.failures.entry(f.kind.as_str().to_string()).or_default() += 1;
+            }
             (Some(s), _) => {
                 let first_2xx =
                     (200..300).contains(&s) && !op.status_counts.keys().any(|k| k.starts_with('2'));
@@ -482,6 +489,11 @@ impl Report {
     pub fn group_causes(&mut self) {
         self.causes = crate::oracles::causes::group(&self.faults);
     }
+}
+
+/// A number as a JSON string (seeds: every digit kept by any reader).
+fn as_text<S: serde::Serializer>(n: &u64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&n.to_string())
 }
 
 /// Writes `report.json` into `dir`, secrets redacted.

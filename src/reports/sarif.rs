@@ -563,6 +563,9 @@ pub fn render_sarif(report: &Report, ended: SystemTime, secrets: &Secrets) -> St
         "interrupted" => Some(
             "the run was interrupted (Ctrl-C or SIGTERM): only what was tested before is reported",
         ),
+        "rate_limited" => Some(
+            "the server asked to wait past the end of the budget (Retry-After): the operations it asked it of were not tested further",
+        ),
         _ => None,
     };
     if let Some(why) = failed {
@@ -576,7 +579,7 @@ pub fn render_sarif(report: &Report, ended: SystemTime, secrets: &Secrets) -> St
     let s = &report.settings;
     let mut properties = json!({
         "target": s.target,
-        "seed": s.seed,
+        "seed": s.seed.to_string(),
         "requests": report.requests,
         "operations": report.operations.len(),
         "operations_reached": report.operations_reached,

@@ -134,11 +134,12 @@ impl TestRun for ScriptRun {
 
 /// Whether the last response shows the fault as `check` describes it.
 pub fn shows(check: &FaultCheck, last: &Exchange) -> bool {
-    if let FaultCheck::Timeout { .. } = check {
-        return last
-            .failure
-            .as_ref()
-            .is_some_and(|f| f.kind == crate::execution::FailureKind::Timeout);
+    let failed = |kind| last.failure.as_ref().is_some_and(|f| f.kind == kind);
+    match check {
+        FaultCheck::Timeout { .. } => return failed(crate::execution::FailureKind::Timeout),
+        FaultCheck::NoAnswer => return failed(crate::execution::FailureKind::NoAnswer),
+        FaultCheck::InvalidHttp => return failed(crate::execution::FailureKind::InvalidHttp),
+        _ => {}
     }
     let Some(status) = last.status else {
         return false;
@@ -168,7 +169,16 @@ pub fn shows(check: &FaultCheck, last: &Exchange) -> bool {
                     .header("content-type")
                     .is_some_and(|c| crate::oracles::conformance::essence(c) == *media)
         }
-        FaultCheck::Timeout { .. } => false,
+        FaultCheck::Timeout { .. } | FaultCheck::NoAnswer | FaultCheck::InvalidHttp => false,
+        FaultCheck::NotJson { status: s } => {
+            status == *s
+                && !last.truncated
+                && last.header("content-type").is_some_and(|c| {
+                    crate::oracles::conformance::is_json(&crate::oracles::conformance::essence(c))
+                })
+                && !last.body.trim().is_empty()
+                && !crate::oracles::conformance::parses_as_json(&last.body)
+        }
         FaultCheck::BodyContains { status: s, text } => {
             status == *s
                 && (last.body.contains(text.as_str())

@@ -141,6 +141,12 @@ step() {
   code=$?
   if [ "$code" = 28 ]; then
     status=timeout
+  elif [ "$code" = 52 ] || { [ "$code" = 56 ] && [ "$status" = 000 ]; }; then
+    # Closed or reset before any answer.
+    status=no_answer
+  elif [ "$code" = 1 ] || [ "$code" = 8 ] || [ "$code" = 18 ] || [ "$code" = 56 ]; then
+    # Not HTTP (curl: unsupported version, weird reply), or cut mid-answer.
+    status=invalid_http
   elif [ "$code" != 0 ]; then
     echo "curl failed on $method ${path//[[:cntrl:]]/?}" >&2
     exit 2
@@ -195,6 +201,18 @@ PY
   fi
 }
 
+# not_json: the body does not parse as JSON.
+not_json() {
+  if command -v jq >/dev/null 2>&1; then
+    ! jq empty "$tmp/body" >/dev/null 2>&1
+  elif command -v python3 >/dev/null 2>&1; then
+    ! python3 -c 'import json, sys; json.loads(open(sys.argv[1], encoding="utf-8-sig").read())' "$tmp/body" 2>/dev/null
+  else
+    echo "this script needs jq or python3 to read JSON" >&2
+    exit 2
+  fi
+}
+
 # need NAME VALUE: stops when a response did not give a value a later request needs.
 need() {
   if [ -z "$2" ] || [ "$2" = null ]; then
@@ -207,8 +225,9 @@ need() {
 /// The condition, in shell, under which the last response shows the fault.
 fn condition(check: &FaultCheck) -> String {
     let status = |s: u16| format!("[ \"$status\" = {s} ]");
-    // `status` may be the word `timeout`: numeric tests only on numbers.
-    let number = "[ \"$status\" != timeout ]";
+    // `status` may be a word (`timeout`, `no_answer`, `invalid_http`):
+    // numeric tests only on numbers.
+    let number = "case \"$status\" in *[!0-9]*) false ;; esac";
     match check {
         FaultCheck::Status { status: s } => status(*s),
         FaultCheck::ServerError => {
@@ -256,6 +275,12 @@ fn condition(check: &FaultCheck) -> String {
             )
         }
         FaultCheck::Timeout { .. } => "[ \"$status\" = timeout ]".into(),
+        FaultCheck::NoAnswer => "[ \"$status\" = no_answer ]".into(),
+        FaultCheck::InvalidHttp => "[ \"$status\" = invalid_http ]".into(),
+        FaultCheck::NotJson { status: s } => format!(
+            "{} && [ -s \"$tmp/body\" ] && case \"$(content_type)\" in */json|*+json) true ;; *) false ;; esac && not_json",
+            status(*s)
+        ),
         FaultCheck::BodyContains { status: s, text } => {
             let first = text.lines().next().unwrap_or(text);
             format!(

@@ -7,6 +7,7 @@
 
 pub mod options;
 pub mod outputs;
+pub mod phase;
 pub mod queries;
 pub mod replay;
 pub mod search;
@@ -34,6 +35,23 @@ use crate::reproduce;
 pub const EXIT_FAULTS: u8 = 1;
 /// Exit status when the target cannot be reached.
 pub const EXIT_UNREACHABLE: u8 = 3;
+/// Exit status when the run could not do its work for another reason than
+/// an unreachable target: the server asked to wait past the budget's end,
+/// or the outputs could not be written (a full disk).
+pub const EXIT_INCOMPLETE: u8 = 4;
+
+/// A failure while the run works or writes its outputs (not a usage
+/// error): the command exits [`EXIT_INCOMPLETE`].
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct RuntimeFailure(pub String);
+
+impl RuntimeFailure {
+    /// `what` could not be done because of `e`.
+    pub fn error(what: impl std::fmt::Display, e: impl std::fmt::Display) -> anyhow::Error {
+        anyhow::Error::new(RuntimeFailure(format!("{what}: {e}")))
+    }
+}
 
 /// What a run produced, for the commands' summaries.
 pub struct RunSummary {
@@ -41,6 +59,9 @@ pub struct RunSummary {
     pub report: Report,
     /// Whether the target could not be reached.
     pub unreachable: bool,
+    /// Whether the run could not do all its work although the target
+    /// answered (the server asked to wait past the budget's end).
+    pub incomplete: bool,
     /// Oracle codes whose faults fail the run (all when empty).
     pub fail_on: Vec<String>,
     /// The final graph, as report.html draws it (none when the run never
@@ -51,10 +72,13 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
-    /// 0 no faults, 1 faults, 3 unreachable.
+    /// 0 no faults, 1 faults, 3 unreachable, 4 incomplete (the first that
+    /// applies of 3, 4, 1).
     pub fn exit_code(&self) -> ExitCode {
         if self.unreachable {
             ExitCode::from(EXIT_UNREACHABLE)
+        } else if self.incomplete {
+            ExitCode::from(EXIT_INCOMPLETE)
         } else if !self.report.faults.iter().any(|f| {
             self.fail_on.is_empty()
                 || crate::oracles::registry::expand(&self.fail_on).contains(&f.code.as_str())
@@ -83,22 +107,27 @@ pub async fn execute(
         "cartograph: seed {} (repeat this run with --seed {})",
         session.seed, session.seed
     );
-    let graph = graph::build(&api);
-    outputs::write_graph(&options.out.join("graph-initial.json"), &graph)?;
+    let graph = phase::timed("building the graph", || graph::build(&api));
+    outputs::write_graph(&options.out.join("graph-initial.json"), &graph)
+        .map_err(|e| RuntimeFailure::error("cannot write graph-initial.json", format!("{e:#}")))?;
     let feedback = options
         .feedback()
         .then(|| Feedback::new(options.suspend_after));
     let config = options.search_config(session.seed, &session.target);
     match api.graphql.clone() {
         Some(ts) => {
-            let search = Search::graphql(api.clone(), &ts, graph, feedback, config);
+            let search = phase::timed("preparing the search", || {
+                Search::graphql(api.clone(), &ts, graph, feedback, config)
+            });
             drive(api, search, session, options, |p: &Graphql, report| {
                 report.schema_coverage = Some(p.coverage());
             })
             .await
         }
         None => {
-            let search = Search::rest(api.clone(), graph, feedback, config);
+            let search = phase::timed("preparing the search", || {
+                Search::rest(api.clone(), graph, feedback, config)
+            });
             drive(api, search, session, options, |_: &Rest, _| {}).await
         }
     }
@@ -133,7 +162,7 @@ async fn drive<P: Protocol>(
     // One politeness for every phase: the rate holds from the server's view.
     let politeness = Arc::new(config.politeness());
     let transport = search::transport(&api, &config)?;
-    let outcome = search::search(
+    let mut outcome = search::search(
         driver.clone(),
         fault_count,
         config.clone(),
@@ -144,7 +173,22 @@ async fn drive<P: Protocol>(
         &mut tally,
         options,
     )
-    .await?;
+    .await
+    .map_err(|e| RuntimeFailure::error("the search could not go on", format!("{e:#}")))?;
+    // The engine stopped for a server-wide limit: replays would only be
+    // refused the same way.
+    let server_wide_limit = outcome.stop == StopReason::RateLimited;
+    let rate_warning = outcome.rate_limit_warning();
+    if rate_warning.is_some()
+        && matches!(
+            outcome.stop,
+            StopReason::Budget | StopReason::MaxRequests | StopReason::Exhausted
+        )
+    {
+        // Some operations were never called after the server's answer: the
+        // run did not do all its work, whatever else ended it.
+        outcome.stop = StopReason::RateLimited;
+    }
     // The lock is held only here: the replays below await the engine.
     let (mut report, graph_doc, checker, mut ledger, replays, mut suite_doc) = {
         let mut search = driver.lock().unwrap_or_else(|e| e.into_inner());
@@ -152,6 +196,10 @@ async fn drive<P: Protocol>(
             eprintln!("warning: {}", one_line(&secrets.redact(&w)));
         }
         let mut report = tally.report(settings, &outcome, search.faults().faults());
+        if let Some(w) = &rate_warning {
+            eprintln!("warning: {w}");
+            report.warnings.push(w.clone());
+        }
         report.search = Some(search.summary());
         // Said once each, after the search: what it cost, and that it was
         // held to its share.
@@ -166,7 +214,9 @@ async fn drive<P: Protocol>(
             &report.operations,
         ));
         extras(search.protocol(), &mut report);
-        outputs::write_graph(&options.out.join("graph-final.json"), search.graph())?;
+        outputs::write_graph(&options.out.join("graph-final.json"), search.graph()).map_err(
+            |e| RuntimeFailure::error("cannot write graph-final.json", format!("{e:#}")),
+        )?;
         let graph_doc = graph::export::to_document(search.graph());
         // Written now, and again once the replays tell what became of each test.
         let suite_doc = search.suite_document();
@@ -206,6 +256,7 @@ async fn drive<P: Protocol>(
     let replays_allowed = !options.no_replay
         && outcome.auth_error.is_none()
         && outcome.unreachable.is_none()
+        && !server_wide_limit
         && outcome.stop != StopReason::Interrupted;
     let mut suite_files = None;
     if replays_allowed {
@@ -227,7 +278,8 @@ async fn drive<P: Protocol>(
             options,
             &secrets,
         )
-        .await?;
+        .await
+        .map_err(|e| RuntimeFailure::error("the replays could not go on", format!("{e:#}")))?;
         annotate_suite(&mut suite_doc, &outcome.fates);
         write_suite_document(&options.out, &suite_doc, &secrets)?;
         suite_files = Some(outcome.files);
@@ -256,12 +308,20 @@ async fn drive<P: Protocol>(
             report.warnings.push(w);
         }
     }
-    reports::write_report(&options.out, &report, &secrets)?;
+    reports::write_report(&options.out, &report, &secrets).map_err(|e| {
+        RuntimeFailure::error(
+            format!("cannot write {}", options.out.join("report.json").display()),
+            e,
+        )
+    })?;
     let graphs = std::slice::from_ref(&graph_doc);
     for w in reports::write_extras(&options.out, &report, graphs, &secrets).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot write report.html, junit.xml or report.sarif in {}: {e}",
-            options.out.display()
+        RuntimeFailure::error(
+            format!(
+                "cannot write report.html, junit.xml or report.sarif in {}",
+                options.out.display()
+            ),
+            e,
         )
     })? {
         eprintln!("warning: {}", one_line(&secrets.redact(&w)));
@@ -269,6 +329,7 @@ async fn drive<P: Protocol>(
     eprintln!("{}", summary_line(&report, options));
     Ok(RunSummary {
         unreachable: outcome.unreachable.is_some(),
+        incomplete: outcome.stop == StopReason::RateLimited,
         report,
         fail_on: options.fail_on.clone(),
         graph: Some(graph_doc),
@@ -286,7 +347,7 @@ fn write_suite_document(
     let text = crate::execution::wire::exact_numbers_written(serde_json::to_string_pretty(doc)?);
     let path = dir.join("suite.json");
     std::fs::write(&path, format!("{}\n", secrets.redact(&text)))
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+        .map_err(|e| RuntimeFailure::error(format!("cannot write {}", path.display()), e))
 }
 
 /// Records on each test of `suite.json` its Hurl file (`hurl`) or why it

@@ -33,7 +33,7 @@ pub struct RunOptions {
     /// (exactly so with --concurrency 1 and --max-requests: the search paces
     /// itself by the share of the budget spent, and a time budget is spent
     /// differently from run to run).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_seed)]
     pub seed: Option<u64>,
     /// Global rate limit across all operations: `10/s`, `120/m`, `1000/h`.
     #[arg(long, value_parser = execution::parse_rate, value_name = "RATE")]
@@ -83,11 +83,13 @@ pub struct RunOptions {
     /// Private key (PEM) of --cert.
     #[arg(long, value_name = "FILE", requires = "cert", help_heading = "TLS")]
     pub key: Option<PathBuf>,
-    /// Give up on a request after this long.
-    #[arg(long, value_parser = parse_duration, default_value = "10s", value_name = "DURATION")]
+    /// Give up on a request after this long (above zero).
+    #[arg(long, value_parser = parse_timeout, default_value = "10s", value_name = "DURATION")]
     pub timeout: Duration,
-    /// Read at most this many bytes of a response body.
-    #[arg(long, default_value_t = 4 * 1024 * 1024, value_name = "BYTES")]
+    /// Read at most this much of a response body: bytes, or with a unit
+    /// (`64k`, `4MiB`, `1MB`; k, M, G and KiB, MiB, GiB count by 1024, kB, MB
+    /// and GB by 1000).
+    #[arg(long, value_parser = parse_bytes, default_value = "4MiB", value_name = "SIZE")]
     pub max_body: usize,
     /// Retries of a request answered 429 or 503, after the wait the server asks for.
     #[arg(long, default_value_t = 3, value_name = "N")]
@@ -148,6 +150,80 @@ pub struct RunOptions {
     pub select: SelectArgs,
 }
 
+/// How a command that only reads a description fetches it from an
+/// `http(s)://` URL (`graph`, `inspect`): the headers and TLS settings of
+/// `run`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct FetchArgs {
+    /// A header sent when fetching the description from a URL, `Name: value`
+    /// (repeatable); values are secrets, never written anywhere.
+    #[arg(
+        long = "header",
+        short = 'H',
+        value_name = "'NAME: VALUE'",
+        help_heading = "Fetching a description from a URL"
+    )]
+    pub headers: Vec<String>,
+    /// Trust the CA certificates of this PEM file besides the system's.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Fetching a description from a URL"
+    )]
+    pub cacert: Option<PathBuf>,
+    /// Do not check the server's certificate at all. Prefer --cacert.
+    #[arg(long, help_heading = "Fetching a description from a URL")]
+    pub insecure: bool,
+    /// Client certificate (PEM) for servers that ask for one; with --key.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "key",
+        help_heading = "Fetching a description from a URL"
+    )]
+    pub cert: Option<PathBuf>,
+    /// Private key (PEM) of --cert.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "cert",
+        help_heading = "Fetching a description from a URL"
+    )]
+    pub key: Option<PathBuf>,
+    /// Give up on fetching after this long (above zero).
+    #[arg(long, value_parser = parse_timeout, default_value = "30s", value_name = "DURATION", help_heading = "Fetching a description from a URL")]
+    pub timeout: Duration,
+}
+
+impl FetchArgs {
+    /// The headers, parsed.
+    pub fn headers(&self) -> anyhow::Result<Vec<(String, String)>> {
+        parse_headers(&self.headers)
+    }
+
+    /// The client that fetches the description.
+    pub fn client(&self) -> anyhow::Result<reqwest::Client> {
+        let tls = execution::tls::Tls {
+            cacert: self.cacert.clone(),
+            insecure: self.insecure,
+            cert: self.cert.clone(),
+            key: self.key.clone(),
+        };
+        if self.insecure {
+            eprintln!("warning: --insecure: the server's certificate is not checked");
+        }
+        execution::fetch_client(&tls, self.timeout).map_err(anyhow::Error::msg)
+    }
+}
+
+/// `-H` values as (name, value) pairs; an error names the flag.
+pub fn parse_headers(headers: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    headers
+        .iter()
+        .map(|h| execution::parse_header(h).map_err(|e| anyhow::anyhow!("--header: {e}")))
+        .collect()
+}
+
 /// Which operations a command works on.
 #[derive(Debug, Args, Clone, Default)]
 pub struct SelectArgs {
@@ -155,13 +231,13 @@ pub struct SelectArgs {
     /// glob (`get*`), `METHOD /path` as written in the description
     /// (`GET /users/*`; `*` is any text, `/` included), `tag:NAME`, or a
     /// GraphQL root field (`Query.user*`).
-    #[arg(long, value_name = "PATTERN", help_heading = "Selection")]
+    #[arg(long, value_name = "PATTERN", value_parser = parse_pattern, help_heading = "Selection")]
     pub include: Vec<String>,
     /// Never the operations this pattern names (repeatable; same patterns as
     /// --include, and it wins over it): `--exclude 'POST /admin/*'
     /// --exclude 'Mutation.shutdown'`. Excluded operations get no request in
     /// any phase.
-    #[arg(long, value_name = "PATTERN", help_heading = "Selection")]
+    #[arg(long, value_name = "PATTERN", value_parser = parse_pattern, help_heading = "Selection")]
     pub exclude: Vec<String>,
 }
 
@@ -282,6 +358,12 @@ fn fence(api: &Api) -> Fence {
     )
 }
 
+/// Checks an `--include`/`--exclude` pattern (so that a bad one in a
+/// configuration file is reported at its line).
+pub fn parse_pattern(text: &str) -> Result<String, String> {
+    crate::model::select::Pattern::parse(text).map(|_| text.to_string())
+}
+
 /// Parses `PATTERN=RATE` (`POST /search=1/s`).
 pub fn parse_rate_for(text: &str) -> Result<(String, execution::Rate), String> {
     let Some((pattern, rate)) = text.rsplit_once('=') else {
@@ -299,4 +381,101 @@ pub fn parse_rate_for(text: &str) -> Result<(String, execution::Rate), String> {
 /// Parses `90s`, `5m`, `1h`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     humantime::parse_duration(text).map_err(|e| format!("{text:?}: {e} (write e.g. 90s, 5m, 1h)"))
+}
+
+/// Parses a per-request timeout: a duration above zero (`0s` would make
+/// every request a timeout before it is sent).
+pub fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d.is_zero() {
+        return Err(format!(
+            "{text:?}: the timeout must be above zero (write e.g. 500ms, 10s)"
+        ));
+    }
+    Ok(d)
+}
+
+/// Parses a size: bytes (`1000000`), or a number with a unit: `k`, `M`, `G`
+/// (also `KiB`, `MiB`, `GiB`) count by 1024, `kB`, `MB`, `GB` by 1000, as dd
+/// reads them; `1.5M` is allowed. Zero is refused: no body would be read.
+pub fn parse_bytes(text: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let unit = unit.trim();
+    let factor: f64 = match unit {
+        "" | "b" | "B" => 1.0,
+        "k" | "K" | "KiB" | "kiB" | "Ki" => 1024.0,
+        "kB" | "KB" => 1e3,
+        "m" | "M" | "MiB" | "Mi" => 1024.0 * 1024.0,
+        "MB" => 1e6,
+        "g" | "G" | "GiB" | "Gi" => 1024.0 * 1024.0 * 1024.0,
+        "GB" => 1e9,
+        other => {
+            return Err(format!(
+                "{text:?}: unknown unit {other:?}; write bytes, or a number with k, M, G (by 1024; also KiB, MiB, GiB) or kB, MB, GB (by 1000), e.g. 64k or 4MiB"
+            ))
+        }
+    };
+    let n: f64 = number.replace('_', "").parse().map_err(|_| {
+        format!("{text:?} is not a size; write bytes, or a number with a unit, e.g. 64k or 4MiB")
+    })?;
+    let bytes = (n * factor).round();
+    if !(bytes >= 1.0 && bytes <= usize::MAX as f64) {
+        return Err(format!("{text:?}: the size must be at least one byte"));
+    }
+    Ok(bytes as usize)
+}
+
+/// Parses a seed: a number up to 2^64 - 1, as reports write it (a JSON
+/// string, so that JavaScript and jq keep every digit; its quotes may come
+/// along when it is copied from there).
+pub fn parse_seed(text: &str) -> Result<u64, String> {
+    let t = text.trim().trim_matches('"');
+    t.parse().map_err(|_| {
+        format!("{text:?} is not a seed: write a whole number from 0 to 18446744073709551615")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_units() {
+        assert_eq!(parse_bytes("1000000"), Ok(1_000_000));
+        assert_eq!(parse_bytes("1k"), Ok(1024));
+        assert_eq!(parse_bytes("64K"), Ok(65_536));
+        assert_eq!(parse_bytes("4MiB"), Ok(4 * 1024 * 1024));
+        assert_eq!(parse_bytes("4M"), Ok(4 * 1024 * 1024));
+        assert_eq!(parse_bytes("1MB"), Ok(1_000_000));
+        assert_eq!(parse_bytes("2kB"), Ok(2000));
+        assert_eq!(parse_bytes("1.5k"), Ok(1536));
+        assert_eq!(parse_bytes("1GiB"), Ok(1 << 30));
+        assert!(parse_bytes("0").unwrap_err().contains("at least one byte"));
+        assert!(parse_bytes("1x").unwrap_err().contains("unknown unit"));
+        assert!(parse_bytes("lots").is_err());
+    }
+
+    #[test]
+    fn a_timeout_must_be_above_zero() {
+        assert_eq!(parse_timeout("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_timeout("500ms"), Ok(Duration::from_millis(500)));
+        assert!(parse_timeout("0s").unwrap_err().contains("above zero"));
+        assert!(parse_timeout("0ms").is_err());
+    }
+
+    #[test]
+    fn seeds_come_back_as_written() {
+        assert_eq!(parse_seed("18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(
+            parse_seed("\"12345678901234567890\""),
+            Ok(12_345_678_901_234_567_890)
+        );
+        assert_eq!(parse_seed("7"), Ok(7));
+        assert!(parse_seed("18446744073709551616").is_err());
+        assert!(parse_seed("-1").is_err());
+    }
 }

@@ -193,6 +193,11 @@ pub async fn execute(
     }
 
     let mut report = tally.report(settings, &outcome, faults.faults());
+    if let Some(w) = outcome.rate_limit_warning() {
+        eprintln!("warning: {w}");
+        report.warnings.push(w);
+        report.stop = "rate_limited".into();
+    }
     report.schema_coverage = Some(coverage.summary());
     report.query_log = Some(reports::QueryLogSummary {
         requests: log.requests as u64,
@@ -277,6 +282,8 @@ pub async fn execute(
     }
     Ok(RunSummary {
         unreachable: outcome.unreachable.is_some(),
+        incomplete: outcome.stop == crate::execution::StopReason::RateLimited
+            || !outcome.rate_limited.is_empty(),
         report,
         fail_on: flags.fail_on.clone(),
         graph: Some(graph_doc),

@@ -15,8 +15,7 @@ use crate::reports::{self, Settings, Tally};
 /// The schema of the GraphQL endpoint `target`, from the standard
 /// introspection query (sent with the flags' headers).
 pub async fn introspect(target: &str, flags: &RunOptions) -> anyhow::Result<Api> {
-    let endpoint = url::Url::parse(target)
-        .map_err(|e| anyhow::anyhow!("--target {target:?} is not a URL: {e}"))?;
+    let endpoint = parse_target(target)?;
     let mut headers = Vec::new();
     for h in &flags.headers {
         headers.push(execution::parse_header(h).map_err(|e| anyhow::anyhow!("--header: {e}"))?);
@@ -27,6 +26,35 @@ pub async fn introspect(target: &str, flags: &RunOptions) -> anyhow::Result<Api>
         loaded.api.operations.len()
     );
     Ok(loaded.api)
+}
+
+/// A target URL as given to `--target`: `http://` or `https://`; without
+/// a scheme (`127.0.0.1:8080`, `localhost:8080/api`) the error says what
+/// to write instead.
+pub fn parse_target(text: &str) -> anyhow::Result<url::Url> {
+    let t = text.trim();
+    // Errors quote the target without its password.
+    let shown = execution::without_userinfo(t);
+    let t_shown = shown.as_str();
+    if !t.contains("://") {
+        // No URL to parse: whatever precedes an `@` may be a password.
+        let host = t.rsplit('@').next().unwrap_or(t).trim_start_matches('/');
+        anyhow::bail!(
+            "--target {host:?} has no scheme: add http:// or https://, e.g. --target http://{host}"
+        );
+    }
+    let url = url::Url::parse(t)
+        .map_err(|e| anyhow::anyhow!("--target {t_shown:?} is not a URL: {e}"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        anyhow::bail!(
+            "--target {t_shown:?}: the scheme must be http:// or https://, not {}://",
+            url.scheme()
+        );
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        anyhow::bail!("--target {t_shown:?} names no host: write e.g. http://127.0.0.1:8080");
+    }
+    Ok(url)
 }
 
 /// What every command that talks to a target sets up first.
@@ -54,15 +82,7 @@ pub async fn open_session(
     target: &str,
     flags: &RunOptions,
 ) -> anyhow::Result<Result<Session, RunSummary>> {
-    let mut target_url = url::Url::parse(target).map_err(|e| {
-        anyhow::anyhow!(
-            "--target {:?} is not a URL: {e}",
-            execution::without_userinfo(target)
-        )
-    })?;
-    if !matches!(target_url.scheme(), "http" | "https") {
-        anyhow::bail!("--target must be an http:// or https:// URL");
-    }
+    let mut target_url = parse_target(target)?;
     // A user and password in the target are credentials: sent as Basic
     // auth, like a -H header, and never in the target any file names.
     let userinfo = execution::take_userinfo(&mut target_url);
@@ -160,12 +180,14 @@ pub async fn open_session(
             elapsed: Duration::ZERO,
             auth_error: None,
             unreachable: Some(format!("no TCP connection to {target_url}")),
+            rate_limited: Vec::new(),
         };
         let report = tally.report(settings, &outcome, Vec::new());
         reports::write_report(&flags.out, &report, &secrets)?;
         return Ok(Err(RunSummary {
             report,
             unreachable: true,
+            incomplete: false,
             fail_on: flags.fail_on.clone(),
             graph: None,
             suite_files: None,
@@ -217,4 +239,24 @@ async fn reachable(url: &url::Url) -> bool {
         .await,
         Ok(Ok(_))
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_target_without_a_scheme_says_to_add_one() {
+        for t in ["127.0.0.1:8080", "localhost:8080/api", "example.com"] {
+            let e = parse_target(t).unwrap_err().to_string();
+            assert!(e.contains("add http:// or https://"), "{e}");
+            assert!(e.contains(&format!("--target http://{t}")), "{e}");
+        }
+        let e = parse_target("ftp://example.com").unwrap_err().to_string();
+        assert!(e.contains("must be http:// or https://"), "{e}");
+        assert_eq!(
+            parse_target("http://127.0.0.1:8080/api").unwrap().as_str(),
+            "http://127.0.0.1:8080/api"
+        );
+    }
 }

@@ -4,8 +4,10 @@
 //! current tokio runtime:
 //!
 //! - the main server, described by [`MISBEHAVING_SPEC`], whose endpoints are
-//!   slow, endless, huge, invalid, dropped, rate limited, redirecting or
-//!   demanding fresh credentials;
+//!   slow, endless, huge, invalid (JSON that is not, a bad status line, a
+//!   negative `Content-Length`, a reset in the middle of the answer), dropped
+//!   or reset before answering, rate limited (for a while, or far past any
+//!   budget), redirecting or demanding fresh credentials;
 //! - an "other origin" that answers 200 to anything, so tests can check that
 //!   an off-origin redirect never carries credentials there.
 //!
@@ -18,7 +20,9 @@
 //! to axum directly. A front task accepts each connection and reads its request
 //! head; a `/drop` request is recorded and its socket closed without a byte
 //! written, every other connection is handed to axum together with the bytes
-//! already read. That only sees the first request of a connection, so every
+//! already read (`/reset`, `/bad-status`, `/negative-length` and `/reset-mid`
+//! are answered by the front door itself, with raw bytes no HTTP library
+//! would write). That only sees the first request of a connection, so every
 //! response carries `Connection: close`: each connection then holds exactly one
 //! request, and a `/drop` can never arrive on a reused connection.
 
@@ -63,6 +67,19 @@ pub const SLOW_DELAY: Duration = Duration::from_secs(10);
 pub const BIG_BODY_BYTES: usize = 20 * 1024 * 1024;
 /// Body of `/invalid-json`: JSON cut off in the middle of an object.
 pub const INVALID_JSON_BODY: &str = r#"{"id": 1, "name": "#;
+/// What `/bad-status` sends: a status that is not three digits.
+pub const BAD_STATUS_ANSWER: &[u8] =
+    b"HTTP/1.1 abc OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+/// What `/negative-length` sends: a negative `Content-Length`.
+pub const NEGATIVE_LENGTH_ANSWER: &[u8] =
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: -5\r\n\r\n{}";
+/// What `/reset-mid` sends before it resets the connection: a head that
+/// promises 100 bytes, and 14 of them.
+pub const RESET_MID_ANSWER: &[u8] =
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"id\": 1, \"nam";
+/// The `Retry-After` (seconds) of `/rate-long` and `/rate-long-2`: longer
+/// than any test's budget.
+pub const LONG_RETRY_AFTER: u64 = 120;
 
 /// Size of each `/endless` chunk and the pause between chunks: about 4 MB/s,
 /// fast enough to hit a body cap quickly, slow enough not to hog a test's CPU.
@@ -273,6 +290,8 @@ fn main_router(state: Arc<MainState>) -> Router {
         .route("/redirect-away", get(redirect_away))
         .route("/redirect-same", get(redirect_same))
         .route("/unauthorized", get(unauthorized))
+        .route("/rate-long", get(rate_long))
+        .route("/rate-long-2", get(rate_long))
         .route("/echo", axum::routing::post(echo))
         .fallback(not_found)
         // The description promises 404 for anything it does not list, wrong
@@ -558,6 +577,15 @@ async fn echo(body: Bytes) -> Response {
     }
 }
 
+/// 429 with a `Retry-After` past any test's budget, every time.
+async fn rate_long() -> Response {
+    let mut response = error(StatusCode::TOO_MANY_REQUESTS, "come back much later");
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(LONG_RETRY_AFTER));
+    response
+}
+
 /// The other origin: records everything and answers 200.
 async fn collect(State(log): State<Arc<Log>>, request: Request) -> Json<Value> {
     log.push(Received::from_parts(
@@ -640,10 +668,17 @@ async fn triage(
     };
     if let Some(received) = parse_head(&head) {
         let target = received.path.split('?').next().unwrap_or_default();
-        if target == "/drop" {
+        let raw: Option<&[u8]> = match target {
+            "/drop" | "/reset" => Some(b""),
+            "/bad-status" => Some(BAD_STATUS_ANSWER),
+            "/negative-length" => Some(NEGATIVE_LENGTH_ANSWER),
+            "/reset-mid" => Some(RESET_MID_ANSWER),
+            _ => None,
+        };
+        if let Some(raw) = raw {
+            let reset = target == "/reset" || target == "/reset-mid";
             state.log.push(received);
-            // Dropping the socket closes it without a byte of response.
-            drop(stream);
+            answer_raw(stream, raw, reset).await;
             return;
         }
     }
@@ -656,6 +691,24 @@ async fn triage(
         },
         peer,
     ));
+}
+
+/// Writes `raw` (no HTTP framing of axum's), then closes the connection:
+/// with a reset (RST) when `reset`, else normally. Dropping the socket with
+/// nothing written is `/drop`: closed without a byte of response.
+async fn answer_raw(mut stream: TcpStream, raw: &[u8], reset: bool) {
+    use tokio::io::AsyncWriteExt;
+    if !raw.is_empty() {
+        let _ = stream.write_all(raw).await;
+        let _ = stream.flush().await;
+        // Let the bytes leave before the reset discards what is unsent.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    if reset {
+        // SO_LINGER 0: closing sends RST instead of FIN.
+        let _ = stream.set_zero_linger();
+    }
+    drop(stream);
 }
 
 /// Reads until the end of the request head (a blank line), end of stream or

@@ -57,8 +57,8 @@ pub struct SearchSummary {
     pub learnt_constraints: Vec<crate::generation::constraints::Learnt>,
 }
 
-/// Slow answers (or timeouts) in a row after which an operation counts as
-/// slow.
+/// Slow answers (or timeouts, dropped connections, invalid HTTP) in a row
+/// after which an operation is called less often.
 const SLOW_AFTER: u32 = 3;
 
 /// An answer that took this long counts as slow: an endpoint that sleeps
@@ -169,6 +169,8 @@ pub struct Search<P: Protocol> {
     slow: Vec<Option<SlowSince>>,
     /// Per operation: requests answered or failed, and the longest one.
     answers: Vec<(u64, std::time::Duration)>,
+    /// Per operation: the server asked to wait on it past the budget.
+    aside: Vec<bool>,
     /// Per operation: time its requests took, and the total over all.
     spent: Vec<std::time::Duration>,
     spent_total: std::time::Duration,
@@ -204,6 +206,7 @@ impl<P: Protocol> Search<P> {
         let timeouts = vec![0; api.operations.len()];
         let slow = vec![None; api.operations.len()];
         let answers = vec![(0, std::time::Duration::ZERO); api.operations.len()];
+        let aside = vec![false; api.operations.len()];
         let spent = vec![std::time::Duration::ZERO; api.operations.len()];
         let positions = api.operation_positions();
         let cx = Cx::new(api, graph, feedback, config, ops);
@@ -211,6 +214,7 @@ impl<P: Protocol> Search<P> {
             timeouts,
             slow,
             answers,
+            aside,
             spent,
             spent_total: std::time::Duration::ZERO,
             requests_total: 0,
@@ -444,6 +448,10 @@ impl<P: Protocol> Search<P> {
     fn too_slow(&self, test: &TestCase<P::Genes>) -> bool {
         let ops = self.cx.ops.len().max(1) as u32;
         let share = self.spent_total / ops;
+        // Its requests would not be sent at all.
+        if test.calls.iter().any(|c| self.aside[c.op]) {
+            return true;
+        }
         test.calls
             .iter()
             .any(|c| self.slow[c.op].is_some() && self.spent[c.op] > share)
@@ -469,7 +477,13 @@ impl<P: Protocol> Search<P> {
             *requests += 1;
             *slowest = (*slowest).max(ex.elapsed);
             match &ex.failure {
-                Some(f) if f.kind == crate::execution::FailureKind::Timeout => {
+                // A timeout costs a whole --timeout; a dropped connection
+                // or an answer that is not HTTP teaches nothing more the
+                // tenth time: both are called less.
+                Some(f)
+                    if f.kind == crate::execution::FailureKind::Timeout
+                        || f.kind.is_broken_answer() =>
+                {
                     self.timeouts[op] += 1;
                 }
                 _ if ex.status.is_some() && ex.elapsed >= SLOW_ANSWER => self.timeouts[op] += 1,
@@ -536,6 +550,12 @@ impl<P: Protocol> Driver for Search<P> {
         }
         let test = self.next_case();
         Some(self.start(test))
+    }
+
+    fn set_aside(&mut self, operation: &str) {
+        if let Some(&op) = self.positions.get(operation) {
+            self.aside[op] = true;
+        }
     }
 
     fn finished(&mut self, test: Box<dyn TestRun>, exchanges: Vec<Exchange>) {

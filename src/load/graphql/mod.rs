@@ -46,6 +46,7 @@ pub fn load_sdl(text: &str, path: &Path) -> Result<Loaded, SpecError> {
     Ok(Loaded {
         api: api_from_type_system(ts, file_title(path), SpecFormat::GraphqlSdl),
         warnings: sink.warnings,
+        why_empty: None,
     })
 }
 
@@ -112,6 +113,7 @@ pub fn load_introspection(value: &Value, path: &Path) -> Result<Loaded, SpecErro
     Ok(Loaded {
         api: api_from_type_system(ts, file_title(path), SpecFormat::GraphqlIntrospection),
         warnings: sink.warnings,
+        why_empty: None,
     })
 }
 

@@ -49,11 +49,16 @@ pub fn load(root: Value, path: &Path) -> Result<Loaded, SpecError> {
         expanded: HashMap::new(),
         warnings: Vec::new(),
         warned: HashSet::new(),
+        why_empty: None,
     };
     let api = cx.convert_api()?;
     let mut warnings = cx.warnings;
     warnings.dedup();
-    Ok(Loaded { api, warnings })
+    Ok(Loaded {
+        api,
+        warnings,
+        why_empty: cx.why_empty,
+    })
 }
 
 pub(super) fn detect_version(root: &Value, path: &Path) -> Result<SpecFormat, SpecError> {
@@ -115,6 +120,8 @@ pub(super) struct Converter<'a> {
     pub(super) warnings: Vec<Warning>,
     /// (file, location) pairs already warned about, so each skipped part warns once.
     pub(super) warned: HashSet<(DocId, String)>,
+    /// Why `paths` gave no operation, when it gave none.
+    pub(super) why_empty: Option<String>,
 }
 
 /// Why an operation could not be loaded.
@@ -175,6 +182,7 @@ impl<'a> Converter<'a> {
 
         let servers = self.servers();
         let mut operations = Vec::new();
+        let warned_before = self.warnings.len();
         let global_consumes = string_list(root.get("consumes"));
         let global_produces = string_list(root.get("produces"));
         match root.get("paths") {
@@ -201,6 +209,9 @@ impl<'a> Converter<'a> {
                 "`paths` is not a mapping; no operations loaded",
             ),
             None => {}
+        }
+        if operations.is_empty() {
+            self.why_empty = Some(self.why_no_operations(warned_before));
         }
 
         let mut webhooks = Vec::new();
@@ -240,6 +251,7 @@ impl<'a> Converter<'a> {
             self.schemas.insert(name, schema);
         }
 
+        self.warn_reference_cycles();
         let security_schemes = self.security_schemes();
         name_operations(&mut operations, &mut self.warnings, self.docs.path(0));
         resolve_links(&mut operations);
@@ -258,6 +270,109 @@ impl<'a> Converter<'a> {
             left_out: Vec::new(),
             inline,
         })
+    }
+
+    /// Warns, once per cycle and where it starts, about named schemas that
+    /// only refer to each other (`A: {$ref: B}`, `B: {$ref: A}`): no shape
+    /// is ever defined, so their values are generated and checked as any
+    /// JSON value.
+    fn warn_reference_cycles(&mut self) {
+        let bare = |s: &Schema| {
+            let mut s = s.clone();
+            s.description = None;
+            s.reference.is_some() && s == Schema::named(s.reference.clone().unwrap_or_default())
+        };
+        let places: HashMap<String, crate::load::document::Target> = self
+            .named
+            .iter()
+            .map(|(t, n)| (n.clone(), t.clone()))
+            .collect();
+        let mut reported: HashSet<String> = HashSet::new();
+        let mut found = Vec::new();
+        for start in self.schemas.keys() {
+            if reported.contains(start) {
+                continue;
+            }
+            let mut chain = vec![start.clone()];
+            let mut at = start;
+            while let Some(next) = self
+                .schemas
+                .get(at)
+                .filter(|s| bare(s))
+                .and_then(|s| s.reference.as_ref())
+            {
+                if let Some(k) = chain.iter().position(|n| n == next) {
+                    let cycle: Vec<String> = chain[k..].to_vec();
+                    if cycle.iter().all(|n| !reported.contains(n)) {
+                        reported.extend(cycle.iter().cloned());
+                        found.push(cycle);
+                    }
+                    break;
+                }
+                chain.push(next.clone());
+                at = next;
+            }
+        }
+        for cycle in found {
+            let Some(target) = places.get(&cycle[0]).cloned() else {
+                continue;
+            };
+            let path = cycle
+                .iter()
+                .chain(std::iter::once(&cycle[0]))
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" → ");
+            self.warn(
+                target.doc,
+                format!("#{}", target.pointer),
+                format!("`$ref` cycle {path}: these schemas only refer to each other and never define a shape; their values are generated and checked as any JSON value"),
+            );
+        }
+    }
+
+    /// Why `paths` gave no operation; `skipped_from` is where the warnings
+    /// about the parts of `paths` begin.
+    fn why_no_operations(&self, skipped_from: usize) -> String {
+        let root = self.root();
+        let webhooks = if root
+            .get("webhooks")
+            .is_some_and(|w| w.as_object().is_some_and(|m| !m.is_empty()))
+        {
+            " (its webhooks are requests the server sends, not operations to call)"
+        } else {
+            ""
+        };
+        let paths = match root.get("paths") {
+            None => return format!("the document has no `paths`{webhooks}"),
+            Some(Value::Object(p)) => p,
+            Some(_) => return "`paths` is not a mapping".to_string(),
+        };
+        let listed = paths.keys().filter(|k| !k.starts_with("x-")).count();
+        if listed == 0 {
+            return format!("`paths` is empty{webhooks}");
+        }
+        let skipped: Vec<&Warning> = self.warnings[skipped_from..].iter().collect();
+        if skipped.is_empty() {
+            return format!(
+                "its {listed} path(s) declare no operation (get, put, post, delete, options, head, patch or trace)"
+            );
+        }
+        let shown: Vec<String> = skipped
+            .iter()
+            .take(5)
+            .map(|w| format!("{} ({})", w.location, w.message))
+            .collect();
+        format!(
+            "every operation was skipped ({} part(s) of `paths`): {}{}",
+            skipped.len(),
+            shown.join("; "),
+            if skipped.len() > shown.len() {
+                "; …"
+            } else {
+                ""
+            }
+        )
     }
 
     pub(super) fn servers(&self) -> Vec<String> {

@@ -181,6 +181,13 @@ impl<'a> Converter<'a> {
                 return s;
             }
             if visiting.contains(&target) {
+                // Only `$ref`s that are nothing else come back here (a target
+                // with a shape of its own that recurs is named): a cycle.
+                self.warn(
+                    doc,
+                    format!("#{pointer}"),
+                    format!("`$ref` cycle through {r}: the references only lead to each other and never to a shape; read as any JSON value"),
+                );
                 return Schema::default();
             }
             let Some(inner) = self.docs.get(target.doc, &target.pointer) else {

@@ -248,3 +248,80 @@ fn a_missing_property_is_named_once_in_the_script_check() {
         })
     );
 }
+
+#[test]
+fn a_timeout_says_the_limit_as_given() {
+    let ex = |limit_ms: u64, elapsed_ms: u64| Exchange {
+        request: RequestSpec {
+            operation: "listAuthors".into(),
+            ..Default::default()
+        },
+        failure: Some(Failure {
+            limit: Some(std::time::Duration::from_millis(limit_ms)),
+            ..Failure::new(FailureKind::Timeout, "no response before the timeout")
+        }),
+        elapsed: std::time::Duration::from_millis(elapsed_ms),
+        ..Default::default()
+    };
+    let said = |limit_ms, elapsed_ms| timeout(&ex(limit_ms, elapsed_ms)).unwrap();
+    let ten = said(10_000, 10_040);
+    assert_eq!(ten.message, "no answer within 10 s (--timeout)");
+    assert_eq!(ten.check, Some(FaultCheck::Timeout { seconds: 10 }));
+    assert_eq!(
+        said(700, 731).message,
+        "no answer within 700 ms (--timeout)"
+    );
+    assert_eq!(
+        said(1_500, 1_502).message,
+        "no answer within 1.5 s (--timeout)"
+    );
+}
+
+#[test]
+fn invalid_json_judges_only_whole_bodies_declared_json() {
+    let api = crate::load::load(&root().join("models/demo/openapi.yaml"))
+        .unwrap()
+        .api;
+    let checker = Checker::new(&api, Vec::new(), None);
+    let fires = |media: &str, body: &str, truncated: bool| {
+        let ex = Exchange {
+            request: RequestSpec {
+                operation: "listAuthors".into(),
+                method: "GET".into(),
+                path: "/authors".into(),
+                ..Default::default()
+            },
+            status: Some(200),
+            headers: vec![("content-type".into(), media.into())],
+            body: body.into(),
+            truncated,
+            ..Default::default()
+        };
+        checker
+            .exchange(&api, &ex)
+            .iter()
+            .any(|f| f.code == "invalid_json")
+    };
+    assert!(fires("application/json", "{\"a\": ", false));
+    assert!(fires(
+        "application/problem+json",
+        "<html>oops</html>",
+        false
+    ));
+    assert!(fires("application/json", "ok", false));
+    // Cut by --max-body or the timeout: no verdict.
+    assert!(!fires("application/json", "{\"a\": ", true));
+    // Not declared JSON, or nothing to parse.
+    assert!(!fires("text/plain", "{\"a\": ", false));
+    assert!(!fires("application/json", "", false));
+    assert!(!fires("application/json", " \n", false));
+    // Valid JSON, with a byte order mark, or nested past serde_json's limit.
+    assert!(!fires("application/json", "[1, 2, 3]", false));
+    assert!(!fires(
+        "application/json; charset=utf-8",
+        "\u{feff}{\"a\": 1}",
+        false
+    ));
+    let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+    assert!(!fires("application/json", &deep, false));
+}

@@ -1,0 +1,278 @@
+//! A run never ends in a silent success, and small things users trip over
+//! get the answer they expect: descriptions with nothing to test, cycles
+//! and truncated files, flags that fetch a description from a URL, sizes,
+//! timeouts, targets and seeds as people write them.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use support::cli::{args, cartograph, read_report};
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `cartograph ARGS`: exit status and stderr.
+async fn run(list: &[&str]) -> (Option<i32>, String, String) {
+    let out = cartograph(args(list)).await;
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn a_description_with_no_operation_is_an_error_that_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "missing.yaml",
+            "openapi: 3.1.0\ninfo: {title: t, version: '1'}\ncomponents: {schemas: {A: {type: object}}}\n",
+            "no operation to test: the document has no `paths`",
+        ),
+        (
+            "empty.yaml",
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths: {}\n",
+            "no operation to test: `paths` is empty",
+        ),
+        (
+            "skipped.yaml",
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a: 5\n  /b:\n    get: 7\n",
+            "no operation to test: every operation was skipped (2 part(s) of `paths`): #/paths/~1a (path item is not a mapping; skipped)",
+        ),
+        (
+            "bare.yaml",
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    parameters: []\n",
+            "no operation to test: its 1 path(s) declare no operation",
+        ),
+    ];
+    for (name, text, said) in cases {
+        let spec = write(dir.path(), name, text);
+        let out = dir.path().join(format!("out-{name}"));
+        let (code, _, stderr) = run(&[
+            "run",
+            spec.to_str().unwrap(),
+            "--target",
+            "http://127.0.0.1:9",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .await;
+        assert_eq!(code, Some(2), "{name}: {stderr}");
+        assert!(stderr.contains(said), "{name}: {stderr}");
+        assert!(stderr.contains(name), "{name} names the file: {stderr}");
+    }
+}
+
+#[tokio::test]
+async fn a_ref_cycle_and_a_truncated_file_are_warnings_naming_the_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let cycle = write(
+        dir.path(),
+        "cycle.yaml",
+        "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      operationId: getA\n      responses:\n        '200':\n          description: ok\n          content:\n            application/json:\n              schema: {$ref: '#/components/schemas/A'}\ncomponents:\n  schemas:\n    A: {$ref: '#/components/schemas/B'}\n    B: {$ref: '#/components/schemas/A'}\n",
+    );
+    let (code, _, stderr) = run(&["graph", cycle.to_str().unwrap(), "-o", "/dev/null"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("cycle.yaml: #/components/schemas/A: `$ref` cycle A → B → A"),
+        "{stderr}"
+    );
+
+    // The petstore of the Morest paper, cut in the middle of a line and
+    // after a line that opens a structure: both warn at the last line.
+    let petstore = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/specs/morest-petstore.yaml"),
+    )
+    .unwrap();
+    let lines: Vec<&str> = petstore.lines().collect();
+    let opening = lines
+        .iter()
+        .rposition(|l| l.trim_end().ends_with(':') && l.starts_with("    "))
+        .unwrap();
+    let cut_after_line = format!("{}\n", lines[..=opening].join("\n"));
+    let cut_mid_line = &petstore[..petstore.len() * 3 / 4];
+    let cut_mid_line = cut_mid_line.trim_end_matches(['\n', ' ']);
+    for (name, text, line) in [
+        ("after-line.yaml", cut_after_line.as_str(), opening + 1),
+        ("mid-line.yaml", cut_mid_line, cut_mid_line.lines().count()),
+    ] {
+        let spec = write(dir.path(), name, text);
+        let (code, _, stderr) = run(&["graph", spec.to_str().unwrap(), "-o", "/dev/null"]).await;
+        assert_eq!(code, Some(0), "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!("{name}: {line}:1: the document seems cut short")),
+            "{name}: {stderr}"
+        );
+    }
+    // The whole file warns of nothing.
+    let whole = write(dir.path(), "whole.yaml", &petstore);
+    let (_, _, stderr) = run(&["graph", whole.to_str().unwrap(), "-o", "/dev/null"]).await;
+    assert!(stderr.is_empty(), "{stderr}");
+    // JSON cut short does not parse; the hint says why.
+    let json = write(
+        dir.path(),
+        "cut.json",
+        "{\"openapi\": \"3.0.0\", \"paths\": {\"/a\": {",
+    );
+    let (code, _, stderr) = run(&["graph", json.to_str().unwrap()]).await;
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("may be cut short"), "{stderr}");
+}
+
+#[tokio::test]
+async fn flags_take_what_users_write() {
+    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/demo/openapi.yaml");
+    let spec = spec.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let out = out.to_str().unwrap();
+
+    let (code, _, stderr) = run(&[
+        "run",
+        spec,
+        "--target",
+        &demo.base_url(),
+        "--timeout",
+        "0s",
+        "--out",
+        out,
+    ])
+    .await;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the timeout must be above zero"),
+        "{stderr}"
+    );
+
+    let bare = demo.base_url().trim_start_matches("http://").to_string();
+    let (code, _, stderr) = run(&["run", spec, "--target", &bare, "--out", out]).await;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "add http:// or https://, e.g. --target http://{bare}"
+        )),
+        "{stderr}"
+    );
+
+    // A seed past 2^53 is written as a string, every digit kept.
+    let (code, _, stderr) = run(&[
+        "run",
+        spec,
+        "--target",
+        &demo.base_url(),
+        "--max-requests",
+        "40",
+        "--seed",
+        "18446744073709551557",
+        "--no-replay",
+        "--out",
+        out,
+    ])
+    .await;
+    assert!(matches!(code, Some(0 | 1)), "{stderr}");
+    let report = read_report(Path::new(out));
+    assert_eq!(report["settings"]["seed"], "18446744073709551557");
+    demo.shutdown().await;
+
+    // Sizes with units: 1k is 1024 bytes of the 20 MiB body.
+    let server = support::misbehaving::Misbehaving::start().await;
+    let big = write(
+        dir.path(),
+        "big.yaml",
+        "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /big:\n    get: {operationId: big, responses: {'200': {description: ok}}}\n",
+    );
+    let (code, _, stderr) = run(&[
+        "run",
+        big.to_str().unwrap(),
+        "--target",
+        &server.base_url,
+        "--max-body",
+        "1k",
+        "--max-requests",
+        "3",
+        "--no-replay",
+        "--out",
+        out,
+    ])
+    .await;
+    assert!(matches!(code, Some(0 | 1)), "{stderr}");
+    let trace = std::fs::read_to_string(Path::new(out).join("trace.ndjson")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(trace.lines().next().unwrap()).unwrap();
+    assert_eq!(first["truncated"], true);
+    assert_eq!(first["response_body"].as_str().unwrap().len(), 1024);
+    server.shutdown().await;
+}
+
+/// Serves `openapi.json` to requests that carry `X-Api-Key: letmein`, 401
+/// to the others.
+async fn guarded_description() -> String {
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::response::IntoResponse;
+    let app = axum::Router::new().route(
+        "/openapi.json",
+        axum::routing::get(|headers: HeaderMap| async move {
+            if headers.get("x-api-key").is_some_and(|v| v == "letmein") {
+                (
+                    [("content-type", "application/json")],
+                    r#"{"openapi":"3.0.0","info":{"title":"guarded","version":"1"},"paths":{"/things":{"get":{"operationId":"listThings","responses":{"200":{"description":"ok"}}}}}}"#,
+                )
+                    .into_response()
+            } else {
+                StatusCode::UNAUTHORIZED.into_response()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    format!("http://{addr}/openapi.json")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn graph_and_inspect_fetch_a_description_with_headers() {
+    let url = guarded_description().await;
+    let (code, _, stderr) = run(&["graph", &url]).await;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("pass -H"), "{stderr}");
+    let (code, stdout, stderr) = run(&["graph", &url, "-H", "X-Api-Key: letmein"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("op:listThings"), "{stdout}");
+    let (code, stdout, stderr) = run(&[
+        "inspect",
+        &url,
+        "--header",
+        "X-Api-Key: letmein",
+        "--timeout",
+        "5s",
+    ])
+    .await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("listThings"), "{stdout}");
+}
+
+#[tokio::test]
+async fn a_refused_connection_over_plain_http_is_not_blamed_on_certificates() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/openapi.json");
+    for command in ["graph", "inspect", "run"] {
+        let (code, _, stderr) = run(&[command, &url]).await;
+        assert_eq!(code, Some(2), "{command}: {stderr}");
+        assert!(
+            stderr.contains(&format!("the connection to 127.0.0.1:{port} was refused")),
+            "{command}: {stderr}"
+        );
+        assert!(!stderr.contains("--cacert"), "{command}: {stderr}");
+    }
+}
