@@ -15,6 +15,7 @@ pub mod conformance;
 pub mod graphql;
 pub mod leaks;
 pub mod mask;
+pub mod pointer;
 pub mod registry;
 pub mod schema;
 pub mod stateful;
@@ -34,8 +35,11 @@ pub fn all_codes() -> impl Iterator<Item = &'static str> {
     registry::codes()
 }
 
-/// A condition on the last step's response that a shell script or a Hurl file
-/// can evaluate (the `replay` command runs the oracles themselves instead).
+/// A condition on the last step's response that a shell script can evaluate
+/// as `cartograph replay` does ([`pointer`] says how pointers are read: a
+/// `*` token is any item of an array, and nothing is there under a missing
+/// or null parent). Each says what the oracle judged, so that a server
+/// without the fault never passes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum FaultCheck {
@@ -48,17 +52,22 @@ pub enum FaultCheck {
     ServerError,
     /// The status is 2xx.
     Success,
-    /// The status is this, and the JSON value at `pointer` has this type
-    /// (jq's names: `number`, `string`, `boolean`, `array`, `object`, `null`).
+    /// The status is this, and a JSON value at `pointer` is of a kind the
+    /// schema does not allow: none of `allowed` ([`pointer::kind`]'s names;
+    /// `number` allows integers). Without `allowed` (a reproducer of an
+    /// earlier version), a value of jq's type `json_type`.
     JsonType {
         /// The status.
         status: u16,
-        /// JSON pointer into the body (`/price`, `/0/price`).
+        /// JSON pointer into the body (`/price`, `/*/price`).
         pointer: String,
-        /// The type the run saw there, which the schema does not allow.
+        /// The kind the run saw there.
         json_type: String,
+        /// The kinds the schema allows there.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        allowed: Vec<String>,
     },
-    /// The status is this, and the JSON value at `pointer` is this value.
+    /// The status is this, and a JSON value at `pointer` is this value.
     JsonValue {
         /// The status.
         status: u16,
@@ -67,7 +76,8 @@ pub enum FaultCheck {
         /// The value the run saw there, which the schema does not allow.
         value: serde_json::Value,
     },
-    /// The status is this, and the body has nothing at `pointer`.
+    /// The status is this, and an object is where `pointer`'s parent is,
+    /// without `pointer`'s last member.
     JsonMissing {
         /// The status.
         status: u16,
@@ -181,6 +191,10 @@ pub struct Reproducer {
     /// What it names without creating (`getBook bookId = 4`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmade: Vec<String>,
+    /// Why it may not show the fault on a freshly started server (empty
+    /// when it is standalone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_standalone: Vec<String>,
 }
 
 /// What one check found in one answer.
@@ -318,13 +332,41 @@ impl Checker {
                             text: marker.trim().to_string(),
                         })
                     }
-                    "graphql_null_violation"
-                        if !f.path.contains('[') && f.path.starts_with("data") =>
-                    {
+                    // The server's own report of a null it could not return.
+                    "graphql_null_violation" if f.message.starts_with("errors[") => {
+                        let lower = ex.body.to_lowercase();
+                        graphql::NULL_REPORT_WORDING.iter().find_map(|w| {
+                            // Byte offsets of the lower-cased text match the
+                            // original's for these ASCII phrases only when
+                            // nothing before them changed length.
+                            let at = lower.find(w)?;
+                            let text = ex.body.get(at..at + w.len())?;
+                            (text.to_lowercase() == *w).then(|| FaultCheck::BodyContains {
+                                status,
+                                text: text.to_string(),
+                            })
+                        })
+                    }
+                    "graphql_null_violation" if f.message.starts_with("`data` is null") => {
                         Some(FaultCheck::JsonValue {
                             status,
-                            pointer: format!("/{}", f.path.replace('.', "/")),
+                            pointer: "/data".into(),
                             value: serde_json::Value::Null,
+                        })
+                    }
+                    // A null where the walk found it: a null parent is not a
+                    // null field (nothing is there under it).
+                    "graphql_null_violation" if f.path.starts_with("data") => {
+                        Some(FaultCheck::JsonValue {
+                            status,
+                            pointer: pointer::from_graphql_path(&f.path),
+                            value: serde_json::Value::Null,
+                        })
+                    }
+                    "graphql_missing_field" if f.path.starts_with("data.") => {
+                        Some(FaultCheck::JsonMissing {
+                            status,
+                            pointer: pointer::from_graphql_path(&f.path),
                         })
                     }
                     _ => None,

@@ -724,20 +724,24 @@ fn schema_violation(a: &Answer<'_>) -> Option<Finding> {
         .check(a.api, index, status, ct, body)
         .into_iter()
         .next()?;
+    // Checked where the signature places it (`/*/price`: some item, as the
+    // oracle judged the whole body), for what the schema says there.
+    let at = v.location.clone();
     let check = match (v.keyword.as_str(), body.pointer(&v.pointer)) {
         // A `required` violation's pointer already names the missing member.
         ("required", _) => FaultCheck::JsonMissing {
             status,
-            pointer: v.pointer.clone(),
+            pointer: at,
         },
         ("type", Some(value)) => FaultCheck::JsonType {
             status,
-            pointer: v.pointer.clone(),
-            json_type: super::json_type(value).to_string(),
+            pointer: at,
+            json_type: super::pointer::kind(value).to_string(),
+            allowed: v.expected.clone(),
         },
         (_, Some(value)) => FaultCheck::JsonValue {
             status,
-            pointer: v.pointer.clone(),
+            pointer: at,
             value: value.clone(),
         },
         (_, None) => FaultCheck::Status { status },

@@ -26,6 +26,62 @@ pub struct Script {
     /// What it names without creating.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmade: Vec<Unmade>,
+    /// Why it may not show its fault on a freshly started server, for
+    /// people (empty when it is standalone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_standalone: Vec<String>,
+}
+
+impl Script {
+    /// Settles whether the script stands alone, after shrinking: it names
+    /// nothing it does not make (of what is still in it), takes no value
+    /// from a place in a list (which item is there depends on the server's
+    /// data), and needs nothing the reasons already given say.
+    pub fn settle_standalone(&mut self) {
+        let kept: Vec<Unmade> = self
+            .unmade
+            .iter()
+            .filter(|u| u.in_script(self))
+            .cloned()
+            .collect();
+        self.unmade = kept;
+        let mut reasons: Vec<String> = self.not_standalone.clone();
+        if !self.unmade.is_empty() {
+            let names: Vec<String> = self.unmade.iter().map(|u| u.to_string()).collect();
+            push_once(
+                &mut reasons,
+                format!(
+                    "it names what it does not create (the server's own data, or what the run made earlier): {}",
+                    names.join(", ")
+                ),
+            );
+        }
+        for (i, step) in self.steps.iter().enumerate() {
+            for c in &step.captures {
+                let Source::Json { pointer } = &c.from else {
+                    continue;
+                };
+                if let Some(at) = pointer.split('/').find(|t| t.parse::<usize>().is_ok()) {
+                    push_once(
+                        &mut reasons,
+                        format!(
+                            "step {} takes `{}` from item {at} of a list ({pointer}): which item is there depends on the server's data",
+                            i + 1,
+                            c.var
+                        ),
+                    );
+                }
+            }
+        }
+        self.standalone = reasons.is_empty();
+        self.not_standalone = reasons;
+    }
+}
+
+fn push_once(reasons: &mut Vec<String>, reason: String) {
+    if !reasons.contains(&reason) {
+        reasons.push(reason);
+    }
 }
 
 /// A value a script's step names without an earlier step making it: a

@@ -184,6 +184,7 @@ pub async fn execute(
                     graphql_clean: ex.status.is_some() && !errors,
                 }],
                 standalone: true,
+                not_standalone: Vec::new(),
                 unmade: Vec::new(),
             },
             format!("{}: logged at {}{seen}", q.root_fields.join(", "), q.source),
@@ -207,8 +208,10 @@ pub async fn execute(
         .map(|k| {
             let mut scripts =
                 reproduce::phase::fault_script(&api, &checker, &ledger, target.as_str(), k);
-            for s in &mut scripts {
-                s.standalone &= !mutated;
+            for s in scripts.iter_mut().filter(|_| mutated) {
+                s.standalone = false;
+                s.not_standalone
+                    .push("the log's mutations made what it names on this server".into());
             }
             scripts
         })

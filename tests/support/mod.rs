@@ -11,3 +11,4 @@ pub mod graphql_flow;
 pub mod list_flow;
 pub mod misbehaving;
 pub mod recording;
+pub mod truthful;

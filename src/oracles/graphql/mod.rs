@@ -40,8 +40,8 @@ use serde_json::Value;
 
 use crate::model::graphql::TypeSystem;
 use findings::{json_kind, render, Out, Seg};
-use messages::{entry_leak, is_validation, ErrorEntry, INTERNAL_CODES, NULL_REPORT_WORDING};
-pub use messages::{error_wording, INTERNAL_WORDING, VALIDATION_WORDING};
+use messages::{entry_leak, is_validation, ErrorEntry, INTERNAL_CODES};
+pub use messages::{error_wording, INTERNAL_WORDING, NULL_REPORT_WORDING, VALIDATION_WORDING};
 use operation::Operation;
 use walk::Walker;
 
