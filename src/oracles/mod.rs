@@ -12,6 +12,7 @@
 pub mod acceptance;
 pub mod causes;
 pub mod conformance;
+pub mod explained;
 pub mod graphql;
 pub mod leaks;
 pub mod mask;
@@ -406,9 +407,17 @@ impl Checker {
     ) -> Vec<Finding> {
         let mut out = Vec::new();
         if ex.failure.is_some() {
+            // A delay the request asked for is no timeout of the server.
+            let asked_to_wait = || {
+                let op = self
+                    .positions
+                    .get(&ex.request.operation)
+                    .map(|&i| &api.operations[i]);
+                explained::delay(op, ex).is_some()
+            };
             for o in registry::ORACLES {
                 if let registry::Judge::NoAnswer(check) = o.rest {
-                    if self.enabled(o.code) {
+                    if self.enabled(o.code) && !(o.code == "timeout" && asked_to_wait()) {
                         out.extend(check(ex));
                     }
                 }
@@ -431,6 +440,7 @@ impl Checker {
             documented: std::cell::OnceCell::new(),
             media: std::cell::OnceCell::new(),
             leak: std::cell::OnceCell::new(),
+            explained: std::cell::OnceCell::new(),
         };
         for o in registry::ORACLES {
             if !self.enabled(o.code) {
@@ -466,6 +476,7 @@ pub struct Answer<'a> {
     documented: std::cell::OnceCell<Option<&'a crate::model::Response>>,
     media: std::cell::OnceCell<Option<(&'static str, String, String)>>,
     leak: std::cell::OnceCell<Option<(&'static str, &'static str, &'static str)>>,
+    explained: std::cell::OnceCell<Option<String>>,
 }
 
 impl<'a> Answer<'a> {
@@ -498,6 +509,15 @@ impl<'a> Answer<'a> {
         *self.leak.get_or_init(|| leaks::find(&self.ex.body))
     }
 
+    /// Why the request itself explains the status, if it does (an
+    /// oversized or route-changing value, a status it asked for):
+    /// [`explained::status`].
+    pub fn explained(&self) -> Option<&str> {
+        self.explained
+            .get_or_init(|| explained::status(self.op, self.ex, self.status))
+            .as_deref()
+    }
+
     /// The response schemas.
     pub fn schemas(&self) -> &schema::ResponseSchemas {
         &self.checker.schemas
@@ -512,11 +532,23 @@ impl<'a> Answer<'a> {
                 .get(&e.request.operation)
                 .is_some_and(|&i| witness::names_one_resource(&self.api.operations[i]))
         };
+        let param = |e: &Exchange| {
+            let &i = self.checker.positions.get(&e.request.operation)?;
+            let last = self.api.operations[i]
+                .path
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()?;
+            last.strip_prefix('{')?
+                .strip_suffix('}')
+                .map(str::to_string)
+        };
         judge(&stateful::Sequence {
             earlier: self.earlier,
             ex: self.ex,
             location: &location,
             single: &single,
+            param: &param,
         })
     }
 }

@@ -369,4 +369,42 @@ mod tests {
         assert_eq!(word(r#"{"id":{{id}}}"#), r#"'{"id":'"${id}"'}'"#);
         assert_eq!(word(""), "''");
     }
+
+    #[test]
+    fn curl_sends_what_the_run_sent_and_nothing_of_its_own() {
+        let script = Script {
+            target: "http://127.0.0.1:1".into(),
+            fault: None,
+            steps: vec![crate::reproduce::Step {
+                operation: "op".into(),
+                method: "POST".into(),
+                path: "/a/../b/[x]/".into(),
+                headers: vec![("Accept".into(), "text/csv".into())],
+                content_type: None,
+                body: Some("raw".into()),
+                graphql_query: false,
+                breach: None,
+                captures: vec![],
+                status: Some(200),
+                graphql_clean: false,
+            }],
+            standalone: true,
+            unmade: vec![],
+            not_standalone: vec![],
+        };
+        let text = render(&script);
+        assert!(text.contains("--path-as-is --globoff"), "{text}");
+        assert!(
+            text.contains(&format!(
+                "user_agent='cartograph/{}'",
+                env!("CARGO_PKG_VERSION")
+            )),
+            "{text}"
+        );
+        assert!(text.contains("-A \"$user_agent\" -H 'Expect:'"), "{text}");
+        assert!(
+            text.contains("step POST '/a/../b/[x]/' -H 'Accept: text/csv' -H 'Content-Type:' --data-binary 'raw'"),
+            "{text}"
+        );
+    }
 }
