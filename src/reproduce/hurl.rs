@@ -92,6 +92,12 @@ pub fn render(script: &Script, title: &str) -> String {
         if let Some(ct) = &step.content_type {
             out.push_str(&format!("Content-Type: {ct}\n"));
         }
+        // Hurl squashes `/./` and `/../` unless told not to: the path goes
+        // as the run sent it.
+        let path = step.path.split('?').next().unwrap_or("");
+        if path.split('/').any(|seg| seg == "." || seg == "..") {
+            out.push_str("[Options]\npath-as-is: true\n");
+        }
         if let Some(body) = &step.body {
             let trimmed = body.trim_start();
             let json = step
@@ -160,5 +166,34 @@ mod tests {
     fn pointers_become_jsonpaths() {
         assert_eq!(jsonpath("/0/id"), "$[0]['id']");
         assert_eq!(jsonpath("/a~1b/it's"), r"$['a/b']['it\'s']");
+    }
+
+    #[test]
+    fn dot_segments_are_sent_as_they_are() {
+        let script = crate::reproduce::Script {
+            target: "http://127.0.0.1:1".into(),
+            fault: None,
+            steps: vec![crate::reproduce::Step {
+                operation: "op".into(),
+                method: "GET".into(),
+                path: "/files/../x/".into(),
+                headers: vec![],
+                content_type: None,
+                body: None,
+                graphql_query: false,
+                breach: None,
+                captures: vec![],
+                status: Some(200),
+                graphql_clean: false,
+            }],
+            standalone: true,
+            unmade: vec![],
+            not_standalone: vec![],
+        };
+        let text = render(&script, "t");
+        assert!(
+            text.contains("GET {{base}}/files/../x/\n[Options]\npath-as-is: true\nHTTP 200"),
+            "{text}"
+        );
     }
 }

@@ -214,3 +214,69 @@ pub mod replay;
 pub mod shell;
 pub mod shrink;
 pub mod suite;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(path: &str, captures: Vec<Capture>) -> Step {
+        Step {
+            operation: "op".into(),
+            method: "GET".into(),
+            path: path.into(),
+            headers: vec![],
+            content_type: None,
+            body: None,
+            graphql_query: false,
+            breach: None,
+            captures,
+            status: Some(200),
+            graphql_clean: false,
+        }
+    }
+
+    #[test]
+    fn a_value_from_a_place_in_a_list_is_not_standalone() {
+        let listed = Capture {
+            var: "thing_id".into(),
+            from: Source::Json {
+                pointer: "/3/id".into(),
+            },
+        };
+        let mut script = Script {
+            target: "http://127.0.0.1:1".into(),
+            fault: None,
+            steps: vec![
+                step("/things", vec![listed]),
+                step("/things/{{thing_id}}", vec![]),
+            ],
+            standalone: true,
+            unmade: vec![],
+            not_standalone: vec![],
+        };
+        script.settle_standalone();
+        assert!(!script.standalone);
+        assert!(
+            script.not_standalone[0].contains("item 3 of a list"),
+            "{:?}",
+            script.not_standalone
+        );
+        // A value the sequence made itself, by name, stands alone.
+        script.steps[0].captures[0].from = Source::Json {
+            pointer: "/id".into(),
+        };
+        script.not_standalone.clear();
+        script.settle_standalone();
+        assert!(script.standalone, "{:?}", script.not_standalone);
+        // What it names without making, once shrinking cut it, no longer counts.
+        script.unmade.push(Unmade {
+            operation: "gone".into(),
+            name: "id".into(),
+            value: "77".into(),
+            at: None,
+        });
+        script.settle_standalone();
+        assert!(script.standalone);
+        assert!(script.unmade.is_empty());
+    }
+}
