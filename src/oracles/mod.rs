@@ -364,6 +364,26 @@ impl Checker {
                             value: serde_json::Value::Null,
                         })
                     }
+                    // The very value the walk found wrong, where it found it.
+                    _ if f.path.starts_with("data") && f.seen.is_some() => {
+                        let at = pointer::from_graphql_path(&f.path);
+                        match f.seen.clone() {
+                            Some(
+                                v @ (serde_json::Value::Array(_) | serde_json::Value::Object(_)),
+                            ) => Some(FaultCheck::JsonType {
+                                status,
+                                pointer: at,
+                                json_type: json_type(&v).to_string(),
+                                allowed: Vec::new(),
+                            }),
+                            Some(value) => Some(FaultCheck::JsonValue {
+                                status,
+                                pointer: at,
+                                value,
+                            }),
+                            None => None,
+                        }
+                    }
                     "graphql_missing_field" if f.path.starts_with("data.") => {
                         Some(FaultCheck::JsonMissing {
                             status,

@@ -61,6 +61,10 @@ pub struct GraphqlFinding {
     pub location: String,
     /// What was seen, for people.
     pub message: String,
+    /// The value seen at `path` when it is the fault itself (a wrong
+    /// scalar, an enum or `__typename` value): scalars as they are, an
+    /// array or object as an empty one of its kind.
+    pub seen: Option<Value>,
 }
 
 /// Checks one answer to `query` (with `operation_name` and `variables`):
