@@ -146,6 +146,7 @@ fn script(i: usize, check: &FaultCheck) -> Script {
         standalone: true,
         unmade: vec![],
         not_standalone: vec![],
+        direct: Vec::new(),
     }
 }
 

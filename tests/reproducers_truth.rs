@@ -205,6 +205,32 @@ async fn rest_reproducers_show_their_fault_and_only_then() {
         String::from_utf8_lossy(&ran.stdout),
         String::from_utf8_lossy(&ran.stderr)
     );
+    // A file that asserts the fault's answer fails where the fault is off.
+    let asserting: Vec<_> = suite
+        .iter()
+        .filter(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            text.contains("/flow_runs/\n") && text.contains("HTTP 500")
+        })
+        .cloned()
+        .collect();
+    assert!(!asserting.is_empty(), "no Hurl file asserts the 500");
+    let off = Truthful::start(false).await;
+    for file in asserting {
+        let mut command = Command::new(support::cli::hurl().unwrap());
+        command
+            .args(["--test", "--variable"])
+            .arg(format!("base={}", off.base_url))
+            .arg(&file);
+        let ran = tokio::task::spawn_blocking(move || command.output().unwrap())
+            .await
+            .unwrap();
+        assert!(
+            !ran.status.success(),
+            "{} passed without the fault",
+            file.display()
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -372,6 +372,17 @@ pub fn script(
             graphql_clean: false,
         });
     }
+    // Operations that document a redirect are sent without following it
+    // (the redirect is their answer): a replay must do the same.
+    let mut direct: Vec<String> = Vec::new();
+    for s in &steps {
+        let documents = positions
+            .get(&s.operation)
+            .is_some_and(|&o| api.operations[o].documents_redirect());
+        if documents && !direct.contains(&s.operation) {
+            direct.push(s.operation.clone());
+        }
+    }
     Script {
         target: target.to_string(),
         fault: None,
@@ -379,6 +390,7 @@ pub fn script(
         standalone: unmade.is_empty(),
         unmade,
         not_standalone: Vec::new(),
+        direct,
     }
 }
 
@@ -432,6 +444,21 @@ mod tests {
     }
 
     #[test]
+    fn operations_that_document_a_redirect_are_replayed_without_following_it() {
+        let api = crate::load::load_text(
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /go:\n    get:\n      operationId: go\n      responses: {'302': {description: elsewhere}}\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let mut ex = answer("/go", 302, Some("/x"), "");
+        ex.request.operation = "go".into();
+        let loc = |l: &str| Some(l.to_string());
+        let s = script(&api, "http://127.0.0.1:1", &[ex], &loc);
+        assert_eq!(s.direct, ["go"]);
+    }
+
+    #[test]
     fn paths_are_kept_as_sent() {
         let api = crate::load::load_text(
             "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /flow_runs/:\n    get:\n      operationId: listFlowRuns\n      parameters:\n      - {name: q, in: query, schema: {type: string}}\n      responses: {'200': {description: ok}}\n",
@@ -444,6 +471,7 @@ mod tests {
         let loc = |l: &str| Some(l.to_string());
         let s = script(&api, "http://127.0.0.1:1", &[ex], &loc);
         assert_eq!(s.steps[0].path, "/flow_runs/?q=a%20b~c");
+        assert!(s.direct.is_empty());
         let mut ex = answer("/a%2Fb//c/", 200, None, "");
         ex.request.operation = "other".into();
         let s = script(&api, "http://127.0.0.1:1", &[ex], &loc);

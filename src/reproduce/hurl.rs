@@ -189,6 +189,7 @@ mod tests {
             standalone: true,
             unmade: vec![],
             not_standalone: vec![],
+            direct: Vec::new(),
         };
         let text = render(&script, "t");
         assert!(

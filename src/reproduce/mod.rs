@@ -30,6 +30,10 @@ pub struct Script {
     /// people (empty when it is standalone).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_standalone: Vec<String>,
+    /// Operations whose requests go without following a redirect (they
+    /// document one: the redirect is their answer), as the run sent them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub direct: Vec<String>,
 }
 
 impl Script {
@@ -253,6 +257,7 @@ mod tests {
             standalone: true,
             unmade: vec![],
             not_standalone: vec![],
+            direct: Vec::new(),
         };
         script.settle_standalone();
         assert!(!script.standalone);

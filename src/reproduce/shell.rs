@@ -391,6 +391,7 @@ mod tests {
             standalone: true,
             unmade: vec![],
             not_standalone: vec![],
+            direct: Vec::new(),
         };
         let text = render(&script);
         assert!(text.contains("--path-as-is --globoff"), "{text}");

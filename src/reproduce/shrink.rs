@@ -420,6 +420,7 @@ mod tests {
             standalone: true,
             unmade: Vec::new(),
             not_standalone: Vec::new(),
+            direct: Vec::new(),
         };
         let cuts = value_cuts(&script, false);
         assert_eq!(cuts.len(), 2, "{cuts:?}");
@@ -459,6 +460,7 @@ mod tests {
             standalone: true,
             unmade: Vec::new(),
             not_standalone: Vec::new(),
+            direct: Vec::new(),
         }
     }
 

@@ -185,6 +185,7 @@ pub async fn execute(
                 }],
                 standalone: true,
                 not_standalone: Vec::new(),
+                direct: Vec::new(),
                 unmade: Vec::new(),
             },
             format!("{}: logged at {}{seen}", q.root_fields.join(", "), q.source),
