@@ -290,3 +290,93 @@ async fn replay_queries_reports_each_kind() {
         "{coverage:#}"
     );
 }
+
+/// Each kind's reproducer check (as `cartograph replay` and the shell
+/// scripts read it) shows on the faulty answer, and no longer once that one
+/// value is put right: a reproducer of the fault says "did not show" on a
+/// server without it, rather than passing on any 200.
+#[test]
+fn each_kinds_reproducer_check_shows_only_with_the_fault() {
+    use cartograph::execution::{Exchange, RequestSpec};
+    use serde_json::json;
+    let api = cartograph::load::load(&fixture(graphql_faults::SCHEMA_PATH))
+        .unwrap()
+        .api;
+    let checker = cartograph::oracles::Checker::new(&api, Vec::new(), None);
+    // The answer with its one fault put right: (pointer, the right value).
+    let repairs: [(&str, &str, Value); 7] = [
+        ("MissingField", "/data/book/isbn", json!("978-0-00-b1")),
+        (
+            "NullViolation",
+            "/data/author/books/1/title",
+            json!("Salt Roads"),
+        ),
+        ("WrongType", "/data/books/1/pages", json!(288)),
+        (
+            "EnumViolation",
+            "/data/magazine/frequency",
+            json!("MONTHLY"),
+        ),
+        (
+            "ListMismatchObject",
+            "/data/publication/author",
+            json!({"name": "Ada Moreau"}),
+        ),
+        (
+            "ListMismatchList",
+            "/data/authors/1/books",
+            json!([{"title": "Salt Roads"}]),
+        ),
+        (
+            "TypenameViolation",
+            "/data/search/2/__typename",
+            json!("Magazine"),
+        ),
+    ];
+    let requests = requests();
+    for (name, pointer, right) in repairs {
+        let request = requests.iter().find(|r| r.name == name).unwrap();
+        let exchange = |body: &Value| Exchange {
+            request: RequestSpec {
+                operation: "Query".into(),
+                method: "POST".into(),
+                body: Some(request.line.to_string()),
+                content_type: Some("application/json".into()),
+                graphql_query: true,
+                ..Default::default()
+            },
+            status: Some(200),
+            body: body.to_string(),
+            ..Default::default()
+        };
+        let faulty = graphql_faults::answer(name);
+        let found = checker.exchange(&api, &exchange(&faulty));
+        let (_, code, _, _) = EXPECTED.iter().find(|(n, ..)| *n == name).unwrap();
+        let finding = found
+            .iter()
+            .find(|f| f.code == *code)
+            .unwrap_or_else(|| panic!("{name}: {found:?}"));
+        let check = finding.script_check(Some(200));
+        assert!(
+            !matches!(check, cartograph::oracles::FaultCheck::Status { .. }),
+            "{name}: a check any 200 passes: {check:?}"
+        );
+        assert!(
+            cartograph::reproduce::replay::shows(&check, &exchange(&faulty)),
+            "{name}: {check:?} does not show on the faulty answer"
+        );
+        let mut fixed = faulty.clone();
+        let (parent, key) = pointer.rsplit_once('/').unwrap();
+        match fixed.pointer_mut(parent) {
+            Some(Value::Object(map)) => {
+                map.insert(key.to_string(), right);
+            }
+            Some(Value::Array(items)) => items[key.parse::<usize>().unwrap()] = right,
+            _ => panic!("{name}: {pointer}"),
+        }
+        assert!(
+            !cartograph::reproduce::replay::shows(&check, &exchange(&fixed)),
+            "{name}: {check:?} shows on the answer put right: {fixed}"
+        );
+    }
+}

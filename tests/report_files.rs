@@ -258,6 +258,7 @@ fn hand_built() -> Report {
                 requests: 9,
                 standalone: true,
                 unmade: Vec::new(),
+                not_standalone: Vec::new(),
             }),
         },
         Fault {
@@ -1140,6 +1141,7 @@ fn every_fault_kind() -> Report {
             } else {
                 vec![format!("getBook bookId = {i}")]
             },
+            not_standalone: Vec::new(),
         });
         let status_text = status.map_or("-".to_string(), |s| s.to_string());
         report.faults.push(Fault {
@@ -1574,6 +1576,7 @@ fn report_from_json(r: &Value) -> Report {
                     requests: p["requests"].as_u64().unwrap(),
                     standalone: p["standalone"].as_bool().unwrap_or(true),
                     unmade: Vec::new(),
+                    not_standalone: Vec::new(),
                 }),
             })
             .collect(),

@@ -102,9 +102,11 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
             per_operation: Vec::new(),
             tls: Default::default(),
         };
+        // Redirects followed as the run followed them.
         let transport =
             Transport::new(target.clone(), config.max_body, 1, &config.tls)
-                .map_err(|e| anyhow::anyhow!(e))?;
+                .map_err(|e| anyhow::anyhow!(e))?
+                .without_redirects_for(script.direct.clone());
         let resolve_target = target.clone();
         let run = ScriptRun::new(
             script.clone(),

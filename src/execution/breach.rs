@@ -125,6 +125,61 @@ pub struct Breach {
     pub kind: BreachKind,
 }
 
+impl Breach {
+    /// Whether `request` carries what the breach names: the wrong value is
+    /// there (or, for a left-out input, the input is not). A negative
+    /// change lands only where its parent is (`body /permissions/read`
+    /// needs a `permissions` object), and shrinking may cut an input: a
+    /// request without its wrong input proves nothing about refusing it.
+    pub fn carried_by(&self, request: &super::RequestSpec) -> bool {
+        let absent = matches!(
+            self.kind,
+            BreachKind::Missing | BreachKind::MissingWithDefault
+        );
+        let (place, name) = self
+            .input
+            .split_once(' ')
+            .unwrap_or((self.input.as_str(), ""));
+        let present = match place {
+            "query" => {
+                let query = request.path.split_once('?').map_or("", |(_, q)| q);
+                url::form_urlencoded::parse(query.as_bytes()).any(|(k, _)| k == name)
+            }
+            "header" => request
+                .headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(name)),
+            "cookie" => request.headers.iter().any(|(n, v)| {
+                n.eq_ignore_ascii_case("cookie")
+                    && v.split(';')
+                        .any(|c| c.trim().split('=').next() == Some(name))
+            }),
+            "body" if name.is_empty() => request.body.is_some(),
+            "body" => {
+                let Some(body) = request.body.as_deref() else {
+                    return absent;
+                };
+                let field = name.trim_start_matches('/');
+                match serde_json::from_str::<serde_json::Value>(body) {
+                    Ok(value) => {
+                        let pointer: String = field
+                            .split('/')
+                            .map(|t| format!("/{}", t.replace('~', "~0")))
+                            .collect();
+                        value.pointer(&pointer).is_some()
+                    }
+                    // A form or a text body: its field by name.
+                    Err(_) => body.contains(field.rsplit('/').next().unwrap_or(field)),
+                }
+            }
+            // A path segment is always sent; credentials are the request's
+            // own headers, judged by their own oracle.
+            _ => return true,
+        };
+        present != absent
+    }
+}
+
 impl std::fmt::Display for Breach {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -133,5 +188,49 @@ impl std::fmt::Display for Breach {
             self.input,
             self.kind.as_str().replace('_', " ")
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execution::RequestSpec;
+
+    fn breach(input: &str, kind: BreachKind) -> Breach {
+        Breach {
+            input: input.into(),
+            kind,
+        }
+    }
+
+    fn request(path: &str, body: Option<&str>) -> RequestSpec {
+        RequestSpec {
+            path: path.into(),
+            body: body.map(str::to_string),
+            headers: vec![("X-Trace".into(), "1".into())],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_breach_is_carried_only_when_its_input_is_sent() {
+        let wrong = BreachKind::WrongType;
+        let nested = breach("body /permissions/read", BreachKind::Null);
+        assert!(!nested.carried_by(&request("/r", Some("{}"))));
+        assert!(nested.carried_by(&request("/r", Some(r#"{"permissions":{"read":null}}"#))));
+        let index = breach("body /index", wrong);
+        assert!(index.carried_by(&request("/e", Some(r#"{"index":"abc"}"#))));
+        assert!(!index.carried_by(&request("/e", Some("{}"))));
+        assert!(!index.carried_by(&request("/e", None)));
+        let limit = breach("query limit", wrong);
+        assert!(limit.carried_by(&request("/items?limit=abc", None)));
+        assert!(!limit.carried_by(&request("/items", None)));
+        // A left-out input is carried by its absence.
+        let left_out = breach("query limit", BreachKind::Missing);
+        assert!(left_out.carried_by(&request("/items", None)));
+        assert!(!left_out.carried_by(&request("/items?limit=1", None)));
+        assert!(breach("header x-trace", wrong).carried_by(&request("/", None)));
+        assert!(!breach("header If-Match", wrong).carried_by(&request("/", None)));
+        assert!(breach("path id", wrong).carried_by(&request("/", None)));
     }
 }

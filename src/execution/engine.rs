@@ -176,6 +176,52 @@ struct Shared {
     reach: Mutex<Reach>,
     /// Operations the server asked to wait on past the deadline.
     limited: Mutex<Limited>,
+    /// Requests being served, for telling whose time a timeout was.
+    queue: Mutex<Queue>,
+}
+
+/// Requests in flight, and the latest one given up on at its timeout (the
+/// server may still be working on it: a threaded server does not notice
+/// that the client left). A request sent meanwhile may only wait behind
+/// that work; its timeout is not its own, unless a request sent after it
+/// was answered while it waited (the server was free to answer).
+#[derive(Default)]
+struct Queue {
+    next: u64,
+    in_flight: Vec<u64>,
+    abandoned: Option<Instant>,
+    /// The latest-sent request answered so far.
+    answered: Option<u64>,
+}
+
+impl Queue {
+    /// Notes a request sent now; its id, and whether another could hold
+    /// the server: one in flight, or one given up on less than two
+    /// timeouts ago.
+    fn send(&mut self, timeout: Duration) -> (u64, bool) {
+        let id = self.next;
+        self.next += 1;
+        let busy = !self.in_flight.is_empty()
+            || self
+                .abandoned
+                .is_some_and(|at| at.elapsed() < timeout.saturating_mul(2));
+        self.in_flight.push(id);
+        (id, busy)
+    }
+
+    /// Notes the end of request `id`; whether a request sent after it was
+    /// answered first.
+    fn done(&mut self, id: u64, answered: bool, timed_out: bool) -> bool {
+        self.in_flight.retain(|&i| i != id);
+        let overtaken = self.answered.is_some_and(|a| a > id);
+        if answered {
+            self.answered = Some(self.answered.map_or(id, |a| a.max(id)));
+        }
+        if timed_out {
+            self.abandoned = Some(Instant::now());
+        }
+        overtaken
+    }
 }
 
 /// Requests that failed before any answer (connection refused or reset,
@@ -265,6 +311,7 @@ pub async fn run(
         politeness,
         reach: Mutex::new(Reach::default()),
         limited: Mutex::new(Limited::default()),
+        queue: Mutex::new(Queue::default()),
         deadline: config.budget.map(|b| started + b),
         config,
         transport,
@@ -499,7 +546,21 @@ async fn send_with_retries(
         } else {
             &credentials
         };
+        let (id, busy) = shared
+            .queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send(shared.config.timeout);
         let mut received = shared.transport.send(request, credentials, timeout).await;
+        let timed_out = received
+            .failure
+            .as_ref()
+            .is_some_and(|f| f.kind == super::FailureKind::Timeout);
+        let overtaken = shared.queue.lock().unwrap_or_else(|e| e.into_inner()).done(
+            id,
+            received.status.is_some(),
+            timed_out,
+        );
         if let Some(f) = &mut received.failure {
             // The budget's end, not the server, cut this one short.
             if cut_by_budget && f.kind == super::FailureKind::Timeout {
@@ -527,6 +588,7 @@ async fn send_with_retries(
             truncated: received.truncated,
             failure: received.failure,
             elapsed: received.elapsed,
+            behind_another: busy && !overtaken,
             parsed: std::sync::OnceLock::new(),
         };
         let status = exchange.status;

@@ -153,6 +153,12 @@ pub struct Exchange {
     /// Time from sending to the end of the body.
     #[serde(serialize_with = "as_millis")]
     pub elapsed: Duration,
+    /// Whether it may have waited behind another request: sent while
+    /// another was in flight, or while one given up on at its timeout could
+    /// still hold the server, and overtaken by no later request. Its
+    /// `elapsed` is then not all its own.
+    #[serde(skip)]
+    pub behind_another: bool,
     /// The body parsed as JSON, once asked for.
     #[serde(skip)]
     pub parsed: std::sync::OnceLock<Option<serde_json::Value>>,

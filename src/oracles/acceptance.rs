@@ -14,6 +14,11 @@ use crate::model::Operation;
 /// the description forbids.
 pub fn check(op: &Operation, ex: &Exchange) -> Option<Finding> {
     let breach = ex.request.breach.as_ref()?;
+    // A label names only what the request carried: a change whose parent
+    // object was not there, or an input shrinking cut, proves nothing.
+    if !breach.carried_by(&ex.request) {
+        return None;
+    }
     let status = ex.status.filter(|s| (200..300).contains(s))?;
     let finding = |code: &'static str, message: String, detail: String| Finding {
         check: Some(FaultCheck::Success),
@@ -141,6 +146,27 @@ mod tests {
         let mut plain = answered("open", 200, BreachKind::WrongType);
         plain.request.breach = None;
         assert!(check(open, &plain).is_none(), "no breach, no judgement");
+    }
+
+    #[test]
+    fn a_breach_the_request_did_not_carry_is_not_judged() {
+        let api = api();
+        let open = &api.operations[1];
+        let mut ex = answered("open", 201, BreachKind::Null);
+        ex.request.breach = Some(Breach {
+            input: "body /permissions/read".into(),
+            kind: BreachKind::Null,
+        });
+        ex.request.body = Some("{}".into());
+        assert!(
+            check(open, &ex).is_none(),
+            "the body never held permissions.read"
+        );
+        ex.request.body = Some(r#"{"permissions":{"read":null}}"#.into());
+        assert_eq!(
+            check(open, &ex).map(|f| f.code),
+            Some("invalid_input_accepted")
+        );
     }
 
     #[test]

@@ -12,9 +12,11 @@
 pub mod acceptance;
 pub mod causes;
 pub mod conformance;
+pub mod explained;
 pub mod graphql;
 pub mod leaks;
 pub mod mask;
+pub mod pointer;
 pub mod registry;
 pub mod schema;
 pub mod stateful;
@@ -34,8 +36,11 @@ pub fn all_codes() -> impl Iterator<Item = &'static str> {
     registry::codes()
 }
 
-/// A condition on the last step's response that a shell script or a Hurl file
-/// can evaluate (the `replay` command runs the oracles themselves instead).
+/// A condition on the last step's response that a shell script can evaluate
+/// as `cartograph replay` does ([`pointer`] says how pointers are read: a
+/// `*` token is any item of an array, and nothing is there under a missing
+/// or null parent). Each says what the oracle judged, so that a server
+/// without the fault never passes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum FaultCheck {
@@ -48,17 +53,22 @@ pub enum FaultCheck {
     ServerError,
     /// The status is 2xx.
     Success,
-    /// The status is this, and the JSON value at `pointer` has this type
-    /// (jq's names: `number`, `string`, `boolean`, `array`, `object`, `null`).
+    /// The status is this, and a JSON value at `pointer` is of a kind the
+    /// schema does not allow: none of `allowed` ([`pointer::kind`]'s names;
+    /// `number` allows integers). Without `allowed` (a reproducer of an
+    /// earlier version), a value of jq's type `json_type`.
     JsonType {
         /// The status.
         status: u16,
-        /// JSON pointer into the body (`/price`, `/0/price`).
+        /// JSON pointer into the body (`/price`, `/*/price`).
         pointer: String,
-        /// The type the run saw there, which the schema does not allow.
+        /// The kind the run saw there.
         json_type: String,
+        /// The kinds the schema allows there.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        allowed: Vec<String>,
     },
-    /// The status is this, and the JSON value at `pointer` is this value.
+    /// The status is this, and a JSON value at `pointer` is this value.
     JsonValue {
         /// The status.
         status: u16,
@@ -67,7 +77,8 @@ pub enum FaultCheck {
         /// The value the run saw there, which the schema does not allow.
         value: serde_json::Value,
     },
-    /// The status is this, and the body has nothing at `pointer`.
+    /// The status is this, and an object is where `pointer`'s parent is,
+    /// without `pointer`'s last member.
     JsonMissing {
         /// The status.
         status: u16,
@@ -191,6 +202,10 @@ pub struct Reproducer {
     /// What it names without creating (`getBook bookId = 4`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmade: Vec<String>,
+    /// Why it may not show the fault on a freshly started server (empty
+    /// when it is standalone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_standalone: Vec<String>,
 }
 
 /// What one check found in one answer.
@@ -328,13 +343,61 @@ impl Checker {
                             text: marker.trim().to_string(),
                         })
                     }
-                    "graphql_null_violation"
-                        if !f.path.contains('[') && f.path.starts_with("data") =>
-                    {
+                    // The server's own report of a null it could not return.
+                    "graphql_null_violation" if f.message.starts_with("errors[") => {
+                        let lower = ex.body.to_lowercase();
+                        graphql::NULL_REPORT_WORDING.iter().find_map(|w| {
+                            // Byte offsets of the lower-cased text match the
+                            // original's for these ASCII phrases only when
+                            // nothing before them changed length.
+                            let at = lower.find(w)?;
+                            let text = ex.body.get(at..at + w.len())?;
+                            (text.to_lowercase() == *w).then(|| FaultCheck::BodyContains {
+                                status,
+                                text: text.to_string(),
+                            })
+                        })
+                    }
+                    "graphql_null_violation" if f.message.starts_with("`data` is null") => {
                         Some(FaultCheck::JsonValue {
                             status,
-                            pointer: format!("/{}", f.path.replace('.', "/")),
+                            pointer: "/data".into(),
                             value: serde_json::Value::Null,
+                        })
+                    }
+                    // A null where the walk found it: a null parent is not a
+                    // null field (nothing is there under it).
+                    "graphql_null_violation" if f.path.starts_with("data") => {
+                        Some(FaultCheck::JsonValue {
+                            status,
+                            pointer: pointer::from_graphql_path(&f.path),
+                            value: serde_json::Value::Null,
+                        })
+                    }
+                    // The very value the walk found wrong, where it found it.
+                    _ if f.path.starts_with("data") && f.seen.is_some() => {
+                        let at = pointer::from_graphql_path(&f.path);
+                        match f.seen.clone() {
+                            Some(
+                                v @ (serde_json::Value::Array(_) | serde_json::Value::Object(_)),
+                            ) => Some(FaultCheck::JsonType {
+                                status,
+                                pointer: at,
+                                json_type: json_type(&v).to_string(),
+                                allowed: Vec::new(),
+                            }),
+                            Some(value) => Some(FaultCheck::JsonValue {
+                                status,
+                                pointer: at,
+                                value,
+                            }),
+                            None => None,
+                        }
+                    }
+                    "graphql_missing_field" if f.path.starts_with("data.") => {
+                        Some(FaultCheck::JsonMissing {
+                            status,
+                            pointer: pointer::from_graphql_path(&f.path),
                         })
                     }
                     _ => None,
@@ -374,9 +437,17 @@ impl Checker {
     ) -> Vec<Finding> {
         let mut out = Vec::new();
         if ex.failure.is_some() {
+            // A delay the request asked for is no timeout of the server.
+            let asked_to_wait = || {
+                let op = self
+                    .positions
+                    .get(&ex.request.operation)
+                    .map(|&i| &api.operations[i]);
+                explained::delay(op, ex).is_some()
+            };
             for o in registry::ORACLES {
                 if let registry::Judge::NoAnswer(check) = o.rest {
-                    if self.enabled(o.code) {
+                    if self.enabled(o.code) && !(o.code == "timeout" && asked_to_wait()) {
                         out.extend(check(ex));
                     }
                 }
@@ -399,6 +470,7 @@ impl Checker {
             documented: std::cell::OnceCell::new(),
             media: std::cell::OnceCell::new(),
             leak: std::cell::OnceCell::new(),
+            explained: std::cell::OnceCell::new(),
         };
         for o in registry::ORACLES {
             if !self.enabled(o.code) {
@@ -434,6 +506,7 @@ pub struct Answer<'a> {
     documented: std::cell::OnceCell<Option<&'a crate::model::Response>>,
     media: std::cell::OnceCell<Option<(&'static str, String, String)>>,
     leak: std::cell::OnceCell<Option<(&'static str, &'static str, &'static str)>>,
+    explained: std::cell::OnceCell<Option<String>>,
 }
 
 impl<'a> Answer<'a> {
@@ -466,6 +539,15 @@ impl<'a> Answer<'a> {
         *self.leak.get_or_init(|| leaks::find(&self.ex.body))
     }
 
+    /// Why the request itself explains the status, if it does (an
+    /// oversized or route-changing value, a status it asked for):
+    /// [`explained::status`].
+    pub fn explained(&self) -> Option<&str> {
+        self.explained
+            .get_or_init(|| explained::status(self.op, self.ex, self.status))
+            .as_deref()
+    }
+
     /// The response schemas.
     pub fn schemas(&self) -> &schema::ResponseSchemas {
         &self.checker.schemas
@@ -480,11 +562,23 @@ impl<'a> Answer<'a> {
                 .get(&e.request.operation)
                 .is_some_and(|&i| witness::names_one_resource(&self.api.operations[i]))
         };
+        let param = |e: &Exchange| {
+            let &i = self.checker.positions.get(&e.request.operation)?;
+            let last = self.api.operations[i]
+                .path
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()?;
+            last.strip_prefix('{')?
+                .strip_suffix('}')
+                .map(str::to_string)
+        };
         judge(&stateful::Sequence {
             earlier: self.earlier,
             ex: self.ex,
             location: &location,
             single: &single,
+            param: &param,
         })
     }
 }

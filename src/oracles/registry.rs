@@ -194,11 +194,11 @@ pub const ORACLES: &[Oracle] = &[
         severity: Severity::High,
         concern: Concern::Reliability,
         title: "The server answered 500-599",
-        fires_when: "the status is 500–599 (an unknown status such as 800 is `undocumented_status`); for GraphQL, once per root field of the operation",
+        fires_when: "the status is 500–599 (an unknown status such as 800 is `undocumented_status`), unless the request asked for it (a status or code parameter of that value, as echo endpoints take: `/status/563`, `?code=503`); for GraphQL, once per root field of the operation",
         group: Group::CodePath,
         aliases: &["graphql_server_error"],
         rest: Judge::Answer {
-            guard: always,
+            guard: unexplained,
             check: server_error,
         },
         graphql: GraphqlJudge::Walk,
@@ -233,7 +233,7 @@ pub const ORACLES: &[Oracle] = &[
         severity: Severity::Medium,
         concern: Concern::Reliability,
         title: "No answer within the timeout",
-        fires_when: "no answer came within `--timeout`; a request the end of the budget cut short is `interrupted`, no fault",
+        fires_when: "no answer came within `--timeout` to a request that was not waiting behind another (sent while another was in flight, or while one that had timed out could still hold the server, and overtaken by no later request), and that did not ask for a delay (`/delay/5`, `?sleep=3`); a request the end of the budget cut short is `interrupted`, no fault",
         group: Group::Operation,
         aliases: &[],
         rest: Judge::NoAnswer(timeout),
@@ -317,7 +317,7 @@ pub const ORACLES: &[Oracle] = &[
         severity: Severity::Medium,
         concern: Concern::Reliability,
         title: "A deleted resource is still readable",
-        fires_when: "a GET answers 2xx for a path that a DELETE answered 2xx for earlier in the same test, with no successful PUT or POST to it in between, when that path names one resource: its template ends in a parameter that identifies something (`/books/{bookId}`, `/users/{username}`, `/pets/{pet}`, a uuid), not a collection (`DELETE /things` then `GET /things` may rightly answer `[]`) nor an argument (`/anything/{anything}`, `/calc/{n}`)",
+        fires_when: "a GET answers 2xx with a body that shows something (not empty, `{}`, `[]` or `null`) for a path that a DELETE answered 2xx for earlier in the same test, with no successful PUT or POST to it in between, when that path names one resource: its template ends in a parameter that identifies something (`/books/{bookId}`, `/users/{username}`, `/pets/{pet}`, a uuid), not a collection (`DELETE /things` then `GET /things` may rightly answer `[]`) nor an argument (`/anything/{anything}`, `/calc/{n}`), and holds a value of its kind (not an object's `id` that an earlier answer gave, where a `{slug}` or `{name}` goes)",
         group: Group::Operation,
         aliases: &[],
         rest: Judge::Sequence(use_after_delete),
@@ -329,7 +329,7 @@ pub const ORACLES: &[Oracle] = &[
         severity: Severity::Medium,
         concern: Concern::Reliability,
         title: "A created resource cannot be read",
-        fires_when: "a GET of `collection/{id}` answers 404 or 410 right after a POST to the collection answered 2xx with that id (in `Location` or the body's `id`)",
+        fires_when: "a GET of `collection/{id}` answers 404 or 410 right after a POST to the collection answered 2xx with that id (in `Location` or the body's `id`), when the id is of the path parameter's kind (not put where a `{slug}` or `{name}` goes)",
         group: Group::Operation,
         aliases: &[],
         rest: Judge::Sequence(created_not_readable),
@@ -365,7 +365,7 @@ pub const ORACLES: &[Oracle] = &[
         severity: Severity::Medium,
         concern: Concern::Correctness,
         title: "The body breaks the documented schema",
-        fires_when: "a JSON body of a status outside 500–599 does not match the schema documented for that status and media type. The schema is converted to JSON Schema 2020-12 and checked with the `jsonschema` crate: `nullable` (and `x-nullable`) allow null, write-only properties are never required in answers, `oneOf` is read as `anyOf` (members overlap in real descriptions), `format` is never asserted, extra properties are never a violation, and `minItems` above 16 is dropped (bodies are read with arrays cut at 16 items)",
+        fires_when: "a JSON body of a status outside 300–399 and 500–599 does not match the schema documented for that status and media type. The schema is converted to JSON Schema 2020-12 and checked with the `jsonschema` crate: `nullable` (and `x-nullable`) allow null, write-only properties are never required in answers, `oneOf` is read as `anyOf` (members overlap in real descriptions), `format` is never asserted, extra properties are never a violation, and `minItems` above 16 is dropped (bodies are read with arrays cut at 16 items)",
         group: Group::Detail,
         aliases: &[],
         rest: Judge::Answer {
@@ -410,7 +410,7 @@ pub const ORACLES: &[Oracle] = &[
         severity: Severity::Medium,
         concern: Concern::Correctness,
         title: "An HTML page came where JSON is documented",
-        fires_when: "JSON is documented for the status and an HTML page came (`text/html`, or no `Content-Type` and a body starting `<!DOCTYPE html` or `<html`)",
+        fires_when: "JSON is documented for the status (not a redirect) and an HTML page came (`text/html`, or no `Content-Type` and a body starting `<!DOCTYPE html` or `<html`)",
         group: Group::AnswerShape,
         aliases: &[],
         rest: Judge::Answer {
@@ -425,7 +425,7 @@ pub const ORACLES: &[Oracle] = &[
         severity: Severity::Low,
         concern: Concern::Correctness,
         title: "The Content-Type is not a documented media type",
-        fires_when: "a non-empty body of a status outside 500–599 has a `Content-Type` that none of the documented media types for that status covers (wildcards, and JSON flavours such as `problem+json` for `application/json`, cover); silent when the status documents no content, or when there is no `Content-Type`",
+        fires_when: "a non-empty body of a status outside 300–399 and 500–599 has a `Content-Type` that none of the documented media types for that status covers (wildcards, and JSON flavours such as `problem+json` for `application/json`, cover); silent when the status documents no content, or when there is no `Content-Type`",
         group: Group::Detail,
         aliases: &[],
         rest: Judge::Answer {
@@ -440,7 +440,7 @@ pub const ORACLES: &[Oracle] = &[
         severity: Severity::Low,
         concern: Concern::Correctness,
         title: "The status is not documented for the operation",
-        fires_when: "the status is not 500–599, is not 429 (an answer to our rate, not to the request), and is not documented for the operation (exactly, by a `4XX` range, or by `default`)",
+        fires_when: "the status is not 500–599, is not 429 (an answer to our rate, not to the request), is not documented for the operation (exactly, by a `4XX` range, or by `default`), and is not explained by the request itself: a 414, 431 or 413 to its own 2,000-character URI, 2,000 bytes of headers or 8 KiB body, a 404 or 405 after an encoded `/` or `\\` (or a `.` or `..`) in a path value, a status it asked an echo endpoint for",
         group: Group::AnswerShape,
         aliases: &[],
         rest: Judge::Answer {
@@ -642,13 +642,23 @@ fn always(_: &Answer<'_>) -> bool {
     true
 }
 
-/// An answer of a known operation that is not a server error and not a 429
-/// (an answer to our rate, not to the request): the description's promises
-/// apply to it.
-fn conformance_applies(a: &Answer<'_>) -> bool {
-    a.op.is_some() && !super::is_server_error(a.status) && a.status != 429
+/// An answer the request itself does not explain ([`super::explained`]:
+/// a status an echo endpoint was asked for, a refusal of the request's own
+/// oversized or route-changing value).
+fn unexplained(a: &Answer<'_>) -> bool {
+    a.explained().is_none()
 }
 
+/// An answer of a known operation that is not a server error and not a 429
+/// (an answer to our rate, not to the request), and that the request does
+/// not explain: the description's promises apply to it.
+fn conformance_applies(a: &Answer<'_>) -> bool {
+    a.op.is_some() && !super::is_server_error(a.status) && a.status != 429 && unexplained(a)
+}
+
+/// As [`conformance_applies`], the status is documented, and it is no
+/// redirect (whose body is for people, and not the answer the operation
+/// documents content for).
 /// A whole, non-blank body whose own media type says JSON, of a status
 /// that is not a server error nor 429.
 fn declared_json_applies(a: &Answer<'_>) -> bool {
@@ -663,7 +673,7 @@ fn declared_json_applies(a: &Answer<'_>) -> bool {
 
 /// As [`conformance_applies`], and the status is documented.
 fn documented_applies(a: &Answer<'_>) -> bool {
-    conformance_applies(a) && a.documented().is_some()
+    conformance_applies(a) && !(300..400).contains(&a.status) && a.documented().is_some()
 }
 
 /// As [`documented_applies`], and the body is of a documented media type.
@@ -686,7 +696,8 @@ fn server_error(a: &Answer<'_>) -> Option<Finding> {
 
 fn timeout(ex: &Exchange) -> Option<Finding> {
     let failure = ex.failure.as_ref()?;
-    if failure.kind != FailureKind::Timeout {
+    // Its time may have been another request's: blamed only on its own.
+    if failure.kind != FailureKind::Timeout || ex.behind_another {
         return None;
     }
     // The limit that ran out, as given: the time measured is always a
@@ -840,20 +851,24 @@ fn schema_violation(a: &Answer<'_>) -> Option<Finding> {
         .check(a.api, index, status, ct, body)
         .into_iter()
         .next()?;
+    // Checked where the signature places it (`/*/price`: some item, as the
+    // oracle judged the whole body), for what the schema says there.
+    let at = v.location.clone();
     let check = match (v.keyword.as_str(), body.pointer(&v.pointer)) {
         // A `required` violation's pointer already names the missing member.
         ("required", _) => FaultCheck::JsonMissing {
             status,
-            pointer: v.pointer.clone(),
+            pointer: at,
         },
         ("type", Some(value)) => FaultCheck::JsonType {
             status,
-            pointer: v.pointer.clone(),
-            json_type: super::json_type(value).to_string(),
+            pointer: at,
+            json_type: super::pointer::kind(value).to_string(),
+            allowed: v.expected.clone(),
         },
         (_, Some(value)) => FaultCheck::JsonValue {
             status,
-            pointer: v.pointer.clone(),
+            pointer: at,
             value: value.clone(),
         },
         (_, None) => FaultCheck::Status { status },

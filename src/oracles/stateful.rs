@@ -42,6 +42,55 @@ pub struct Sequence<'a> {
     pub location: &'a dyn Fn(&str) -> Option<String>,
     /// Whether a request's operation names one resource.
     pub single: &'a dyn Fn(&Exchange) -> bool,
+    /// The path parameter a request's last segment fills (`slug` for
+    /// `/articles/{slug}`), when its operation's template ends in one.
+    pub param: &'a dyn Fn(&Exchange) -> Option<String>,
+}
+
+/// Whether a parameter names a thing by a name rather than an id (`slug`,
+/// `name`, `tenant_name`, `username`).
+fn names_by_name(param: &str) -> bool {
+    crate::model::names::words(param).last().is_some_and(|w| {
+        matches!(
+            w.as_str(),
+            "name" | "slug" | "username" | "login" | "handle"
+        )
+    })
+}
+
+/// Whether `ex`'s last path segment holds a value of another kind than its
+/// parameter: the parameter names by name (`{slug}`), and the value is what
+/// an earlier answer of the test gave as an object's id, not as its name
+/// (`{"id": 5, "slug": "a-5"}` then `/articles/5`). Such a request names
+/// nothing, so what the server answers to it says nothing about the
+/// resource the earlier request made or deleted.
+fn of_another_kind(s: &Sequence<'_>, ex: &Exchange) -> bool {
+    let Some(param) = (s.param)(ex).filter(|p| names_by_name(p)) else {
+        return false;
+    };
+    let Some(last) = path_of(ex).trim_end_matches('/').rsplit('/').next() else {
+        return false;
+    };
+    let value = percent_encoding::percent_decode_str(last)
+        .decode_utf8_lossy()
+        .into_owned();
+    let name_word = crate::model::names::words(&param).pop().unwrap_or_default();
+    let as_text = |v: &serde_json::Value| super::witness::text(v);
+    s.earlier.iter().any(|e| {
+        let Some(serde_json::Value::Object(fields)) = e.json() else {
+            return false;
+        };
+        let as_id = fields
+            .iter()
+            .any(|(k, v)| super::witness::is_id_name(k) && as_text(v).as_deref() == Some(&value));
+        let as_name = fields
+            .get(&name_word)
+            .or_else(|| fields.get(&param))
+            .and_then(as_text)
+            .as_deref()
+            == Some(&value);
+        as_id && !as_name
+    })
 }
 
 /// All the stateful findings for `s.ex` (each check at most once).
@@ -57,12 +106,26 @@ pub fn findings(s: &Sequence<'_>) -> Vec<Finding> {
     .collect()
 }
 
-/// `use_after_delete`: a GET answers 2xx for a path a DELETE answered 2xx
-/// for earlier, with nothing recreating it in between.
+/// Whether a 2xx body shows nothing: empty, `{}`, `[]` or `null` (a server
+/// that reads any unknown name as an empty object shows no resource).
+fn shows_nothing(ex: &Exchange) -> bool {
+    let body = ex.body.trim();
+    body.is_empty()
+        || ex.json().is_some_and(|v| match v {
+            serde_json::Value::Null => true,
+            serde_json::Value::Object(m) => m.is_empty(),
+            serde_json::Value::Array(a) => a.is_empty(),
+            _ => false,
+        })
+}
+
+/// `use_after_delete`: a GET answers 2xx, with a body that shows
+/// something, for a path a DELETE answered 2xx for earlier, with nothing
+/// recreating it in between.
 pub fn use_after_delete(s: &Sequence<'_>) -> Option<Finding> {
     let ex = s.ex;
     let status = ex.status?;
-    if ex.request.method != "GET" || !(200..300).contains(&status) {
+    if ex.request.method != "GET" || !(200..300).contains(&status) || shows_nothing(ex) {
         return None;
     }
     let path = path_of(ex);
@@ -70,7 +133,7 @@ pub fn use_after_delete(s: &Sequence<'_>) -> Option<Finding> {
     for prev in s.earlier.iter().rev() {
         let same = path_of(prev) == path;
         if same && prev.request.method == "DELETE" && prev.is_success() {
-            return (s.single)(prev).then(|| {
+            return ((s.single)(prev) && !of_another_kind(s, ex)).then(|| {
                 Finding::new(
                     "use_after_delete",
                     &prev.request.operation,
@@ -107,6 +170,9 @@ enum Missing<'a> {
 fn missing<'a>(s: &Sequence<'a>) -> Option<Missing<'a>> {
     let ex = s.ex;
     if ex.request.method != "GET" || !matches!(ex.status?, 404 | 410) {
+        return None;
+    }
+    if of_another_kind(s, ex) {
         return None;
     }
     let path = path_of(ex);
@@ -252,11 +318,23 @@ mod tests {
         let loc = |l: &str| Some(l.to_string());
         // Test paths are `/collection/id`: two segments name one resource.
         let single = |e: &Exchange| e.request.path.matches('/').count() == 2;
+        // `/articles/…` and `/tenants/…` are named by slug and name.
+        let param = |e: &Exchange| {
+            let p = e.request.path.as_str();
+            if p.starts_with("/articles/") {
+                Some("slug".to_string())
+            } else if p.starts_with("/tenants/") {
+                Some("tenant_name".to_string())
+            } else {
+                Some("id".to_string())
+            }
+        };
         findings(&Sequence {
             earlier,
             ex: last,
             location: &loc,
             single: &single,
+            param: &param,
         })
         .iter()
         .map(|f| f.code)
@@ -266,10 +344,16 @@ mod tests {
     #[test]
     fn reads_after_delete_and_dangling_locations_fire() {
         let del = ex("DELETE", "/b/1", 204, None);
+        let mut read = ex("GET", "/b/1", 200, None);
+        read.body = r#"{"id":1}"#.into();
         assert_eq!(
-            codes(std::slice::from_ref(&del), &ex("GET", "/b/1", 200, None)),
+            codes(std::slice::from_ref(&del), &read),
             ["use_after_delete"]
         );
+        // An empty object shows no resource.
+        let mut empty = ex("GET", "/b/1", 200, None);
+        empty.body = "{}".into();
+        assert!(codes(std::slice::from_ref(&del), &empty).is_empty());
         assert!(codes(&[del], &ex("GET", "/b/1", 404, None)).is_empty());
         let made = ex("POST", "/b", 201, Some("/r/7"));
         assert_eq!(
@@ -316,5 +400,30 @@ mod tests {
         assert!(codes(&[put], &ex("PUT", "/b/1", 401, None)).is_empty());
         let del = ex("DELETE", "/b/1", 204, None);
         assert!(codes(&[del], &ex("DELETE", "/b/1", 404, None)).is_empty());
+    }
+
+    #[test]
+    fn an_id_where_a_name_goes_is_no_evidence() {
+        let mut made = ex("POST", "/articles", 201, None);
+        made.body = r#"{"id":5,"slug":"a-5"}"#.into();
+        let del = ex("DELETE", "/articles/5", 204, None);
+        let mut read = ex("GET", "/articles/5", 200, None);
+        read.body = r#"{"id":9}"#.into();
+        assert!(codes(&[made.clone(), del], &read).is_empty());
+        // The slug itself is evidence.
+        let del = ex("DELETE", "/articles/a-5", 204, None);
+        let mut read = ex("GET", "/articles/a-5", 200, None);
+        read.body = r#"{"id":5}"#.into();
+        assert_eq!(codes(&[made, del], &read), ["use_after_delete"]);
+        let mut tenant = ex("POST", "/tenants", 201, None);
+        tenant.body = r#"{"id":724,"name":"abc"}"#.into();
+        assert!(codes(&[tenant], &ex("GET", "/tenants/724", 404, None)).is_empty());
+        // An id where an id goes is.
+        let mut book = ex("POST", "/books", 201, None);
+        book.body = r#"{"id":7,"name":"n"}"#.into();
+        assert_eq!(
+            codes(&[book], &ex("GET", "/books/7", 404, None)),
+            ["created_not_readable"]
+        );
     }
 }

@@ -570,7 +570,9 @@ fn standalone_note(r: &crate::oracles::Reproducer, t: &dyn Fn(&str) -> String) -
     if r.standalone {
         return String::new();
     }
-    let why = if r.unmade.is_empty() {
+    let why = if !r.not_standalone.is_empty() {
+        r.not_standalone.join("; ")
+    } else if r.unmade.is_empty() {
         "it leaves out requests that made what it uses".to_string()
     } else {
         format!("it names what it does not create: {}", r.unmade.join("; "))

@@ -220,16 +220,26 @@ const TURNED: usize = 3;
 
 /// Credentials that worked and then stopped: the run may have deleted or
 /// changed the very account it uses (`DELETE /accounts`). Watched per
-/// operation, as endpoints open to all keep answering.
+/// operation, as endpoints open to all keep answering. A refusal counts
+/// only with evidence that it is about credentials: a 401, a
+/// `WWW-Authenticate` header, or a 403 on a resource the run did not
+/// delete (servers answer 403 for what is gone, or was never there).
 #[derive(Default)]
 struct AuthWatch {
     /// The latest successful change.
     last_change: Option<Change>,
     /// Per operation position.
     ops: Vec<OpWatch>,
-    /// The operations that turned, and the change before the first did.
-    lost: Option<(Vec<String>, Option<Change>)>,
+    /// The operations that turned, the change before the first did, and
+    /// the refusal that showed it.
+    lost: Option<(Vec<String>, Option<Change>, String)>,
+    /// Paths the run deleted (a refusal under one says nothing of the
+    /// credentials).
+    deleted: std::collections::HashSet<String>,
 }
+
+/// Deleted paths remembered, at most.
+const DELETED: usize = 1 << 16;
 
 /// A successful change: its operation and `METHOD path`.
 type Change = (String, String);
@@ -240,25 +250,72 @@ struct OpWatch {
     streak: u64,
     /// The last change before this run of refusals began.
     since: Option<Change>,
+    /// The first refusal that said it was about credentials (a 401, a
+    /// `WWW-Authenticate` header), for the warning to name.
+    evidence: Option<String>,
+}
+
+/// What a refusal says about credentials, for people: `GET /a answered
+/// 401 (WWW-Authenticate: Bearer realm="x")`; `None` when nothing in it
+/// speaks of credentials.
+fn auth_evidence(ex: &Exchange, status: u16) -> Option<String> {
+    let challenge = ex.header("www-authenticate");
+    if status != 401 && challenge.is_none() {
+        return None;
+    }
+    let path = ex.request.path.split('?').next().unwrap_or("");
+    let mut said = format!("{} {path} answered {status}", ex.request.method);
+    if let Some(c) = challenge {
+        let c: String = c.chars().filter(|c| !c.is_control()).take(80).collect();
+        said.push_str(&format!(" with WWW-Authenticate: {c}"));
+    }
+    Some(said)
 }
 
 impl AuthWatch {
     /// Notes answer `status` to `ex`, of the operation at position `i`,
     /// which had answered 2xx before when `worked`.
     fn see(&mut self, i: usize, worked: bool, ex: &Exchange, status: u16) {
+        let path = ex.request.path.split('?').next().unwrap_or("");
+        let evidence = match status {
+            401 | 403 => auth_evidence(ex, status),
+            _ => None,
+        };
         let op = &mut self.ops[i];
+        if op.evidence.is_none() {
+            op.evidence.clone_from(&evidence);
+        }
         match status {
             200..=299 => {
                 op.streak = 0;
                 if ex.request.is_mutation() {
-                    let path = ex.request.path.split('?').next().unwrap_or("");
                     self.last_change = Some((
                         ex.request.operation.clone(),
                         format!("{} {path}", ex.request.method),
                     ));
                 }
+                if ex.request.method == "DELETE" && self.deleted.len() < DELETED {
+                    self.deleted.insert(path.trim_end_matches('/').to_string());
+                }
             }
             401 | 403 => {
+                let gone = {
+                    let mut at = path.trim_end_matches('/');
+                    let mut found = false;
+                    while !at.is_empty() {
+                        if self.deleted.contains(at) {
+                            found = true;
+                            break;
+                        }
+                        at = at.rsplit_once('/').map_or("", |(head, _)| head);
+                    }
+                    found
+                };
+                // A 403 on what the run deleted says the thing is gone.
+                if evidence.is_none() && gone {
+                    return;
+                }
+                let op = &mut self.ops[i];
                 if op.streak == 0 {
                     op.since = self.last_change.clone();
                 }
@@ -266,9 +323,12 @@ impl AuthWatch {
                 if worked && !op.turned && op.streak == REFUSED_STREAK {
                     op.turned = true;
                     let name = ex.request.operation.clone();
+                    let shown = evidence.unwrap_or_else(|| {
+                        format!("{} {path} answered {status}", ex.request.method)
+                    });
                     match &mut self.lost {
-                        Some((ops, _)) => ops.push(name),
-                        None => self.lost = Some((vec![name], op.since.clone())),
+                        Some((ops, _, _)) => ops.push(name),
+                        None => self.lost = Some((vec![name], op.since.clone(), shown)),
                     }
                 }
             }
@@ -391,10 +451,13 @@ impl Tally {
             .iter()
             .filter(|op| op.status_counts.values().sum::<u64>() > 0)
             .count();
-        let refused: Vec<&str> = self
+        // Only refusals that speak of credentials (a 401, a challenge)
+        // earn the advice: a 403 alone often means "no such id".
+        let refused: Vec<(&str, &str)> = self
             .operations
             .iter()
-            .filter(|op| {
+            .zip(&self.auth.ops)
+            .filter(|(op, _)| {
                 let total: u64 = op.status_counts.values().sum();
                 let denied: u64 = op
                     .status_counts
@@ -404,25 +467,31 @@ impl Tally {
                     .sum();
                 total > 0 && denied == total
             })
-            .map(|op| op.operation.as_str())
+            .filter_map(|(op, watch)| {
+                watch
+                    .evidence
+                    .as_deref()
+                    .map(|e| (op.operation.as_str(), e))
+            })
             .collect();
         if !refused.is_empty() {
-            let shown: Vec<&str> = refused.iter().take(8).copied().collect();
+            let shown: Vec<&str> = refused.iter().take(8).map(|(op, _)| *op).collect();
             out.push(format!(
-                "{} of the {} operations called got only 401 or 403 answers ({}{}): the server wants credentials for them; pass them with -H 'Authorization: …' or --auth-command",
+                "{} of the {} operations called got only 401 or 403 answers ({}{}), and the server asked for credentials ({}): pass them with -H 'Authorization: …' or --auth-command",
                 refused.len(),
                 answered,
                 shown.join(", "),
-                if refused.len() > shown.len() { ", …" } else { "" }
+                if refused.len() > shown.len() { ", …" } else { "" },
+                refused[0].1
             ));
         }
         // Operations with a 2xx: those whose credentials could stop working.
         let worked = self.reached;
-        if let Some((ops, before)) = self
+        if let Some((ops, before, evidence)) = self
             .auth
             .lost
             .as_ref()
-            .filter(|(ops, _)| ops.len() >= TURNED && ops.len() * 4 >= worked)
+            .filter(|(ops, _, _)| ops.len() >= TURNED && ops.len() * 4 >= worked)
         {
             let turned = ops.len();
             let cause = match before {
@@ -433,7 +502,7 @@ impl Tally {
             };
             let shown: Vec<&str> = ops.iter().take(4).map(String::as_str).collect();
             out.push(format!(
-                "the credentials stopped working during the run: {turned} of the {worked} operations that had answered 2xx then answered 401 or 403 {REFUSED_STREAK} times in a row ({}{}){cause}",
+                "the credentials stopped working during the run: {turned} of the {worked} operations that had answered 2xx then answered 401 or 403 {REFUSED_STREAK} times in a row on what the run had not deleted ({}{}; first: {evidence}){cause}",
                 shown.join(", "),
                 if ops.len() > shown.len() { ", …" } else { "" }
             ));
@@ -652,6 +721,7 @@ mod tests {
         assert!(said.contains("credentials stopped working"), "{said}");
         assert!(said.contains("3 of the 6"), "{said}");
         assert!(said.contains("--exclude 'drop_accounts'"), "{said}");
+        assert!(said.contains("first: GET /a answered 401"), "{said}");
 
         // Two operations refused on one resource whose rights a change
         // took away, among many that still work: no loss.
@@ -675,5 +745,53 @@ mod tests {
             "abc\td&lt;e&gt;&amp;&quot;&apos;"
         );
         assert_eq!(escape_attr("x\ny"), "x&#10;y");
+    }
+
+    fn at(op: &str, method: &str, path: &str, status: u16) -> Exchange {
+        let mut ex = answer(op, method, status);
+        ex.request.path = path.into();
+        ex
+    }
+
+    #[test]
+    fn refusals_of_what_the_run_deleted_are_not_lost_credentials() {
+        let ops = ["a", "b", "c", "d", "create", "remove"];
+        let mut tally = Tally::new(&api_of(&ops));
+        for op in ["a", "b", "c", "d"] {
+            tally.add(&at(op, "GET", &format!("/{op}/1"), 200));
+        }
+        for op in ["a", "b", "c"] {
+            tally.add(&at("remove", "DELETE", &format!("/{op}/1"), 204));
+        }
+        for _ in 0..REFUSED_STREAK {
+            for op in ["a", "b", "c"] {
+                tally.add(&at(op, "GET", &format!("/{op}/1"), 403));
+                tally.add(&at(op, "GET", &format!("/{op}/1/items"), 403));
+            }
+            // Creations keep succeeding.
+            tally.add(&at("create", "POST", "/a", 201));
+        }
+        assert!(tally.diagnose().is_empty(), "{:?}", tally.diagnose());
+    }
+
+    #[test]
+    fn the_advice_to_pass_credentials_needs_the_server_to_ask_for_them() {
+        let mut tally = Tally::new(&api_of(&["vault", "admin"]));
+        for _ in 0..5 {
+            tally.add(&answer("vault", "GET", 403));
+        }
+        assert!(tally.diagnose().is_empty(), "{:?}", tally.diagnose());
+        let mut asked = answer("admin", "GET", 403);
+        asked
+            .headers
+            .push(("www-authenticate".into(), "Bearer realm=\"admin\"".into()));
+        tally.add(&asked);
+        let said = tally.diagnose().join("\n");
+        assert!(said.contains("(admin)"), "{said}");
+        assert!(
+            said.contains("WWW-Authenticate: Bearer realm=\"admin\""),
+            "{said}"
+        );
+        assert!(!said.contains("vault"), "{said}");
     }
 }

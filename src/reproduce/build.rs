@@ -226,13 +226,20 @@ pub fn script(
         let op = positions
             .get(&ex.request.operation)
             .map(|&o| &api.operations[o]);
-        let template: Option<Vec<&str>> =
-            op.map(|o| o.path.split('/').filter(|s| !s.is_empty()).collect());
-        // Path segments.
-        let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        // Segments as the request sent them, empty ones included: a path
+        // the description writes with a trailing slash (`/flow_runs/`) is
+        // another route than the one without (a 307 away, at best).
+        let template: Option<Vec<&str>> = op.map(|o| o.path.split('/').collect());
+        let segments: Vec<&str> = path.split('/').collect();
         let mut out_path = String::new();
         let mut chain = String::new();
         for (k, seg) in segments.iter().enumerate() {
+            if k > 0 {
+                out_path.push('/');
+            }
+            if seg.is_empty() {
+                continue;
+            }
             let param = match &template {
                 Some(t) if t.len() == segments.len() => t[k]
                     .strip_prefix('{')
@@ -269,7 +276,6 @@ pub fn script(
                 u.at = Some(format!("{chain}/{seg}"));
                 unmade.push(u);
             }
-            out_path.push('/');
             match var {
                 Some(v) => out_path.push_str(&format!("{{{{{v}}}}}")),
                 None => out_path.push_str(seg),
@@ -277,32 +283,31 @@ pub fn script(
             chain.push('/');
             chain.push_str(seg);
         }
-        // An empty path is the target itself (a GraphQL endpoint).
-        if out_path.is_empty() && !path.is_empty() {
-            out_path.push('/');
-        }
         if let Some(q) = query {
+            // Each pair as it was sent (its encoding included), but for a
+            // value an earlier answer gave.
             let mut pairs = Vec::new();
-            for (k, v) in url::form_urlencoded::parse(q.as_bytes()) {
-                let key: String = url::form_urlencoded::byte_serialize(k.as_bytes()).collect();
+            for raw in q.split('&') {
+                let Some((k, v)) = url::form_urlencoded::parse(raw.as_bytes()).next() else {
+                    pairs.push(raw.to_string());
+                    continue;
+                };
                 let var = if is_id_name(&k) {
                     sources(earlier, &v, &k, "", location).map(|c| capture(&mut steps, &c, &k))
                 } else {
                     None
                 };
                 match var {
-                    Some(var) => pairs.push(format!("{key}={{{{{var}}}}}")),
-                    None if is_id_name(&k) => {
-                        unmade.push(Unmade::new(ex, &k, &v));
-                        pairs.push(format!(
-                            "{key}={}",
-                            url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>()
-                        ))
+                    Some(var) => {
+                        let key = raw.split('=').next().unwrap_or("");
+                        pairs.push(format!("{key}={{{{{var}}}}}"))
                     }
-                    None => pairs.push(format!(
-                        "{key}={}",
-                        url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>()
-                    )),
+                    None => {
+                        if is_id_name(&k) {
+                            unmade.push(Unmade::new(ex, &k, &v));
+                        }
+                        pairs.push(raw.to_string())
+                    }
                 }
             }
             out_path.push('?');
@@ -367,12 +372,25 @@ pub fn script(
             graphql_clean: false,
         });
     }
+    // Operations that document a redirect are sent without following it
+    // (the redirect is their answer): a replay must do the same.
+    let mut direct: Vec<String> = Vec::new();
+    for s in &steps {
+        let documents = positions
+            .get(&s.operation)
+            .is_some_and(|&o| api.operations[o].documents_redirect());
+        if documents && !direct.contains(&s.operation) {
+            direct.push(s.operation.clone());
+        }
+    }
     Script {
         target: target.to_string(),
         fault: None,
         steps,
         standalone: unmade.is_empty(),
         unmade,
+        not_standalone: Vec::new(),
+        direct,
     }
 }
 
@@ -423,5 +441,40 @@ mod tests {
         // With no maker in the sequence, the listing is all there is.
         let best = sources(&earlier[..1], "9", "bookId", "", &loc).unwrap();
         assert_eq!(best.step, 0);
+    }
+
+    #[test]
+    fn operations_that_document_a_redirect_are_replayed_without_following_it() {
+        let api = crate::load::load_text(
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /go:\n    get:\n      operationId: go\n      responses: {'302': {description: elsewhere}}\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let mut ex = answer("/go", 302, Some("/x"), "");
+        ex.request.operation = "go".into();
+        let loc = |l: &str| Some(l.to_string());
+        let s = script(&api, "http://127.0.0.1:1", &[ex], &loc);
+        assert_eq!(s.direct, ["go"]);
+    }
+
+    #[test]
+    fn paths_are_kept_as_sent() {
+        let api = crate::load::load_text(
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /flow_runs/:\n    get:\n      operationId: listFlowRuns\n      parameters:\n      - {name: q, in: query, schema: {type: string}}\n      responses: {'200': {description: ok}}\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let mut ex = answer("/flow_runs/?q=a%20b~c", 200, None, "[]");
+        ex.request.operation = "listFlowRuns".into();
+        let loc = |l: &str| Some(l.to_string());
+        let s = script(&api, "http://127.0.0.1:1", &[ex], &loc);
+        assert_eq!(s.steps[0].path, "/flow_runs/?q=a%20b~c");
+        assert!(s.direct.is_empty());
+        let mut ex = answer("/a%2Fb//c/", 200, None, "");
+        ex.request.operation = "other".into();
+        let s = script(&api, "http://127.0.0.1:1", &[ex], &loc);
+        assert_eq!(s.steps[0].path, "/a%2Fb//c/");
     }
 }

@@ -276,10 +276,25 @@ pub fn render(script: &Script, title: &str) -> String {
         if let Some(b) = &step.breach {
             out.push_str(&comment(&format!("Deliberately: {b}")));
         }
+        // Hurl squashes `/./` and `/../` unless told not to: a path that
+        // holds them goes as the run sent it, right after `base` (whose
+        // trailing slash it then cannot climb out of).
+        let dotted = step
+            .path
+            .split('?')
+            .next()
+            .unwrap_or("")
+            .split('/')
+            .any(|seg| seg == "." || seg == "..");
+        let after = if dotted {
+            step.path.clone()
+        } else {
+            after_base(&script.target, &step.path)
+        };
         out.push_str(&format!(
             "{} {{{{base}}}}{}\n",
             step.method,
-            url(&after_base(&script.target, &step.path), &known)
+            url(&after, &known)
         ));
         for (name, v) in &step.headers {
             if name.is_empty() {
@@ -289,6 +304,9 @@ pub fn render(script: &Script, title: &str) -> String {
         }
         if let Some(ct) = &step.content_type {
             out.push_str(&format!("Content-Type: {}\n", value(ct, &known)));
+        }
+        if dotted {
+            out.push_str("[Options]\npath-as-is: true\n");
         }
         if let Some(body) = &step.body {
             let trimmed = body.trim_start();
@@ -491,6 +509,8 @@ mod tests {
             steps: vec![make, read],
             standalone: true,
             unmade: vec![],
+            not_standalone: vec![],
+            direct: Vec::new(),
         };
         let text = render(&script, &format!("Covers: {evil}"));
         for line in text.lines() {
@@ -527,6 +547,8 @@ mod tests {
             steps: vec![step("x", "GET\n[Options]", "/")],
             standalone: true,
             unmade: vec![],
+            not_standalone: vec![],
+            direct: Vec::new(),
         };
         let text = render(&script, "t");
         assert!(
@@ -547,6 +569,8 @@ mod tests {
             steps: vec![s],
             standalone: true,
             unmade: vec![],
+            not_standalone: vec![],
+            direct: Vec::new(),
         };
         use base64::Engine;
         let text = render_redacted(&script, "t", &secrets);
@@ -559,5 +583,35 @@ mod tests {
             .decode(b64)
             .unwrap();
         assert_eq!(String::from_utf8(body).unwrap(), "```[REDACTED]```");
+    }
+
+    #[test]
+    fn dot_segments_are_sent_as_they_are() {
+        let script = crate::reproduce::Script {
+            target: "http://127.0.0.1:1".into(),
+            fault: None,
+            steps: vec![crate::reproduce::Step {
+                operation: "op".into(),
+                method: "GET".into(),
+                path: "/files/../x/".into(),
+                headers: vec![],
+                content_type: None,
+                body: None,
+                graphql_query: false,
+                breach: None,
+                captures: vec![],
+                status: Some(200),
+                graphql_clean: false,
+            }],
+            standalone: true,
+            unmade: vec![],
+            not_standalone: vec![],
+            direct: Vec::new(),
+        };
+        let text = render(&script, "t");
+        assert!(
+            text.contains("GET {{base}}/files/../x/\n[Options]\npath-as-is: true\nHTTP 200"),
+            "{text}"
+        );
     }
 }

@@ -26,6 +26,66 @@ pub struct Script {
     /// What it names without creating.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unmade: Vec<Unmade>,
+    /// Why it may not show its fault on a freshly started server, for
+    /// people (empty when it is standalone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_standalone: Vec<String>,
+    /// Operations whose requests go without following a redirect (they
+    /// document one: the redirect is their answer), as the run sent them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub direct: Vec<String>,
+}
+
+impl Script {
+    /// Settles whether the script stands alone, after shrinking: it names
+    /// nothing it does not make (of what is still in it), takes no value
+    /// from a place in a list (which item is there depends on the server's
+    /// data), and needs nothing the reasons already given say.
+    pub fn settle_standalone(&mut self) {
+        let kept: Vec<Unmade> = self
+            .unmade
+            .iter()
+            .filter(|u| u.in_script(self))
+            .cloned()
+            .collect();
+        self.unmade = kept;
+        let mut reasons: Vec<String> = self.not_standalone.clone();
+        if !self.unmade.is_empty() {
+            let names: Vec<String> = self.unmade.iter().map(|u| u.to_string()).collect();
+            push_once(
+                &mut reasons,
+                format!(
+                    "it names what it does not create (the server's own data, or what the run made earlier): {}",
+                    names.join(", ")
+                ),
+            );
+        }
+        for (i, step) in self.steps.iter().enumerate() {
+            for c in &step.captures {
+                let Source::Json { pointer } = &c.from else {
+                    continue;
+                };
+                if let Some(at) = pointer.split('/').find(|t| t.parse::<usize>().is_ok()) {
+                    push_once(
+                        &mut reasons,
+                        format!(
+                            "step {} takes `{}` from item {at} of a list ({pointer}): which item is there depends on the server's data",
+                            i + 1,
+                            c.var
+                        ),
+                    );
+                }
+            }
+        }
+        self.standalone = reasons.is_empty();
+        self.not_standalone = reasons;
+    }
+}
+
+fn push_once(reasons: &mut Vec<String>, reason: String) {
+    if !reasons.contains(&reason) {
+        reasons.push(reason);
+    }
 }
 
 /// A value a script's step names without an earlier step making it: a
@@ -158,3 +218,70 @@ pub mod replay;
 pub mod shell;
 pub mod shrink;
 pub mod suite;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(path: &str, captures: Vec<Capture>) -> Step {
+        Step {
+            operation: "op".into(),
+            method: "GET".into(),
+            path: path.into(),
+            headers: vec![],
+            content_type: None,
+            body: None,
+            graphql_query: false,
+            breach: None,
+            captures,
+            status: Some(200),
+            graphql_clean: false,
+        }
+    }
+
+    #[test]
+    fn a_value_from_a_place_in_a_list_is_not_standalone() {
+        let listed = Capture {
+            var: "thing_id".into(),
+            from: Source::Json {
+                pointer: "/3/id".into(),
+            },
+        };
+        let mut script = Script {
+            target: "http://127.0.0.1:1".into(),
+            fault: None,
+            steps: vec![
+                step("/things", vec![listed]),
+                step("/things/{{thing_id}}", vec![]),
+            ],
+            standalone: true,
+            unmade: vec![],
+            not_standalone: vec![],
+            direct: Vec::new(),
+        };
+        script.settle_standalone();
+        assert!(!script.standalone);
+        assert!(
+            script.not_standalone[0].contains("item 3 of a list"),
+            "{:?}",
+            script.not_standalone
+        );
+        // A value the sequence made itself, by name, stands alone.
+        script.steps[0].captures[0].from = Source::Json {
+            pointer: "/id".into(),
+        };
+        script.not_standalone.clear();
+        script.settle_standalone();
+        assert!(script.standalone, "{:?}", script.not_standalone);
+        // What it names without making, once shrinking cut it, no longer counts.
+        script.unmade.push(Unmade {
+            operation: "gone".into(),
+            name: "id".into(),
+            value: "77".into(),
+            at: None,
+        });
+        script.settle_standalone();
+        assert!(script.standalone);
+        assert!(script.unmade.is_empty());
+    }
+}

@@ -132,7 +132,7 @@ pub fn fault_script(
         | FaultCheck::JsonMissing { pointer, .. } => pointer
             .split('/')
             .nth(1)
-            .is_some_and(|s| s.parse::<usize>().is_ok()),
+            .is_some_and(|s| s == "*" || s.parse::<usize>().is_ok()),
         _ => false,
     };
     let complete = |w: &[Exchange]| {
@@ -165,7 +165,12 @@ pub fn fault_script(
         .filter(|(_, w)| !w.is_empty())
         .map(|(i, w)| {
             let mut script = build::script(api, target, w, &location);
-            script.standalone = script.standalone && i < 2;
+            if i == 2 {
+                script.standalone = false;
+                script.not_standalone.push(
+                    "it is the test alone, without the requests that made what it uses".into(),
+                );
+            }
             script.fault = Some(ScriptFault {
                 code: kept.fault.code.clone(),
                 signature: kept.fault.signature.clone(),
@@ -541,13 +546,7 @@ pub fn write_reproducers(
         let json = folder.join(format!("{stem}.json"));
         // Shrinking may have cut the steps that named what the run made.
         let mut script = o.script.clone();
-        let kept: Vec<_> = script
-            .unmade
-            .iter()
-            .filter(|u| u.in_script(&script))
-            .cloned()
-            .collect();
-        script.unmade = kept;
+        script.settle_standalone();
         std::fs::write(&sh, secrets.redact(&shell::render(&script)).as_bytes())
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", sh.display()))?;
         #[cfg(unix)]
@@ -583,6 +582,11 @@ pub fn write_reproducers(
                     .unmade
                     .iter()
                     .map(|u| secrets.redact(&u.to_string()).into_owned())
+                    .collect(),
+                not_standalone: script
+                    .not_standalone
+                    .iter()
+                    .map(|r| secrets.redact(r).into_owned())
                     .collect(),
             }),
         ));

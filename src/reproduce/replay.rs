@@ -144,25 +144,37 @@ pub fn shows(check: &FaultCheck, last: &Exchange) -> bool {
     let Some(status) = last.status else {
         return false;
     };
-    let at = |pointer: &str| last.json().and_then(|b| b.pointer(pointer));
+    use crate::oracles::pointer;
+    let body = last.json();
+    let values = |p: &str| body.map(|b| pointer::values_at(b, p)).unwrap_or_default();
     match check {
         FaultCheck::Status { status: s } => status == *s,
         FaultCheck::ServerError => crate::oracles::is_server_error(status),
         FaultCheck::Success => (200..300).contains(&status),
         FaultCheck::JsonType {
             status: s,
-            pointer,
+            pointer: p,
             json_type,
+            allowed,
         } => {
             status == *s
-                && crate::oracles::json_type(at(pointer).unwrap_or(&Value::Null)) == json_type
+                && values(p).into_iter().any(|v| {
+                    if allowed.is_empty() {
+                        pointer::allowed(pointer::kind(v), std::slice::from_ref(json_type))
+                    } else {
+                        !pointer::allowed(pointer::kind(v), allowed)
+                    }
+                })
         }
         FaultCheck::JsonValue {
             status: s,
-            pointer,
+            pointer: p,
             value,
-        } => status == *s && at(pointer) == Some(value),
-        FaultCheck::JsonMissing { status: s, pointer } => status == *s && at(pointer).is_none(),
+        } => status == *s && values(p).into_iter().any(|v| pointer::same(v, value)),
+        FaultCheck::JsonMissing {
+            status: s,
+            pointer: p,
+        } => status == *s && body.is_some_and(|b| pointer::holds(b, p).contains(&false)),
         FaultCheck::ContentType { status: s, media } => {
             status == *s
                 && last

@@ -126,6 +126,7 @@ extra=()
 if [ -n "${CARTOGRAPH_HEADER:-}" ]; then extra=(-H "$CARTOGRAPH_HEADER"); fi
 # Seconds each request may take (the run's --timeout when the fault is one).
 max_time="${CARTOGRAPH_TIMEOUT:-__TIMEOUT__}"
+user_agent='cartograph/__VERSION__'
 
 # step METHOD PATH [curl arguments…]: sends one request, keeps its status,
 # headers and body; the status is `timeout` when no answer came in time.
@@ -137,7 +138,10 @@ step() {
   # A step that tests credentials sends its own, or none.
   local auth=("${extra[@]}")
   if [ -n "${NO_CREDENTIALS:-}" ]; then auth=(); fi
-  status=$(curl -sS --max-time "$max_time" -o "$tmp/body" -D "$tmp/headers" -w '%{http_code}' -X "$method" "${auth[@]}" "$@" "$BASE$path")
+  # The path exactly as written (no dot-segment squashing, no globbing), and
+  # the headers the run sent: its User-Agent, none of curl's own additions.
+  status=$(curl -sS --path-as-is --globoff --max-time "$max_time" -o "$tmp/body" -D "$tmp/headers" -w '%{http_code}' \
+    -A "$user_agent" -H 'Expect:' -X "$method" "${auth[@]}" "$@" "$BASE$path")
   code=$?
   if [ "$code" = 28 ]; then
     status=timeout
@@ -164,36 +168,79 @@ content_type() {
   sed -n 's/^[Cc]ontent-[Tt]ype:[[:space:]]*//p' "$tmp/headers" | tr -d '\r' | cut -d';' -f1 | tr 'A-Z' 'a-z'
 }
 
-# json MODE POINTER: the body's value at a JSON pointer (MODE value) or its type (MODE type).
+# json MODE POINTER: reads the body at a JSON pointer, where `*` stands for
+# every item of an array and nothing is under a missing or null parent:
+#   value   the first value (text as it is, anything else as JSON), for captures
+#   values  each value, as JSON, one a line
+#   kinds   each value's kind, one a line: integer (no fractional part),
+#           number, string, boolean, null, array, object
+#   holds   for each object or array where the pointer's parent is: yes when
+#           it holds the last member, no when it does not
 json() {
   if command -v jq >/dev/null 2>&1; then
     jq -r --arg mode "$1" --arg p "$2" '
-      ($p | if . == "" then [] else (ltrimstr("/") | split("/")
-        | map(gsub("~1"; "/") | gsub("~0"; "~") | if test("^[0-9]+$") then tonumber else . end)) end) as $path
-      | (try getpath($path) catch null) as $v
-      | if $mode == "type" then ($v | type) elif ($v | type) == "string" then $v else ($v | tojson) end' "$tmp/body" 2>/dev/null \
-      || { [ "$1" = type ] && echo null; }
+      def at($t): if ($t | length) == 0 then . else ($t[0]) as $k | ($t[1:]) as $r
+        | if $k == "*" and type == "array" then .[] | at($r)
+          elif type == "object" then (if has($k) then .[$k] | at($r) else empty end)
+          elif type == "array" and ($k | test("^[0-9]+$")) then
+            ($k | tonumber) as $i | (if $i < length then .[$i] | at($r) else empty end)
+          else empty end end;
+      def kind: if type == "number" then (if . == floor then "integer" else "number" end) else type end;
+      ($p | if . == "" then [] else (ltrimstr("/") | split("/") | map(gsub("~1"; "/") | gsub("~0"; "~"))) end) as $t
+      | if $mode == "value" then first(at($t)) | (if type == "string" then . else tojson end)
+        elif $mode == "values" then at($t) | tojson
+        elif $mode == "kinds" then at($t) | kind
+        elif $mode == "holds" and ($t | length) > 0 then ($t[-1]) as $k | at($t[:-1])
+          | if type == "object" then (if has($k) then "yes" else "no" end)
+            elif type == "array" and ($k | test("^[0-9]+$")) then (if ($k | tonumber) < length then "yes" else "no" end)
+            else empty end
+        else empty end' "$tmp/body" 2>/dev/null
   elif command -v python3 >/dev/null 2>&1; then
     python3 - "$1" "$2" "$tmp/body" <<'PY'
 import json, sys
 mode, pointer, path = sys.argv[1:4]
 try:
-    v = json.load(open(path))
+    body = json.load(open(path))
 except Exception:
-    v = None
-for t in ([] if pointer == "" else pointer[1:].split("/")):
-    t = t.replace("~1", "/").replace("~0", "~")
-    if isinstance(v, list):
-        v = v[int(t)] if t.isdigit() and int(t) < len(v) else None
+    sys.exit(0)
+tokens = [] if pointer == "" else [t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/")]
+def at(v, t):
+    if not t:
+        yield v
+    elif t[0] == "*" and isinstance(v, list):
+        for item in v:
+            yield from at(item, t[1:])
     elif isinstance(v, dict):
-        v = v.get(t)
-    else:
-        v = None
-if mode == "type":
-    print({type(None): "null", bool: "boolean", int: "number", float: "number",
-           str: "string", list: "array", dict: "object"}[type(v)])
-else:
-    print(v if isinstance(v, str) else json.dumps(v))
+        if t[0] in v:
+            yield from at(v[t[0]], t[1:])
+    elif isinstance(v, list) and t[0].isdigit() and t[0].isascii():
+        if int(t[0]) < len(v):
+            yield from at(v[int(t[0])], t[1:])
+def kind(v):
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int) or (isinstance(v, float) and v.is_integer()):
+        return "integer"
+    return {type(None): "null", float: "number", str: "string", list: "array", dict: "object"}[type(v)]
+def dump(v):
+    return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+if mode == "value":
+    for v in at(body, tokens):
+        print(v if isinstance(v, str) else dump(v))
+        break
+elif mode == "values":
+    for v in at(body, tokens):
+        print(dump(v))
+elif mode == "kinds":
+    for v in at(body, tokens):
+        print(kind(v))
+elif mode == "holds" and tokens:
+    last = tokens[-1]
+    for p in at(body, tokens[:-1]):
+        if isinstance(p, dict):
+            print("yes" if last in p else "no")
+        elif isinstance(p, list) and last.isdigit() and last.isascii():
+            print("yes" if int(last) < len(p) else "no")
 PY
   else
     echo "this script needs jq or python3 to read JSON" >&2
@@ -240,30 +287,41 @@ fn condition(check: &FaultCheck) -> String {
             status: s,
             pointer,
             json_type,
-        } => format!(
-            "{} && [ \"$(json type {})\" = {} ]",
-            status(*s),
-            quote(pointer),
-            quote(json_type)
-        ),
+            allowed,
+        } => {
+            // A kind the schema does not allow, among the values there;
+            // `number` allows integers, as in JSON Schema.
+            let (invert, kinds): (bool, Vec<&str>) = if allowed.is_empty() {
+                (false, vec![json_type.as_str()])
+            } else {
+                (true, allowed.iter().map(String::as_str).collect())
+            };
+            let mut patterns = String::new();
+            for k in &kinds {
+                patterns.push_str(&format!(" -e {}", quote(k)));
+                if *k == "number" {
+                    patterns.push_str(" -e integer");
+                }
+            }
+            format!(
+                "{} && json kinds {} | grep -q{}xF{patterns}",
+                status(*s),
+                quote(pointer),
+                if invert { "v" } else { "" }
+            )
+        }
         FaultCheck::JsonValue {
             status: s,
             pointer,
             value,
-        } => {
-            let text = match value {
-                serde_json::Value::String(t) => t.clone(),
-                other => other.to_string(),
-            };
-            format!(
-                "{} && [ \"$(json value {})\" = {} ]",
-                status(*s),
-                quote(pointer),
-                quote(&text)
-            )
-        }
+        } => format!(
+            "{} && json values {} | grep -qxF -- {}",
+            status(*s),
+            quote(pointer),
+            quote(&value.to_string())
+        ),
         FaultCheck::JsonMissing { status: s, pointer } => format!(
-            "{} && [ \"$(json type {})\" = null ]",
+            "{} && json holds {} | grep -qx no",
             status(*s),
             quote(pointer)
         ),
@@ -315,9 +373,15 @@ pub fn render(script: &Script) -> String {
     out.push_str("# Exit status: 1 when the fault shows, 0 when it does not, 2 when the sequence could not run.\n");
     out.push_str("# Needs curl, and jq or python3 when values are read from JSON bodies.\n");
     if !script.standalone {
-        out.push_str("# Note: this sequence names resources it does not create (the server's own\n# data, or what the run made earlier), so it shows the fault against a\n# server that has them.\n");
-        for u in &script.unmade {
-            out.push_str(&format!("#   {}\n", one_line(&u.to_string())));
+        out.push_str("# Note: this sequence may not show the fault on a freshly started server:\n");
+        for r in &script.not_standalone {
+            out.push_str(&format!("#   {}\n", one_line(r)));
+        }
+        if script.not_standalone.is_empty() {
+            out.push_str("#   it names what it does not create (the server's own data, or what the run made earlier):\n");
+            for u in &script.unmade {
+                out.push_str(&format!("#   {}\n", one_line(&u.to_string())));
+            }
         }
     }
     out.push('\n');
@@ -330,7 +394,8 @@ pub fn render(script: &Script) -> String {
     out.push_str(
         &PRELUDE
             .replace("__TARGET__", &quote(&script.target))
-            .replace("__TIMEOUT__", &timeout.to_string()),
+            .replace("__TIMEOUT__", &timeout.to_string())
+            .replace("__VERSION__", env!("CARGO_PKG_VERSION")),
     );
     out.push('\n');
     // The variables earlier steps captured: only these are `{{…}}` to fill.
@@ -362,8 +427,13 @@ pub fn render(script: &Script) -> String {
                 word(&format!("{name}: {value}"), &known)
             ));
         }
-        if let Some(ct) = &step.content_type {
-            line.push_str(&format!(" -H {}", quote(&format!("Content-Type: {ct}"))));
+        match (&step.content_type, &step.body) {
+            (Some(ct), _) => {
+                line.push_str(&format!(" -H {}", quote(&format!("Content-Type: {ct}"))))
+            }
+            // curl would call a bare body a form; the run sent no type.
+            (None, Some(_)) => line.push_str(" -H 'Content-Type:'"),
+            (None, None) => {}
         }
         if let Some(body) = &step.body {
             line.push_str(&format!(" --data-binary {}", word(body, &known)));
@@ -506,6 +576,8 @@ mod tests {
                 value: evil.into(),
                 at: None,
             }],
+            not_standalone: vec![],
+            direct: Vec::new(),
         }
     }
 
@@ -545,5 +617,44 @@ mod tests {
         if let Ok(status) = syntax {
             assert!(status.success(), "{text}");
         }
+    }
+
+    #[test]
+    fn curl_sends_what_the_run_sent_and_nothing_of_its_own() {
+        let script = Script {
+            target: "http://127.0.0.1:1".into(),
+            fault: None,
+            steps: vec![crate::reproduce::Step {
+                operation: "op".into(),
+                method: "POST".into(),
+                path: "/a/../b/[x]/".into(),
+                headers: vec![("Accept".into(), "text/csv".into())],
+                content_type: None,
+                body: Some("raw".into()),
+                graphql_query: false,
+                breach: None,
+                captures: vec![],
+                status: Some(200),
+                graphql_clean: false,
+            }],
+            standalone: true,
+            unmade: vec![],
+            not_standalone: vec![],
+            direct: Vec::new(),
+        };
+        let text = render(&script);
+        assert!(text.contains("--path-as-is --globoff"), "{text}");
+        assert!(
+            text.contains(&format!(
+                "user_agent='cartograph/{}'",
+                env!("CARGO_PKG_VERSION")
+            )),
+            "{text}"
+        );
+        assert!(text.contains("-A \"$user_agent\" -H 'Expect:'"), "{text}");
+        assert!(
+            text.contains("step 'POST' '/a/../b/[x]/' -H 'Accept: text/csv' -H 'Content-Type:' --data-binary 'raw'"),
+            "{text}"
+        );
     }
 }

@@ -1,8 +1,11 @@
 //! Confirming and shrinking faults against the target: each fault's script is
 //! replayed (twice at most) to confirm it, then steps are removed one at a
 //! time (never one that feeds a later step a value, never the last), then
-//! query parameters and top-level body fields, keeping each removal after
-//! which the same signature still fires.
+//! query parameters and top-level body fields (never the input a negative
+//! test breaches, never a field of a GraphQL request: its `variables` are
+//! part of the query), keeping each removal after which the last step still
+//! shows the same fault for the same reason: the same signature, the same
+//! cause (`oracles::causes`), and the breach it notes still carried.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -57,6 +60,9 @@ struct Current {
     job: Job,
     best: Script,
     confirmed: bool,
+    /// Why the confirming replay showed the fault (its cause's key): every
+    /// shrunk script must show it for the same reason.
+    reason: Option<String>,
     tries: usize,
     /// Replays whose last request got an answer.
     answered: usize,
@@ -159,23 +165,38 @@ fn apply(script: &Script, cut: &Cut) -> Option<Script> {
     Some(s)
 }
 
-/// The value removals to try on a script, last step first.
-fn value_cuts(script: &Script) -> Vec<Cut> {
+/// The value removals to try on a script, last step first. A step's
+/// breached input is never cut (the request would no longer be the
+/// negative test it notes), nor any field of a GraphQL request (`graphql`).
+fn value_cuts(script: &Script, graphql: bool) -> Vec<Cut> {
     let mut cuts = Vec::new();
     for (i, step) in script.steps.iter().enumerate().rev() {
+        let breached = step.breach.as_ref().map(|b| b.input.as_str());
         if let Some((_, query)) = step.path.split_once('?') {
             for pair in query.split('&') {
                 let key = pair.split('=').next().unwrap_or("");
-                if !pair.contains("{{") && !key.is_empty() {
+                let name = url::form_urlencoded::parse(key.as_bytes())
+                    .next()
+                    .map(|(k, _)| k.into_owned())
+                    .unwrap_or_default();
+                let kept = breached == Some(format!("query {name}").as_str());
+                if !pair.contains("{{") && !key.is_empty() && !kept {
                     cuts.push(Cut::Query(i, key.to_string()));
                 }
             }
         }
+        if graphql {
+            continue;
+        }
         if let Some(Value::Object(fields)) = step.body.as_deref().and_then(parse_marked) {
             for (k, v) in fields {
-                if !v
-                    .as_str()
-                    .is_some_and(|s| s.contains("{{") || s.starts_with('\u{2}'))
+                let kept = breached
+                    .and_then(|b| b.strip_prefix("body /"))
+                    .is_some_and(|p| p.split('/').next() == Some(k.as_str()));
+                if !kept
+                    && !v
+                        .as_str()
+                        .is_some_and(|s| s.contains("{{") || s.starts_with('\u{2}'))
                 {
                     cuts.push(Cut::Field(i, k));
                 }
@@ -240,12 +261,34 @@ impl ShrinkDriver {
         std::mem::take(&mut self.outcomes)
     }
 
-    fn shows(&self, signature: &str, exchanges: &[Exchange]) -> bool {
+    /// Whether the last exchange shows fault `signature`: its cause's key
+    /// and the script check it gives, when it does. A finding on a request
+    /// whose breach the request no longer carries does not count.
+    fn shows(
+        &self,
+        signature: &str,
+        exchanges: &[Exchange],
+    ) -> Option<(String, crate::oracles::FaultCheck)> {
+        let last = exchanges.last()?;
+        if last
+            .request
+            .breach
+            .as_ref()
+            .is_some_and(|b| !b.carried_by(&last.request))
+        {
+            return None;
+        }
         self.checker
             .test(&self.api, exchanges)
-            .iter()
-            .zip(exchanges)
-            .any(|(found, ex)| found.iter().any(|f| f.signature(ex.status) == signature))
+            .pop()?
+            .into_iter()
+            .find(|f| f.signature(last.status) == signature)
+            .map(|f| {
+                (
+                    crate::oracles::causes::reason(&f, last).key,
+                    f.script_check(last.status),
+                )
+            })
     }
 }
 
@@ -258,6 +301,7 @@ impl Driver for ShrinkDriver {
                     best: job.script.clone(),
                     job,
                     confirmed: false,
+                    reason: None,
                     tries: 0,
                     answered: 0,
                     runs: 0,
@@ -304,10 +348,18 @@ impl Driver for ShrinkDriver {
         let complete = any
             .downcast::<ScriptRun>()
             .is_ok_and(|r| r.missing.is_empty() && exchanges.len() == r.script.steps.len());
-        let shown = complete && self.shows(&signature, &exchanges);
+        let shown = if complete {
+            self.shows(&signature, &exchanges)
+        } else {
+            None
+        };
+        let graphql = self.api.graphql.is_some();
         let Some(c) = self.current.as_mut() else {
             return;
         };
+        // Once confirmed, the fault must show for the reason it showed then.
+        let shown =
+            shown.filter(|(reason, _)| c.reason.is_none() || c.reason.as_ref() == Some(reason));
         c.runs += 1;
         c.requests += exchanges.len() as u64;
         if exchanges.last().is_some_and(|e| e.status.is_some()) {
@@ -316,13 +368,19 @@ impl Driver for ShrinkDriver {
         let Some(mut tried) = c.trying.take() else {
             return;
         };
-        if shown {
+        if let Some((reason, check)) = shown {
             for (step, ex) in tried.steps.iter_mut().zip(&exchanges) {
                 step.status = ex.status;
+            }
+            // The check as this very run showed it: a shorter sequence
+            // may show the fault elsewhere in the body.
+            if let Some(f) = tried.fault.as_mut() {
+                f.check = check;
             }
             c.best = tried;
             if !c.confirmed {
                 c.confirmed = true;
+                c.reason = Some(reason);
                 let n = c.best.steps.len();
                 c.cuts = (0..n.saturating_sub(1)).rev().map(Cut::Step).collect();
                 if !c.job.shrink {
@@ -336,7 +394,7 @@ impl Driver for ShrinkDriver {
         if c.confirmed && c.cuts.is_empty() && !c.values_queued {
             // Step removals are done: the values' turn, once.
             c.values_queued = true;
-            c.cuts = value_cuts(&c.best).into();
+            c.cuts = value_cuts(&c.best, graphql).into();
         }
     }
 }
@@ -368,8 +426,10 @@ mod tests {
             }],
             standalone: true,
             unmade: Vec::new(),
+            not_standalone: Vec::new(),
+            direct: Vec::new(),
         };
-        let cuts = value_cuts(&script);
+        let cuts = value_cuts(&script, false);
         assert_eq!(cuts.len(), 2, "{cuts:?}");
         let cut = apply(&script, &cuts[1]).unwrap();
         assert_eq!(
@@ -378,5 +438,75 @@ mod tests {
         );
         let cut = apply(&script, &cuts[0]).unwrap();
         assert_eq!(cut.steps[0].path, "/orders?x={{a}}");
+    }
+
+    fn step(path: &str, body: &str, breach: Option<&str>) -> crate::reproduce::Step {
+        crate::reproduce::Step {
+            operation: "op".into(),
+            method: "POST".into(),
+            path: path.into(),
+            headers: vec![],
+            content_type: Some("application/json".into()),
+            body: Some(body.into()),
+            graphql_query: false,
+            breach: breach.map(|input| crate::execution::Breach {
+                input: input.into(),
+                kind: crate::execution::BreachKind::WrongType,
+            }),
+            captures: vec![],
+            status: Some(201),
+            graphql_clean: false,
+        }
+    }
+
+    fn script(steps: Vec<crate::reproduce::Step>) -> Script {
+        Script {
+            target: "http://127.0.0.1:1".into(),
+            fault: None,
+            steps,
+            standalone: true,
+            unmade: Vec::new(),
+            not_standalone: Vec::new(),
+            direct: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_breached_input_is_never_cut() {
+        let s = script(vec![step(
+            "/entries?limit=abc&x=1",
+            r#"{"index":"abc","note":"n"}"#,
+            Some("body /index"),
+        )]);
+        let cuts = value_cuts(&s, false);
+        assert!(
+            !cuts
+                .iter()
+                .any(|c| matches!(c, Cut::Field(_, k) if k == "index")),
+            "{cuts:?}"
+        );
+        assert_eq!(cuts.len(), 3, "{cuts:?}");
+        let s = script(vec![step(
+            "/items?limit=abc&x=1",
+            "{}",
+            Some("query limit"),
+        )]);
+        let cuts = value_cuts(&s, false);
+        assert!(
+            !cuts
+                .iter()
+                .any(|c| matches!(c, Cut::Query(_, k) if k == "limit")),
+            "{cuts:?}"
+        );
+    }
+
+    #[test]
+    fn a_graphql_request_keeps_its_variables() {
+        let s = script(vec![step(
+            "",
+            r#"{"query":"query Q($n: Int!) { count(n: $n) }","variables":{"n":1}}"#,
+            None,
+        )]);
+        assert!(value_cuts(&s, true).is_empty());
     }
 }

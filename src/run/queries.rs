@@ -186,6 +186,8 @@ pub async fn execute(
                     graphql_clean: ex.status.is_some() && !errors,
                 }],
                 standalone: true,
+                not_standalone: Vec::new(),
+                direct: Vec::new(),
                 unmade: Vec::new(),
             },
             title: format!("{}: logged at {}{seen}", q.root_fields.join(", "), q.source),
@@ -214,8 +216,10 @@ pub async fn execute(
         .map(|k| {
             let mut scripts =
                 reproduce::phase::fault_script(&api, &checker, &ledger, target.as_str(), k);
-            for s in &mut scripts {
-                s.standalone &= !mutated;
+            for s in scripts.iter_mut().filter(|_| mutated) {
+                s.standalone = false;
+                s.not_standalone
+                    .push("the log's mutations made what it names on this server".into());
             }
             scripts
         })

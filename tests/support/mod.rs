@@ -7,6 +7,8 @@
 pub mod cli;
 pub mod conforming;
 pub mod depth;
+pub mod drive;
+pub mod false_alarms;
 pub mod graphql_faults;
 pub mod graphql_flow;
 pub mod hostile;
@@ -14,3 +16,4 @@ pub mod input_edges;
 pub mod list_flow;
 pub mod misbehaving;
 pub mod recording;
+pub mod truthful;

@@ -532,7 +532,10 @@ pub fn apply_to_request(input: &NegativeInput, request: &mut RequestSpec) {
         }
         _ => {}
     }
-    request.breach = Some(input.note.clone());
+    // Noted only when the request carries it: a change to a field whose
+    // parent object the body lacks lands nowhere, and a label naming it
+    // would describe a request that was never sent.
+    request.breach = input.note.carried_by(request).then(|| input.note.clone());
 }
 
 /// Sets (or, with `None`, removes) the field at `path` inside `value`, when

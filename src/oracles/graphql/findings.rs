@@ -45,6 +45,7 @@ impl Out {
                 path,
                 location,
                 message,
+                seen: None,
             });
         }
     }

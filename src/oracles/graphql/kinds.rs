@@ -27,12 +27,13 @@ impl<'q> Walker<'q> {
             Some(t) => format!("{t:?}"),
             None => json_kind(v).to_string(),
         };
-        self.finding(
+        self.finding_seen(
             out,
             "graphql_typename_violation",
             path,
             format!("{}.__typename", stat.name),
             format!("__typename is {what}, expected {expected}"),
+            v,
         );
     }
 
@@ -76,7 +77,7 @@ impl<'q> Walker<'q> {
                         path.pop();
                     }
                 }
-                other => self.finding(
+                other => self.finding_seen(
                     out,
                     "graphql_list_mismatch",
                     path,
@@ -85,6 +86,7 @@ impl<'q> Walker<'q> {
                         "{label} is {full}, but the value is {}, not a list",
                         json_kind(other)
                     ),
+                    other,
                 ),
             },
             TypeRef::Named(name) => {
@@ -94,19 +96,20 @@ impl<'q> Walker<'q> {
                     return;
                 }
                 if v.is_array() {
-                    self.finding(
+                    self.finding_seen(
                         out,
                         "graphql_list_mismatch",
                         path,
                         format!("{label} a list"),
                         format!("{label} is {full}, but the value is a list"),
+                        v,
                     );
                     return;
                 }
                 match t.kind {
                     TypeKind::Scalar => {
                         if !scalar_fits(name, v) {
-                            self.finding(
+                            self.finding_seen(
                                 out,
                                 "graphql_wrong_type",
                                 path,
@@ -116,6 +119,7 @@ impl<'q> Walker<'q> {
                                     json_kind(v),
                                     show(v)
                                 ),
+                                v,
                             );
                         }
                     }
@@ -124,7 +128,7 @@ impl<'q> Walker<'q> {
                             .as_str()
                             .is_some_and(|s| t.enum_values.iter().any(|e| e == s));
                         if !ok {
-                            self.finding(
+                            self.finding_seen(
                                 out,
                                 "graphql_enum_violation",
                                 path,
@@ -133,12 +137,13 @@ impl<'q> Walker<'q> {
                                     "{label} is {full}, but {} is not one of its values",
                                     show(v)
                                 ),
+                                v,
                             );
                         }
                     }
                     TypeKind::Object | TypeKind::Interface | TypeKind::Union => match v {
                         Value::Object(obj) => self.check_object(t, obj, sets, path, out),
-                        other => self.finding(
+                        other => self.finding_seen(
                             out,
                             "graphql_wrong_type",
                             path,
@@ -148,6 +153,7 @@ impl<'q> Walker<'q> {
                                 json_kind(other),
                                 show(other)
                             ),
+                            other,
                         ),
                     },
                     TypeKind::InputObject => {}

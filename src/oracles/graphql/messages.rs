@@ -71,7 +71,7 @@ const PARSE_WORDING: &[&str] = &[
 ];
 
 /// Lower-case phrases of a server reporting a non-null field it resolved to null.
-pub(super) const NULL_REPORT_WORDING: &[&str] = &[
+pub const NULL_REPORT_WORDING: &[&str] = &[
     "cannot return null for non-nullable",
     "was declared as a non null type",
 ];

@@ -40,8 +40,8 @@ use serde_json::Value;
 
 use crate::model::graphql::TypeSystem;
 use findings::{json_kind, render, Out, Seg};
-use messages::{entry_leak, is_validation, ErrorEntry, INTERNAL_CODES, NULL_REPORT_WORDING};
-pub use messages::{error_wording, INTERNAL_WORDING, VALIDATION_WORDING};
+use messages::{entry_leak, is_validation, ErrorEntry, INTERNAL_CODES};
+pub use messages::{error_wording, INTERNAL_WORDING, NULL_REPORT_WORDING, VALIDATION_WORDING};
 use operation::Operation;
 use walk::Walker;
 
@@ -61,6 +61,10 @@ pub struct GraphqlFinding {
     pub location: String,
     /// What was seen, for people.
     pub message: String,
+    /// The value seen at `path` when it is the fault itself (a wrong
+    /// scalar, an enum or `__typename` value): scalars as they are, an
+    /// array or object as an empty one of its kind.
+    pub seen: Option<Value>,
 }
 
 /// Checks one answer to `query` (with `operation_name` and `variables`):

@@ -387,6 +387,31 @@ impl<'q> Walker<'q> {
         out.push(code, root, render(path), location, message);
     }
 
+    /// [`Walker::finding`] of the value `v` seen at `path`, kept with it so
+    /// that a reproducer looks for that very value (an array or object as
+    /// an empty one: its kind is what matters).
+    pub(super) fn finding_seen(
+        &self,
+        out: &mut Out,
+        code: &'static str,
+        path: &[Seg],
+        location: String,
+        message: String,
+        v: &Value,
+    ) {
+        let before = out.items.len();
+        self.finding(out, code, path, location, message);
+        if out.items.len() > before {
+            if let Some(f) = out.items.last_mut() {
+                f.seen = Some(match v {
+                    Value::Array(_) => Value::Array(Vec::new()),
+                    Value::Object(_) => Value::Object(serde_json::Map::new()),
+                    scalar => scalar.clone(),
+                });
+            }
+        }
+    }
+
     /// The concrete type of an object value of static type `stat`: itself
     /// for an object type, else the valid `__typename` the value carries, else
     /// the only possible type.

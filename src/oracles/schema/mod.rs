@@ -75,6 +75,9 @@ pub struct Violation {
     pub keyword: String,
     /// A short sentence for people: `/price: "12.50" is not of type number`.
     pub message: String,
+    /// For a `type` violation, the types the schema allows there
+    /// (`integer`, `number`, `string`, `boolean`, `array`, `object`, `null`).
+    pub expected: Vec<String>,
 }
 
 /// (operation index, response index, media type index) in the model's maps.

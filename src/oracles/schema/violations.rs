@@ -111,11 +111,21 @@ pub(super) fn violation(e: &ValidationError<'_>, prefix: &str, body: &Value) -> 
         }
         _ => path,
     };
+    let expected = match e.kind() {
+        ValidationErrorKind::Type {
+            kind: TypeKind::Single(t),
+        } => vec![t.to_string()],
+        ValidationErrorKind::Type {
+            kind: TypeKind::Multiple(set),
+        } => set.iter().map(|t| t.to_string()).collect(),
+        _ => Vec::new(),
+    };
     Violation {
         location: location(&pointer, body),
         pointer,
         keyword: e.kind().keyword().to_string(),
         message: message(e, prefix, true),
+        expected,
     }
 }
 

@@ -1,0 +1,230 @@
+//! The shell reproducers judge an answer exactly as `cartograph replay`
+//! does, and as the oracle did: for each fault check and answer body below,
+//! the rendered script (with jq, and with python3 alone) and
+//! [`replay::shows`] agree with the expected verdict. Integers are told
+//! from other numbers, a null parent is not a null field, a `*` token is
+//! any item of a list, and nothing missing under a missing parent.
+
+use std::net::Ipv4Addr;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::response::IntoResponse;
+use axum::Router;
+use cartograph::execution::{Exchange, RequestSpec};
+use cartograph::reproduce::{replay, shell, FaultCheck, Script, ScriptFault, Step};
+use serde_json::{json, Value};
+
+fn check(v: Value) -> FaultCheck {
+    serde_json::from_value(v).unwrap()
+}
+
+/// (check, body, whether the fault shows).
+fn cases() -> Vec<(FaultCheck, Value, bool)> {
+    let float_where_integer = check(
+        json!({"kind": "json_type", "status": 200, "pointer": "/count", "json_type": "number", "allowed": ["integer"]}),
+    );
+    let null_author = check(
+        json!({"kind": "json_value", "status": 200, "pointer": "/data/book/author", "value": null}),
+    );
+    let null_in_lists = check(
+        json!({"kind": "json_value", "status": 200, "pointer": "/data/authors/*/books/*/author", "value": null}),
+    );
+    let missing_name = check(json!({"kind": "json_missing", "status": 200, "pointer": "/*/name"}));
+    let missing_isbn =
+        check(json!({"kind": "json_missing", "status": 200, "pointer": "/data/book/isbn"}));
+    let bad_enum = check(
+        json!({"kind": "json_value", "status": 200, "pointer": "/*/frequency", "value": "BIWEEKLY"}),
+    );
+    let legacy_number = check(
+        json!({"kind": "json_type", "status": 200, "pointer": "/price", "json_type": "number"}),
+    );
+    vec![
+        (float_where_integer.clone(), json!({"count": 1.5}), true),
+        (float_where_integer.clone(), json!({"count": 2}), false),
+        (float_where_integer.clone(), json!({"count": 2.0}), false),
+        (float_where_integer.clone(), json!({"count": "2"}), true),
+        (float_where_integer.clone(), json!({"count": null}), true),
+        (float_where_integer, json!({}), false),
+        (
+            null_author.clone(),
+            json!({"data": {"book": {"author": null}}}),
+            true,
+        ),
+        (null_author.clone(), json!({"data": {"book": null}}), false),
+        (null_author.clone(), json!({"data": null}), false),
+        (
+            null_author,
+            json!({"data": {"book": {"author": {"name": "x"}}}}),
+            false,
+        ),
+        (
+            null_in_lists.clone(),
+            json!({"data": {"authors": [{"books": [{"author": {}}, {"author": null}]}]}}),
+            true,
+        ),
+        (
+            null_in_lists.clone(),
+            json!({"data": {"authors": [{"books": [{"author": {}}]}, {"books": null}]}}),
+            false,
+        ),
+        (null_in_lists, json!({"data": {"authors": []}}), false),
+        (
+            missing_name.clone(),
+            json!([{"id": 1}, {"name": "n"}]),
+            true,
+        ),
+        (missing_name.clone(), json!([{"name": "n"}]), false),
+        (missing_name.clone(), json!([]), false),
+        (missing_name, json!(null), false),
+        (missing_isbn.clone(), json!({"data": {"book": null}}), false),
+        (
+            missing_isbn,
+            json!({"data": {"book": {"title": "t"}}}),
+            true,
+        ),
+        (
+            bad_enum.clone(),
+            json!([{"frequency": "WEEKLY"}, {"frequency": "BIWEEKLY"}]),
+            true,
+        ),
+        (bad_enum, json!([{"frequency": "WEEKLY"}]), false),
+        (legacy_number.clone(), json!({"price": 1}), true),
+        (legacy_number, json!({"price": "1"}), false),
+    ]
+}
+
+/// Serves body `i` of `bodies` at `/i`, as JSON.
+async fn serve(bodies: Vec<String>) -> (String, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .await
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let bodies = Arc::new(bodies);
+    let router = Router::new()
+        .fallback(
+            |State(bodies): State<Arc<Vec<String>>>, request: Request| async move {
+                let i: usize = request.uri().path()[1..].parse().unwrap_or(0);
+                (
+                    [("content-type", "application/json")],
+                    bodies.get(i).cloned().unwrap_or_default(),
+                )
+                    .into_response()
+            },
+        )
+        .with_state(bodies);
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    (format!("http://{addr}"), task)
+}
+
+fn script(i: usize, check: &FaultCheck) -> Script {
+    Script {
+        target: "http://127.0.0.1:9".into(),
+        fault: Some(ScriptFault {
+            code: "schema_violation".into(),
+            signature: "s".into(),
+            message: "m".into(),
+            check: check.clone(),
+        }),
+        steps: vec![Step {
+            operation: "get".into(),
+            method: "GET".into(),
+            path: format!("/{i}"),
+            headers: vec![],
+            content_type: None,
+            body: None,
+            graphql_query: false,
+            breach: None,
+            captures: vec![],
+            status: Some(200),
+            graphql_clean: false,
+        }],
+        standalone: true,
+        unmade: vec![],
+        not_standalone: vec![],
+        direct: Vec::new(),
+    }
+}
+
+/// A folder of links to the tools a reproducer uses, python3 but no jq.
+fn without_jq() -> Option<tempfile::TempDir> {
+    let dir = tempfile::tempdir().unwrap();
+    for tool in [
+        "bash", "curl", "python3", "sed", "tr", "cut", "mktemp", "rm", "grep", "cat",
+    ] {
+        // The interpreter itself, not a version manager's shim script.
+        let find = if tool == "python3" {
+            "python3 -c 'import sys; print(sys.executable)'".to_string()
+        } else {
+            format!("command -v {tool}")
+        };
+        let found = Command::new("bash").args(["-c", &find]).output().ok()?;
+        let path = String::from_utf8_lossy(&found.stdout).trim().to_string();
+        if path.is_empty() {
+            return None;
+        }
+        std::os::unix::fs::symlink(&path, dir.path().join(tool)).ok()?;
+    }
+    Some(dir)
+}
+
+fn shell_verdict(file: &Path, base: &str, path: Option<&Path>) -> bool {
+    let mut command = Command::new("bash");
+    command.arg(file).arg(base);
+    if let Some(p) = path {
+        command.env("PATH", p);
+    }
+    let out = command.output().unwrap();
+    match out.status.code() {
+        Some(1) => true,
+        Some(0) => false,
+        other => panic!(
+            "{}: exit {other:?}: {}",
+            file.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn scripts_and_replay_judge_every_check_alike() {
+    let cases = cases();
+    let (base, server) = serve(cases.iter().map(|(_, b, _)| b.to_string()).collect()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let has_jq = Command::new("jq").arg("--version").output().is_ok();
+    let python_only = without_jq();
+    for (i, (check, body, want)) in cases.iter().enumerate() {
+        let exchange = Exchange {
+            request: RequestSpec::default(),
+            status: Some(200),
+            body: body.to_string(),
+            ..Default::default()
+        };
+        assert_eq!(
+            replay::shows(check, &exchange),
+            *want,
+            "cartograph replay: {check:?} on {body}"
+        );
+        let file = dir.path().join(format!("{i}.sh"));
+        std::fs::write(&file, shell::render(&script(i, check))).unwrap();
+        let (f, b) = (file.clone(), base.clone());
+        if has_jq {
+            let shown = tokio::task::spawn_blocking(move || shell_verdict(&f, &b, None))
+                .await
+                .unwrap();
+            assert_eq!(shown, *want, "script with jq: {check:?} on {body}");
+        }
+        if let Some(p) = &python_only {
+            let (f, b, p) = (file.clone(), base.clone(), p.path().to_path_buf());
+            let shown = tokio::task::spawn_blocking(move || shell_verdict(&f, &b, Some(&p)))
+                .await
+                .unwrap();
+            assert_eq!(shown, *want, "script with python3: {check:?} on {body}");
+        }
+    }
+    server.abort();
+}
