@@ -129,6 +129,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         server.shutdown().await;
 
         let rest_report = rest_run.as_ref().map(|r| r.report.clone());
+        let spec_fixes = rest_run.as_ref().and_then(|r| r.spec_fixes.clone());
         let (mut summary, graphql_graph) = match (rest_run, graphql_run) {
             (Some(mut summary), Some(graphql_run)) => {
                 merge(&mut summary.report, graphql_run.report, "graphql");
@@ -186,6 +187,9 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         );
         for c in &report.causes {
             println!("    {}", crate::oracles::causes::line(c));
+        }
+        if let Some(line) = &spec_fixes {
+            println!("  {}", line.trim_start_matches("cartograph: "));
         }
         // Scored only now, after the run: the search never sees the answers.
         // A fault planted only on excluded operations cannot be found.

@@ -45,6 +45,8 @@ pub struct RunSummary {
     /// The final graph, as report.html draws it (none when the run never
     /// started).
     pub graph: Option<GraphDocument>,
+    /// The line saying what `spec-fixes.overlay.yaml` holds (OpenAPI runs).
+    pub spec_fixes: Option<String>,
 }
 
 impl RunSummary {
@@ -143,7 +145,7 @@ async fn drive<P: Protocol>(
     )
     .await?;
     // The lock is held only here: the replays below await the engine.
-    let (mut report, graph_doc, checker, mut ledger, replays) = {
+    let (mut report, graph_doc, checker, mut ledger, replays, answers) = {
         let mut search = driver.lock().unwrap_or_else(|e| e.into_inner());
         for w in tally.diagnose() {
             eprintln!("warning: {w}");
@@ -178,14 +180,16 @@ async fn drive<P: Protocol>(
                 reproduce::phase::fault_script(&api, &checker, search.ledger(), target.as_str(), k)
             })
             .collect();
+        let answers = conformance_answers(search.faults());
         let suite = search.suite_runs();
         let ledger = search.take_ledger();
         (
             report,
             graph_doc,
-            checker,
+            checker.clone(),
             ledger,
             replay::Replays { faults, suite },
+            answers,
         )
     };
     let replays_allowed = !options.no_replay
@@ -197,7 +201,7 @@ async fn drive<P: Protocol>(
         let left = options.budget.map(|b| b.saturating_sub(started.elapsed()));
         replay::replay(
             api.clone(),
-            checker,
+            checker.clone(),
             &mut ledger,
             replays,
             &mut report,
@@ -238,6 +242,9 @@ async fn drive<P: Protocol>(
         }
     }
     reports::write_report(&options.out, &report, &secrets)?;
+    let spec_fixes = (!api.format.is_graphql())
+        .then(|| write_spec_fixes(&api, &report, &answers, &checker, options, &secrets))
+        .transpose()?;
     let graphs = std::slice::from_ref(&graph_doc);
     for w in reports::write_extras(&options.out, &report, graphs, &secrets).map_err(|e| {
         anyhow::anyhow!(
@@ -248,12 +255,67 @@ async fn drive<P: Protocol>(
         eprintln!("warning: {w}");
     }
     eprintln!("{}", summary_line(&report, options));
+    if let Some(line) = &spec_fixes {
+        eprintln!("{line}");
+    }
     Ok(RunSummary {
         unreachable: outcome.unreachable.is_some(),
         report,
         fail_on: options.fail_on.clone(),
         graph: Some(graph_doc),
+        spec_fixes,
     })
+}
+
+/// Per conformance fault, the answers that showed it (the last exchange of
+/// its smallest and of its first witness): what the spec fixes read.
+fn conformance_answers(
+    faults: &crate::oracles::Faults,
+) -> std::collections::HashMap<String, Vec<crate::execution::Exchange>> {
+    faults
+        .kept()
+        .filter(|k| k.fault.class == crate::oracles::registry::Class::Conformance)
+        .map(|k| {
+            let mut answers: Vec<crate::execution::Exchange> = Vec::new();
+            for e in [k.witness.last(), k.first.last()].into_iter().flatten() {
+                if !answers.iter().any(|a| a.seq == e.seq) {
+                    answers.push(e.clone());
+                }
+            }
+            (k.fault.signature.clone(), answers)
+        })
+        .collect()
+}
+
+/// Writes `spec-fixes.overlay.yaml` (or removes a stale one) and returns
+/// the line that says what it holds.
+fn write_spec_fixes(
+    api: &Api,
+    report: &Report,
+    answers: &std::collections::HashMap<String, Vec<crate::execution::Exchange>>,
+    checker: &crate::oracles::Checker,
+    options: &RunOptions,
+    secrets: &crate::execution::secrets::Secrets,
+) -> anyhow::Result<String> {
+    let seen = reports::overlay::Seen {
+        api,
+        faults: &report.faults,
+        answers,
+        checker,
+    };
+    let extends = report
+        .settings
+        .spec
+        .as_deref()
+        .map(|s| reports::overlay::extends(s, &options.out));
+    let fixes = reports::overlay::spec_fixes(&seen, &report.causes, extends.as_deref(), secrets);
+    let written = reports::overlay::write(&options.out, &fixes, secrets).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot write {}: {e}",
+            options.out.join(reports::overlay::FILE).display()
+        )
+    })?;
+    Ok(fixes.summary(written.as_deref()))
 }
 
 /// The run's last line: what it sent, reached and found.

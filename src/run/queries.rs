@@ -272,5 +272,6 @@ pub async fn execute(
         report,
         fail_on: flags.fail_on.clone(),
         graph: Some(graph_doc),
+        spec_fixes: None,
     })
 }

@@ -131,6 +131,7 @@ pub async fn open_session(
             unreachable: true,
             fail_on: flags.fail_on.clone(),
             graph: None,
+            spec_fixes: None,
         }));
     }
     Ok(Ok(Session {
