@@ -244,10 +244,10 @@ impl Fix<'_, '_> {
             .and_then(|s| s.canonical_reason())
             .unwrap_or("Undocumented status");
         let description = format!("{reason} (as the server answers it)");
-        match &media {
-            Some(m) if schema.is_some() => self.doing(format_args!("document status {code} ({m})")),
-            _ => self.doing(format_args!("document status {code}")),
-        }
+        let doing = match &media {
+            Some(m) if schema.is_some() => format!("document status {code} ({m})"),
+            _ => format!("document status {code}"),
+        };
         let mut responses_at = op_at.to_vec();
         responses_at.push("responses".into());
         let mut response_at = responses_at.clone();
@@ -258,9 +258,11 @@ impl Fix<'_, '_> {
                 response["schema"] = schema.clone();
                 self.produce(op_at, m);
             }
+            self.doing(&doing);
             self.add_response(op_at, &responses_at, &code, response);
             return;
         }
+        self.doing(&doing);
         let mut response = json!({ "description": description });
         if let (Some(schema), Some(m)) = (schema, &media) {
             response["content"] = json!({ m.clone(): { "schema": schema } });

@@ -211,8 +211,14 @@ pub fn extends(spec: &str, out: &Path) -> String {
         .take_while(|(a, b)| a == b)
         .count();
     let mut parts: Vec<String> = Vec::new();
-    if common == 0 {
-        // Nothing shared (another drive): an absolute file URL.
+    let shared_dirs = spec_path
+        .components()
+        .take(common)
+        .filter(|c| matches!(c, std::path::Component::Normal(_)))
+        .count();
+    if shared_dirs == 0 {
+        // Only the root in common (`/tmp/out` and `/home/me/api.yaml`): an
+        // absolute file URL says it better than a climb to the root.
         return url::Url::from_file_path(&spec_path)
             .map(|u| u.to_string())
             .unwrap_or_else(|_| spec.to_string());

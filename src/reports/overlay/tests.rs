@@ -637,6 +637,10 @@ fn extends_is_relative_to_the_overlay() {
         "../a%3Ab.yaml"
     );
     assert_eq!(
+        extends("/nonexistent-a/api.yaml", Path::new("/nonexistent-b/out")),
+        "file:///nonexistent-a/api.yaml"
+    );
+    assert_eq!(
         extends("https://example.com/openapi.json", Path::new("out")),
         "https://example.com/openapi.json"
     );
