@@ -6,6 +6,8 @@
 
 pub mod cli;
 pub mod conforming;
+pub mod drift;
+pub mod echo;
 pub mod graphql_faults;
 pub mod graphql_flow;
 pub mod list_flow;
