@@ -133,6 +133,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             rest_run.as_ref().and_then(|r| r.suite_files),
             graphql_run.as_ref().and_then(|r| r.suite_files),
         ];
+        let spec_fixes = rest_run.as_ref().and_then(|r| r.spec_fixes.clone());
         let (mut summary, graphql_graph) = match (rest_run, graphql_run) {
             (Some(mut summary), Some(graphql_run)) => {
                 merge(&mut summary.report, graphql_run.report, "graphql");
@@ -190,6 +191,9 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         );
         for c in &report.causes {
             println!("    {}", crate::model::text::one_line(&crate::oracles::causes::line(c)));
+        }
+        if let Some(line) = &spec_fixes {
+            println!("  {}", line.trim_start_matches("cartograph: "));
         }
         // Scored only now, after the run: the search never sees the answers.
         // A fault planted only on excluded operations cannot be found.

@@ -288,6 +288,7 @@ pub fn api_from_type_system(ts: TypeSystem, title: String, format: SpecFormat) -
         graphql: Some(ts),
         left_out: Vec::new(),
         inline: IndexMap::new(),
+        document: None,
         security_schemes: IndexMap::new(),
     }
 }

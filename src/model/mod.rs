@@ -10,10 +10,12 @@ pub mod names;
 mod schema;
 pub mod security;
 pub mod select;
+pub mod source;
 pub mod text;
 
 pub use schema::{Schema, SchemaType};
 pub use security::{SchemeKind, Security, SecurityScheme};
+pub use source::SourceDocument;
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -88,6 +90,10 @@ pub struct Api {
     /// of the resource their path names (`tenant`), which inputs name them by.
     #[serde(skip_serializing_if = "IndexMap::is_empty")]
     pub inline: IndexMap<String, Vec<String>>,
+    /// The root document of an OpenAPI description, as parsed: findings
+    /// point back into it and the spec fixes change it (none for GraphQL).
+    #[serde(skip)]
+    pub document: Option<SourceDocument>,
 }
 
 impl Api {

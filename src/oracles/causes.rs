@@ -77,6 +77,13 @@ pub fn reason(f: &Finding, ex: &Exchange) -> Reason {
             },
             None => per_operation(),
         },
+        Group::Detail if f.place.is_some() => {
+            let place = f.place.as_deref().unwrap_or_default();
+            Reason {
+                key: format!("{code}:{place}"),
+                title: format!("{title}: {place}"),
+            }
+        }
         Group::Detail => {
             // A GraphQL error's detail starts with its root field: the same
             // leak under two root fields is one cause. Leak markers are
@@ -585,6 +592,51 @@ mod tests {
         assert_eq!(
             r5.key,
             reason(&finding("server_error", "opB", ""), &trace("opB")).key
+        );
+    }
+
+    #[test]
+    fn a_broken_schema_is_one_cause_whichever_operation_answered_it() {
+        let api = crate::load::load_text(
+            crate::demo::OPENAPI_YAML,
+            std::path::Path::new("openapi.yaml"),
+        )
+        .unwrap()
+        .api;
+        let checker = crate::oracles::Checker::new(&api, Vec::new(), None);
+        let book = |price: &str| {
+            format!(
+                r#"{{"id":2,"authorId":1,"title":"T","price":{price},"stock":1,"tags":[],"status":"available"}}"#
+            )
+        };
+        let answers = [
+            ex(
+                "getBook",
+                "/authors/1/books/2",
+                200,
+                "application/json",
+                &book("\"12.50\""),
+            ),
+            ex(
+                "listBooks",
+                "/authors/1/books",
+                200,
+                "application/json",
+                &format!("[{}]", book("\"3.10\"")),
+            ),
+        ];
+        let reasons: Vec<Reason> = answers
+            .iter()
+            .map(|a| {
+                let f = checker.exchange(&api, a);
+                assert_eq!(f.len(), 1, "{f:?}");
+                reason(&f[0], a)
+            })
+            .collect();
+        assert_eq!(reasons[0].key, reasons[1].key);
+        assert_eq!(
+            reasons[0].title,
+            "The body breaks the documented schema: #/components/schemas/Book/properties/price: type"
         );
     }
 

@@ -122,8 +122,14 @@ pub fn media_finding(op: &Operation, ex: &Exchange) -> Option<(&'static str, Str
         return None;
     }
     let json_documented = response.content.keys().any(|k| is_json(&essence(k)));
+    // Named beside JSON (`text/html` or `text/*`, not `*/*`): the page is documented.
+    let html_documented = response
+        .content
+        .keys()
+        .any(|k| essence(k) != "*/*" && media_matches(k, "text/html"));
     let actual = ex.header("content-type").map(essence);
     if json_documented
+        && !html_documented
         && (actual.as_deref() == Some("text/html")
             || (actual.is_none() && looks_like_html(&ex.body)))
     {
@@ -166,5 +172,60 @@ mod tests {
         ));
         assert!(!media_matches("application/json", "text/plain"));
         assert!(!media_matches("application/xml", "application/json"));
+    }
+
+    #[test]
+    fn an_html_page_is_no_fault_where_html_is_documented_beside_json() {
+        let response = |keys: &[&str]| Response {
+            description: String::new(),
+            content: keys
+                .iter()
+                .map(|k| (k.to_string(), crate::model::Schema::default()))
+                .collect(),
+            headers: Default::default(),
+            links: Vec::new(),
+        };
+        let op = |keys: &[&str]| Operation {
+            name: "getPage".into(),
+            operation_id: None,
+            method: crate::model::Method::Get,
+            path: "/page".into(),
+            summary: None,
+            tags: Vec::new(),
+            deprecated: false,
+            parameters: Vec::new(),
+            request_body: None,
+            responses: [("200".to_string(), response(keys))].into_iter().collect(),
+            pointer: String::new(),
+            security: Default::default(),
+        };
+        let page = |ct: Option<&str>| Exchange {
+            status: Some(200),
+            headers: ct
+                .map(|c| vec![("content-type".to_string(), c.to_string())])
+                .unwrap_or_default(),
+            body: "<!DOCTYPE html><p>hi</p>".into(),
+            ..Default::default()
+        };
+        let code = |keys: &[&str], ct| media_finding(&op(keys), &page(ct)).map(|f| f.0);
+        assert_eq!(
+            code(&["application/json"], Some("text/html")),
+            Some("html_instead_of_json")
+        );
+        assert_eq!(
+            code(&["application/json"], None),
+            Some("html_instead_of_json")
+        );
+        assert_eq!(
+            code(&["application/json", "*/*"], Some("text/html")),
+            Some("html_instead_of_json")
+        );
+        for documented in [
+            ["application/json", "text/html"],
+            ["application/json", "text/*"],
+        ] {
+            assert_eq!(code(&documented, Some("text/html; charset=utf-8")), None);
+            assert_eq!(code(&documented, None), None);
+        }
     }
 }

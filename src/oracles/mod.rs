@@ -226,6 +226,10 @@ pub struct Finding {
     /// location such as `Book.author`), whichever operation reached it: its
     /// signature then leaves the operation out.
     pub shared: bool,
+    /// Where the description says what the answer broke, when the oracle
+    /// knows (`#/components/schemas/Book/properties/price: type`): faults
+    /// at one place are one cause, whichever operation answered them.
+    pub place: Option<String>,
 }
 
 impl Finding {
@@ -238,6 +242,7 @@ impl Finding {
             detail,
             check: None,
             shared: false,
+            place: None,
         }
     }
 
@@ -309,6 +314,20 @@ impl Checker {
     /// Warnings about checks that cannot run fully (schemas that do not compile).
     pub fn warnings(&self) -> Vec<String> {
         self.schemas.warnings()
+    }
+
+    /// How a REST answer's JSON body breaks the schema documented for its
+    /// status and media type (what `schema_violation` reports the first of).
+    pub fn violations(&self, api: &Api, ex: &Exchange) -> Vec<schema::Violation> {
+        let (Some(&op), Some(status), Some(body)) = (
+            self.positions.get(&ex.request.operation),
+            ex.status,
+            ex.json(),
+        ) else {
+            return Vec::new();
+        };
+        self.schemas
+            .check(api, op, status, ex.header("content-type"), body)
     }
 
     /// What one GraphQL answer shows: [`graphql::check`] on the query sent.

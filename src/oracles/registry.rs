@@ -410,7 +410,7 @@ pub const ORACLES: &[Oracle] = &[
         severity: Severity::Medium,
         concern: Concern::Correctness,
         title: "An HTML page came where JSON is documented",
-        fires_when: "JSON is documented for the status (not a redirect) and an HTML page came (`text/html`, or no `Content-Type` and a body starting `<!DOCTYPE html` or `<html`)",
+        fires_when: "JSON is documented for the status (not a redirect), HTML is not (`text/html` or `text/*`), and an HTML page came (`text/html`, or no `Content-Type` and a body starting `<!DOCTYPE html` or `<html`)",
         group: Group::AnswerShape,
         aliases: &[],
         rest: Judge::Answer {
@@ -873,8 +873,18 @@ fn schema_violation(a: &Answer<'_>) -> Option<Finding> {
         },
         (_, None) => FaultCheck::Status { status },
     };
+    let place = v.schema.as_ref().map(|schema| match v.keyword.as_str() {
+        // The member the list names, as written in the description.
+        "required" => {
+            let name = v.pointer.rsplit('/').next().unwrap_or("");
+            let name = name.replace("~1", "/").replace("~0", "~");
+            format!("{schema}: required {name:?}")
+        }
+        keyword => format!("{schema}: {keyword}"),
+    });
     Some(Finding {
         check: Some(check),
+        place,
         ..Finding::new(
             "schema_violation",
             a.operation(),

@@ -2,12 +2,14 @@
 //! built from the exchanges as they come, written with secrets redacted; and
 //! for people and CI, `junit.xml` ([`render_junit`]), `report.sarif`
 //! ([`render_sarif`], for code-scanning uploads) and the self-contained
-//! `report.html` ([`render_html`]), written by [`write_extras`].
+//! `report.html` ([`render_html`]), written by [`write_extras`]; for the
+//! description's authors, `spec-fixes.overlay.yaml` ([`overlay`]).
 
 mod coverage;
 mod explorer;
 mod html;
 mod junit;
+pub mod overlay;
 mod sarif;
 
 pub use explorer::{GRAPH_DATA_ID, NOSCRIPT_EDGES};

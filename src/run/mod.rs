@@ -69,6 +69,8 @@ pub struct RunSummary {
     pub graph: Option<GraphDocument>,
     /// Hurl files of the regression suite written (none without replays).
     pub suite_files: Option<usize>,
+    /// The line saying what `spec-fixes.overlay.yaml` holds (OpenAPI runs).
+    pub spec_fixes: Option<String>,
 }
 
 impl RunSummary {
@@ -190,7 +192,7 @@ async fn drive<P: Protocol>(
         outcome.stop = StopReason::RateLimited;
     }
     // The lock is held only here: the replays below await the engine.
-    let (mut report, graph_doc, checker, mut ledger, replays, mut suite_doc) = {
+    let (mut report, graph_doc, checker, mut ledger, replays, mut suite_doc, answers) = {
         let mut search = driver.lock().unwrap_or_else(|e| e.into_inner());
         for w in tally.diagnose() {
             eprintln!("warning: {}", one_line(&secrets.redact(&w)));
@@ -238,12 +240,13 @@ async fn drive<P: Protocol>(
                 reproduce::phase::fault_script(&api, &checker, search.ledger(), target.as_str(), k)
             })
             .collect();
+        let answers = conformance_answers(search.faults());
         let suite = search.suite_runs();
         let ledger = search.take_ledger();
         (
             report,
             graph_doc,
-            checker,
+            checker.clone(),
             ledger,
             replay::Replays {
                 faults,
@@ -251,6 +254,7 @@ async fn drive<P: Protocol>(
                 slow: slow.into_iter().map(|s| s.operation).collect(),
             },
             suite_doc,
+            answers,
         )
     };
     let replays_allowed = !options.no_replay
@@ -264,7 +268,7 @@ async fn drive<P: Protocol>(
         let left = options.budget.map(|b| b.saturating_sub(started.elapsed()));
         let outcome = replay::replay(
             api.clone(),
-            checker,
+            checker.clone(),
             &mut ledger,
             replays,
             &mut report,
@@ -314,6 +318,9 @@ async fn drive<P: Protocol>(
             e,
         )
     })?;
+    let spec_fixes = (!api.format.is_graphql())
+        .then(|| write_spec_fixes(&api, &report, &answers, &checker, options, &secrets))
+        .transpose()?;
     let graphs = std::slice::from_ref(&graph_doc);
     for w in reports::write_extras(&options.out, &report, graphs, &secrets).map_err(|e| {
         RuntimeFailure::error(
@@ -327,6 +334,9 @@ async fn drive<P: Protocol>(
         eprintln!("warning: {}", one_line(&secrets.redact(&w)));
     }
     eprintln!("{}", summary_line(&report, options));
+    if let Some(line) = &spec_fixes {
+        eprintln!("{line}");
+    }
     Ok(RunSummary {
         unreachable: outcome.unreachable.is_some(),
         incomplete: outcome.stop == StopReason::RateLimited,
@@ -334,6 +344,7 @@ async fn drive<P: Protocol>(
         fail_on: options.fail_on.clone(),
         graph: Some(graph_doc),
         suite_files,
+        spec_fixes,
     })
 }
 
@@ -369,6 +380,60 @@ fn annotate_suite(doc: &mut serde_json::Value, fates: &[crate::reproduce::phase:
             }
         };
     }
+}
+
+/// Per conformance fault, the answers that showed it (the last exchange of
+/// its smallest and of its first witness): what the spec fixes read.
+fn conformance_answers(
+    faults: &crate::oracles::Faults,
+) -> std::collections::HashMap<String, Vec<crate::execution::Exchange>> {
+    faults
+        .kept()
+        .filter(|k| k.fault.class == crate::oracles::registry::Class::Conformance)
+        .map(|k| {
+            let mut answers: Vec<crate::execution::Exchange> = Vec::new();
+            for e in [k.witness.last(), k.first.last()].into_iter().flatten() {
+                if !answers.iter().any(|a| a.seq == e.seq) {
+                    answers.push(e.clone());
+                }
+            }
+            (k.fault.signature.clone(), answers)
+        })
+        .collect()
+}
+
+/// Writes `spec-fixes.overlay.yaml` (or removes a stale one) and returns
+/// the line that says what it holds.
+fn write_spec_fixes(
+    api: &Api,
+    report: &Report,
+    answers: &std::collections::HashMap<String, Vec<crate::execution::Exchange>>,
+    checker: &crate::oracles::Checker,
+    options: &RunOptions,
+    secrets: &crate::execution::secrets::Secrets,
+) -> anyhow::Result<String> {
+    let seen = reports::overlay::Seen {
+        api,
+        faults: &report.faults,
+        answers,
+        checker,
+    };
+    let extends = report
+        .settings
+        .spec
+        .as_deref()
+        .map(|s| reports::overlay::extends(s, &options.out));
+    let fixes = reports::overlay::spec_fixes(&seen, &report.causes, extends.as_deref(), secrets);
+    let written = reports::overlay::write(&options.out, &fixes, secrets).map_err(|e| {
+        RuntimeFailure::error(
+            format!(
+                "cannot write {}",
+                options.out.join(reports::overlay::FILE).display()
+            ),
+            e,
+        )
+    })?;
+    Ok(fixes.summary(written.as_deref()))
 }
 
 /// The run's last line: what it sent, reached and found.

@@ -292,5 +292,6 @@ pub async fn execute(
         fail_on: flags.fail_on.clone(),
         graph: Some(graph_doc),
         suite_files: Some(n),
+        spec_fixes: None,
     })
 }

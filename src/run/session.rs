@@ -191,6 +191,7 @@ pub async fn open_session(
             fail_on: flags.fail_on.clone(),
             graph: None,
             suite_files: None,
+            spec_fixes: None,
         }));
     }
     Ok(Ok(Session {

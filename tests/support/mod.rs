@@ -7,7 +7,9 @@
 pub mod cli;
 pub mod conforming;
 pub mod depth;
+pub mod drift;
 pub mod drive;
+pub mod echo;
 pub mod false_alarms;
 pub mod graphql_faults;
 pub mod graphql_flow;

@@ -21,7 +21,7 @@ mod tests;
 
 use super::document::{escape_pointer, DocId, DocSet, Target};
 use super::{Loaded, SpecError, Warning};
-use crate::model::{Api, Method, Operation, Schema, SpecFormat, Webhook};
+use crate::model::{Api, Method, Operation, Schema, SourceDocument, SpecFormat, Webhook};
 use schemas::pointer_ref_targets;
 
 /// Nesting depth past which inline schemas are cut off. A `$ref` that could recur
@@ -35,7 +35,7 @@ pub fn load(root: Value, path: &Path) -> Result<Loaded, SpecError> {
     if !root.is_object() {
         return Err(SpecError::new(path, "the document is not a JSON/YAML mapping").at("#/"));
     }
-    let docs = DocSet::load(root, path);
+    let mut docs = DocSet::load(root, path);
     let ref_targets = pointer_ref_targets(&docs);
     let mut cx = Converter {
         docs: &docs,
@@ -51,13 +51,16 @@ pub fn load(root: Value, path: &Path) -> Result<Loaded, SpecError> {
         warned: HashSet::new(),
         why_empty: None,
     };
-    let api = cx.convert_api()?;
+    let mut api = cx.convert_api()?;
     let mut warnings = cx.warnings;
     warnings.dedup();
+    let why_empty = cx.why_empty;
+    // Kept, not copied: findings point back into it, the spec fixes change it.
+    api.document = Some(SourceDocument::new(std::mem::take(&mut docs.docs[0].value)));
     Ok(Loaded {
         api,
         warnings,
-        why_empty: cx.why_empty,
+        why_empty,
     })
 }
 
@@ -269,6 +272,7 @@ impl<'a> Converter<'a> {
             graphql: None,
             left_out: Vec::new(),
             inline,
+            document: None,
         })
     }
 

@@ -52,12 +52,13 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 mod convert;
+mod origin;
 #[cfg(test)]
 mod tests;
 mod violations;
 
 use convert::{with_defs, Converter};
-use violations::{cut, violations};
+use violations::{cut, violations, Origin};
 
 use crate::model::{is_json_mime, Api, Schema};
 
@@ -78,6 +79,11 @@ pub struct Violation {
     /// For a `type` violation, the types the schema allows there
     /// (`integer`, `number`, `string`, `boolean`, `array`, `object`, `null`).
     pub expected: Vec<String>,
+    /// Where the description writes the schema that says what was broken
+    /// (`#/components/schemas/Book/properties/price`; for `required`, the
+    /// schema whose list names the member), when it is in the description's
+    /// root file.
+    pub schema: Option<String>,
 }
 
 /// (operation index, response index, media type index) in the model's maps.
@@ -151,14 +157,27 @@ impl ResponseSchemas {
         let Some(key) = select(api, op, status, content_type) else {
             return Vec::new();
         };
+        let origin = |schema_prefix: String| Origin {
+            api,
+            key,
+            start: std::cell::OnceCell::new(),
+            schema_prefix,
+        };
         match self.validator(api, key) {
             Some(Compiled::Whole(v, name)) => {
                 // The whole validator checks `{name: body}`; paths lose the prefix.
                 let mut wrapper = Map::new();
                 wrapper.insert(name.clone(), body.clone());
-                violations(v, &Value::Object(wrapper), &format!("/{name}"), body)
+                let origin = origin(format!("/properties/{name}"));
+                violations(
+                    v,
+                    &Value::Object(wrapper),
+                    &format!("/{name}"),
+                    body,
+                    &origin,
+                )
             }
-            Some(Compiled::Single(v)) => violations(&v, body, "", body),
+            Some(Compiled::Single(v)) => violations(&v, body, "", body, &origin(String::new())),
             None => Vec::new(),
         }
     }

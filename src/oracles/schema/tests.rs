@@ -401,7 +401,14 @@ fn a_pattern_the_engine_gives_up_on_is_no_violation() {
         .build(&json!({"properties": {"a": {"pattern": "(?<=ab)c"}, "b": {"type": "string"}}}))
         .unwrap();
     let body = json!({"a": "abc", "b": 1});
-    let found: Vec<String> = violations(&v, &body, "", &body)
+    let api = demo();
+    let origin = violations::Origin {
+        api: &api,
+        key: (0, 0, 0),
+        start: std::cell::OnceCell::new(),
+        schema_prefix: String::new(),
+    };
+    let found: Vec<String> = violations(&v, &body, "", &body, &origin)
         .into_iter()
         .map(|v| v.pointer)
         .collect();
@@ -438,4 +445,107 @@ fn def_refs_are_valid_uri_fragments() {
 fn response_schemas_can_be_shared_between_threads() {
     fn shared<T: Send + Sync>() {}
     shared::<ResponseSchemas>();
+}
+
+#[test]
+fn each_violation_names_where_the_description_writes_its_schema() {
+    let api = demo();
+    let rs = ResponseSchemas::new(&api);
+    let (get, list) = (op(&api, "getBook"), op(&api, "listBooks"));
+    let v = rs.check(&api, get, 200, JSON, &book(json!("12.50")));
+    assert_eq!(
+        v[0].schema.as_deref(),
+        Some("#/components/schemas/Book/properties/price")
+    );
+    // The same place through a list of references.
+    let v = rs.check(
+        &api,
+        list,
+        200,
+        JSON,
+        &json!([book(json!(1)), book(json!("1"))]),
+    );
+    assert_eq!(
+        v[0].schema.as_deref(),
+        Some("#/components/schemas/Book/properties/price")
+    );
+
+    let spec = r##"
+openapi: 3.0.3
+info: {title: t, version: "1"}
+paths:
+  /things/{id}/:
+    $ref: "#/x-items/thing"
+components:
+  responses:
+    Thing:
+      description: ok
+      content:
+        application/json:
+          schema:
+            allOf:
+              - $ref: "#/components/schemas/Base"
+              - type: object
+                required: [name]
+                properties:
+                  name: {type: string}
+                  owner: {$ref: "#/components/schemas/Owner"}
+                  shape:
+                    oneOf:
+                      - {type: object, properties: {r: {type: number}}}
+                      - {type: string, enum: [square]}
+  schemas:
+    Base: {type: object, required: [id], properties: {id: {type: integer}}}
+    Owner: {type: object, properties: {n: {type: string}}}
+x-items:
+  thing:
+    get:
+      operationId: getThing
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses:
+        "200": {$ref: "#/components/responses/Thing"}
+"##;
+    let api = load(spec, "t.yaml");
+    let rs = ResponseSchemas::new(&api);
+    let thing = op(&api, "getThing");
+    let place = |body: Value| {
+        let v = rs.check(&api, thing, 200, JSON, &body);
+        assert_eq!(v.len(), 1, "{v:?}");
+        (
+            v[0].keyword.clone(),
+            v[0].schema.clone().unwrap_or_default(),
+        )
+    };
+    let schema = "#/components/responses/Thing/content/application~1json/schema";
+    assert_eq!(
+        place(json!({"name": "a"})),
+        ("required".into(), "#/components/schemas/Base".into())
+    );
+    assert_eq!(
+        place(json!({"id": 1})),
+        ("required".into(), format!("{schema}/allOf/1"))
+    );
+    assert_eq!(
+        place(json!({"id": "x", "name": "a"})),
+        (
+            "type".into(),
+            "#/components/schemas/Base/properties/id".into()
+        )
+    );
+    // A null where a `$ref` stands: the referring place.
+    assert_eq!(
+        place(json!({"id": 1, "name": "a", "owner": null})),
+        ("type".into(), format!("{schema}/allOf/1/properties/owner"))
+    );
+    assert_eq!(
+        place(json!({"id": 1, "name": "a", "owner": {"n": 5}})),
+        (
+            "type".into(),
+            "#/components/schemas/Owner/properties/n".into()
+        )
+    );
+    assert_eq!(
+        place(json!({"id": 1, "name": "a", "shape": 7})),
+        ("anyOf".into(), format!("{schema}/allOf/1/properties/shape"))
+    );
 }

@@ -6,7 +6,39 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
-use super::{Violation, MAX_VIOLATIONS};
+use super::{origin, Key, Violation, MAX_VIOLATIONS};
+use crate::model::{Api, SourceDocument};
+
+/// Where the checked schema is written in the description: found only when
+/// a body breaks it.
+pub(super) struct Origin<'a> {
+    /// The API, whose document is searched.
+    pub api: &'a Api,
+    /// The response schema checked.
+    pub key: Key,
+    /// The description's document and the response schema's place in it,
+    /// once looked up.
+    pub start: std::cell::OnceCell<Option<(&'a SourceDocument, Vec<String>)>>,
+    /// What the validator's evaluation paths start with before the response
+    /// schema (`/properties/4.0.0` in the whole validator).
+    pub schema_prefix: String,
+}
+
+impl Origin<'_> {
+    /// The description's pointer of the schema an error broke.
+    fn schema(&self, e: &ValidationError<'_>, property: Option<&str>) -> Option<String> {
+        let (doc, start) = self
+            .start
+            .get_or_init(|| {
+                let doc = self.api.document.as_ref()?;
+                Some((doc, origin::response_schema(doc, self.api, self.key)?))
+            })
+            .as_ref()?;
+        let path = e.evaluation_path().as_str();
+        let path = path.strip_prefix(self.schema_prefix.as_str())?;
+        origin::locate(doc, start, path, e.kind().keyword(), property)
+    }
+}
 
 /// The violations of `instance` (which holds `body` at `prefix`), deepest first,
 /// one per (location, keyword), at most [`MAX_VIOLATIONS`].
@@ -15,11 +47,12 @@ pub(super) fn violations(
     instance: &Value,
     prefix: &str,
     body: &Value,
+    origin: &Origin<'_>,
 ) -> Vec<Violation> {
     let mut all: Vec<Violation> = validator
         .iter_errors(instance)
         .filter(|e| !tool_failure(e))
-        .map(|e| violation(&e, prefix, body))
+        .map(|e| violation(&e, prefix, body, origin))
         .collect();
     all.sort_by_cached_key(|v| {
         (
@@ -100,16 +133,21 @@ pub(super) fn body_path<'e>(e: &'e ValidationError<'_>, prefix: &str) -> &'e str
     path.strip_prefix(prefix).unwrap_or(path)
 }
 
-pub(super) fn violation(e: &ValidationError<'_>, prefix: &str, body: &Value) -> Violation {
+pub(super) fn violation(
+    e: &ValidationError<'_>,
+    prefix: &str,
+    body: &Value,
+    origin: &Origin<'_>,
+) -> Violation {
     let path = body_path(e, prefix).to_string();
-    let pointer = match e.kind() {
+    let (pointer, property) = match e.kind() {
         ValidationErrorKind::Required { property } => {
             let name = property
                 .as_str()
                 .map_or_else(|| property.to_string(), str::to_string);
-            format!("{path}/{}", escape_token(&name))
+            (format!("{path}/{}", escape_token(&name)), Some(name))
         }
-        _ => path,
+        _ => (path, None),
     };
     let expected = match e.kind() {
         ValidationErrorKind::Type {
@@ -126,6 +164,7 @@ pub(super) fn violation(e: &ValidationError<'_>, prefix: &str, body: &Value) -> 
         keyword: e.kind().keyword().to_string(),
         message: message(e, prefix, true),
         expected,
+        schema: origin.schema(e, property.as_deref()),
     }
 }
 
