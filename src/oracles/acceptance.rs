@@ -55,25 +55,20 @@ pub fn check(op: &Operation, ex: &Exchange) -> Option<Finding> {
     }
 }
 
-/// Whether an answer refuses a deliberately wrong request as it should (a
-/// 4xx) for an operation that documents no client error at all: refusing
-/// the input is right, and a description without any 4xx is a gap of the
-/// whole operation, not of this answer, so `undocumented_status` stays
-/// silent. An operation that documents its refusals (400, say) and answers
-/// another (422) is still reported.
+/// Whether an answer refuses a deliberately wrong or unusual request (a
+/// 4xx) for an operation that documents no client error at all: a
+/// description without any 4xx is a gap of the whole operation, not of this
+/// answer (and refusing a number past the double range, say, is what most
+/// servers do), so `undocumented_status` stays silent. An operation that
+/// documents its refusals (400, say) and answers another (422) is still
+/// reported.
 pub fn rightly_refused(op: &Operation, ex: &Exchange) -> bool {
     let refused = ex.status.is_some_and(|s| (400..500).contains(&s));
     let documents_refusals = op
         .responses
         .keys()
         .any(|code| code.starts_with('4') || code == "default");
-    refused
-        && !documents_refusals
-        && ex
-            .request
-            .breach
-            .as_ref()
-            .is_some_and(|b| b.kind != BreachKind::Unusual)
+    refused && !documents_refusals && ex.request.breach.is_some()
 }
 
 fn schemes(op: &Operation) -> String {
@@ -177,9 +172,13 @@ mod tests {
             &api.operations[1],
             &answered("open", 422, BreachKind::WrongType)
         ));
-        assert!(!rightly_refused(
+        assert!(rightly_refused(
             &api.operations[1],
             &answered("open", 422, BreachKind::Unusual)
         ));
+        // Without a breach, the request was meant to be right.
+        let mut plain = answered("open", 422, BreachKind::Unusual);
+        plain.request.breach = None;
+        assert!(!rightly_refused(&api.operations[1], &plain));
     }
 }

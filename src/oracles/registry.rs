@@ -440,7 +440,7 @@ pub const ORACLES: &[Oracle] = &[
         severity: Severity::Low,
         concern: Concern::Correctness,
         title: "The status is not documented for the operation",
-        fires_when: "the status is not 500–599, is not 429 (an answer to our rate, not to the request), is not documented for the operation (exactly, by a `4XX` range, or by `default`), and is not explained by the request itself: a 414, 431 or 413 to its own 2,000-character URI, 2,000 bytes of headers or 8 KiB body, a 404 or 405 after an encoded `/` or `\\` (or a `.` or `..`) in a path value, a status it asked an echo endpoint for",
+        fires_when: "the status is not 500–599, is not 429 (an answer to our rate, not to the request), is not documented for the operation (exactly, by a `4XX` range, or by `default`), and is not explained by the request itself: a 414, 431 or 413 to its own 2,000-character URI, 2,000 bytes of headers or 8 KiB body, a 404 or 405 after an encoded `/` or `\\` (or a `.` or `..`) in a path value, a status it asked an echo endpoint for, a 4xx to a negative test's deliberately wrong or unusual input when the operation documents no client error at all (the gap is the whole operation's)",
         group: Group::AnswerShape,
         aliases: &[],
         rest: Judge::Answer {

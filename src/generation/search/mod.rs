@@ -61,6 +61,10 @@ pub struct SearchSummary {
 /// after which an operation is called less often.
 const SLOW_AFTER: u32 = 3;
 
+/// An operation whose answers keep breaking gets one over this of a fair
+/// share of the requests.
+const BROKEN_SHARE_DIVISOR: u64 = 10;
+
 /// An answer that took this long counts as slow: an endpoint that sleeps
 /// (httpbin's `/delay/{n}`, `/drip`) costs seconds per request, and a run
 /// under a time budget spends itself there unless it calls it less.
@@ -164,6 +168,8 @@ pub struct Search<P: Protocol> {
     ledger: Ledger,
     /// Per operation: requests in a row that timed out or were answered slowly.
     timeouts: Vec<u32>,
+    /// Per operation: requests in a row that got no answer or invalid HTTP.
+    broken: Vec<u32>,
     /// Per operation: whether it was found slow (then it gets no more than
     /// its fair share of the time spent waiting for answers), and when.
     slow: Vec<Option<SlowSince>>,
@@ -204,6 +210,7 @@ impl<P: Protocol> Search<P> {
         let ops = protocol.operations(&api, &config);
         let initial = protocol.initial_order(&api, &ops).into();
         let timeouts = vec![0; api.operations.len()];
+        let broken = vec![0; api.operations.len()];
         let slow = vec![None; api.operations.len()];
         let answers = vec![(0, std::time::Duration::ZERO); api.operations.len()];
         let aside = vec![false; api.operations.len()];
@@ -212,6 +219,7 @@ impl<P: Protocol> Search<P> {
         let cx = Cx::new(api, graph, feedback, config, ops);
         Search {
             timeouts,
+            broken,
             slow,
             answers,
             aside,
@@ -452,9 +460,14 @@ impl<P: Protocol> Search<P> {
         if test.calls.iter().any(|c| self.aside[c.op]) {
             return true;
         }
-        test.calls
-            .iter()
-            .any(|c| self.slow[c.op].is_some() && self.spent[c.op] > share)
+        // An operation that keeps dropping the connection or answering
+        // invalid HTTP answers fast, so its time share never fills: it gets
+        // a fraction of a fair share of the requests instead.
+        let broken_share = self.requests_total / u64::from(ops) / BROKEN_SHARE_DIVISOR;
+        test.calls.iter().any(|c| {
+            (self.slow[c.op].is_some() && self.spent[c.op] > share)
+                || (self.broken[c.op] >= SLOW_AFTER && self.answers[c.op].0 > broken_share)
+        })
     }
 
     /// Counts, per operation, the time its requests took and those in a row
@@ -476,14 +489,16 @@ impl<P: Protocol> Search<P> {
             let (requests, slowest) = &mut self.answers[op];
             *requests += 1;
             *slowest = (*slowest).max(ex.elapsed);
+            // A dropped connection or an answer that is not HTTP teaches
+            // nothing more the tenth time: such an operation is called less.
             match &ex.failure {
-                // A timeout costs a whole --timeout; a dropped connection
-                // or an answer that is not HTTP teaches nothing more the
-                // tenth time: both are called less.
-                Some(f)
-                    if f.kind == crate::execution::FailureKind::Timeout
-                        || f.kind.is_broken_answer() =>
-                {
+                Some(f) if f.kind.is_broken_answer() => self.broken[op] += 1,
+                _ if ex.status.is_some() => self.broken[op] = 0,
+                _ => {}
+            }
+            match &ex.failure {
+                // A timeout costs a whole --timeout.
+                Some(f) if f.kind == crate::execution::FailureKind::Timeout => {
                     self.timeouts[op] += 1;
                 }
                 _ if ex.status.is_some() && ex.elapsed >= SLOW_ANSWER => self.timeouts[op] += 1,
