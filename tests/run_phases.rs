@@ -292,3 +292,176 @@ async fn a_server_that_never_answers_stops_the_run_with_exit_3() {
     let report = read_report(&out);
     assert_eq!(report["stop"], "unreachable");
 }
+
+/// Each line of an `--events` stream, asserted valid against
+/// `models/events.schema.json`.
+fn events(text: &str) -> Vec<serde_json::Value> {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/events.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    text.lines()
+        .map(|line| {
+            let event: serde_json::Value = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("not one JSON object: {e}: {line}"));
+            let errors: Vec<String> = validator
+                .iter_errors(&event)
+                .map(|e| format!("{e} at {}", e.instance_path()))
+                .collect();
+            assert!(errors.is_empty(), "{line}\nbreaks the schema: {errors:#?}");
+            event
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_events_follow_the_run_and_end_as_its_report_does() {
+    let server = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let file = out.path().join("events.ndjson");
+    let run = cartograph(args(&[
+        "run",
+        "models/demo/openapi.yaml",
+        "--target",
+        &server.base_url(),
+        "--max-requests",
+        "800",
+        "--seed",
+        "3",
+        "-H",
+        "X-Token: sekrit-events-token",
+        "--events",
+        file.to_str().unwrap(),
+        "--out",
+        out.path().to_str().unwrap(),
+    ]))
+    .await;
+    server.shutdown().await;
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    let report = read_report(out.path());
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains("sekrit-events-token"), "{text}");
+    let events = events(&text);
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"run_started"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"run_finished"), "{kinds:?}");
+    assert_eq!(events[0]["settings"]["seed"], report["settings"]["seed"]);
+    // The phases, in order, each opened then closed.
+    let phases: Vec<String> = events
+        .iter()
+        .filter(|e| e["event"].as_str().unwrap().starts_with("phase_"))
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["event"].as_str().unwrap(),
+                e["phase"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        phases,
+        [
+            "phase_started search",
+            "phase_finished search",
+            "phase_started replay",
+            "phase_finished replay"
+        ],
+        "{stderr}"
+    );
+    let elapsed: Vec<f64> = events
+        .iter()
+        .map(|e| e["elapsed"].as_f64().unwrap())
+        .collect();
+    assert!(elapsed.windows(2).all(|w| w[0] <= w[1]), "{elapsed:?}");
+    // Every operation reached, once each; every fault found, once each.
+    let reached: Vec<&str> = events
+        .iter()
+        .filter(|e| e["event"] == "operation_reached")
+        .map(|e| e["operation"].as_str().unwrap())
+        .collect();
+    let mut distinct = reached.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), reached.len(), "{reached:?}");
+    assert_eq!(
+        reached.len() as u64,
+        report["operations_reached"].as_u64().unwrap()
+    );
+    let mut found: Vec<&str> = events
+        .iter()
+        .filter(|e| e["event"] == "fault_found")
+        .map(|e| e["fault"]["signature"].as_str().unwrap())
+        .collect();
+    found.sort_unstable();
+    let mut reported: Vec<&str> = report["faults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["signature"].as_str().unwrap())
+        .collect();
+    reported.sort_unstable();
+    assert!(!reported.is_empty());
+    assert_eq!(found, reported);
+    // The last event agrees with report.json and the exit status.
+    let last = events.last().unwrap();
+    assert_eq!(last["requests"], report["requests"]);
+    assert_eq!(last["stop"], report["stop"]);
+    assert_eq!(last["operations_reached"], report["operations_reached"]);
+    assert_eq!(
+        last["faults"].as_u64().unwrap() as usize,
+        report["faults"].as_array().unwrap().len()
+    );
+    assert_eq!(
+        last["causes"].as_u64().unwrap() as usize,
+        report["causes"].as_array().unwrap().len()
+    );
+    let confirmed = report["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["confirmation"] == "confirmed")
+        .count();
+    assert!(confirmed > 0, "{stderr}");
+    assert_eq!(last["confirmed"].as_u64().unwrap() as usize, confirmed);
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "cause_confirmed").count(),
+        confirmed
+    );
+    assert_eq!(last["exit_code"].as_i64(), run.status.code().map(i64::from));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn events_go_to_stdout_and_say_when_nothing_answered() {
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = tempfile::tempdir().unwrap();
+    let run = cartograph(args(&[
+        "run",
+        "models/demo/openapi.yaml",
+        "--target",
+        &format!("http://127.0.0.1:{port}"),
+        "--events",
+        "-",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]))
+    .await;
+    assert_eq!(run.status.code(), Some(3));
+    let events = events(&String::from_utf8_lossy(&run.stdout));
+    assert_eq!(events.first().unwrap()["event"], "run_started");
+    let last = events.last().unwrap();
+    assert_eq!(last["event"], "run_finished");
+    assert_eq!(last["exit_code"], 3);
+    assert_eq!(last["requests"], 0);
+}

@@ -643,6 +643,21 @@ pub struct Kept {
 pub struct Faults {
     kept: IndexMap<String, Kept>,
     count: Arc<AtomicUsize>,
+    news: Arc<News>,
+}
+
+/// Faults first seen since the last look, for whoever listens (`--events`).
+#[derive(Default)]
+pub struct News {
+    listening: std::sync::atomic::AtomicBool,
+    fresh: std::sync::Mutex<Vec<Fault>>,
+}
+
+impl News {
+    /// The faults first seen since the last call, in the order seen.
+    pub fn take(&self) -> Vec<Fault> {
+        std::mem::take(&mut *self.fresh.lock().unwrap_or_else(|e| e.into_inner()))
+    }
 }
 
 impl Faults {
@@ -654,6 +669,13 @@ impl Faults {
     /// A counter of distinct faults that other threads can read (progress).
     pub fn counter(&self) -> Arc<AtomicUsize> {
         self.count.clone()
+    }
+
+    /// Faults first seen from now on, as other threads can read them; only
+    /// a caller of this keeps them.
+    pub fn news(&self) -> Arc<News> {
+        self.news.listening.store(true, Ordering::Relaxed);
+        self.news.clone()
     }
 
     /// How many distinct faults so far.
@@ -691,25 +713,33 @@ impl Faults {
                     }
                     None => {
                         let reason = causes::reason(f, ex);
+                        let fault = Fault {
+                            code: f.code.to_string(),
+                            class: registry::class_of(f.code),
+                            severity: registry::severity_of(f.code),
+                            cause: causes::id(&reason.key),
+                            cause_title: reason.title,
+                            operation: f.operation.clone(),
+                            status: ex.status,
+                            signature: signature.clone(),
+                            message: f.message.clone(),
+                            count: 1,
+                            first_seq: ex.seq,
+                            witness: steps(&exchanges[..=k]),
+                            confirmation: Confirmation::NotReplayed,
+                            reproducer: None,
+                        };
+                        if self.news.listening.load(Ordering::Relaxed) {
+                            self.news
+                                .fresh
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push(fault.clone());
+                        }
                         self.kept.insert(
                             signature.clone(),
                             Kept {
-                                fault: Fault {
-                                    code: f.code.to_string(),
-                                    class: registry::class_of(f.code),
-                                    severity: registry::severity_of(f.code),
-                                    cause: causes::id(&reason.key),
-                                    cause_title: reason.title,
-                                    operation: f.operation.clone(),
-                                    status: ex.status,
-                                    signature,
-                                    message: f.message.clone(),
-                                    count: 1,
-                                    first_seq: ex.seq,
-                                    witness: steps(&exchanges[..=k]),
-                                    confirmation: Confirmation::NotReplayed,
-                                    reproducer: None,
-                                },
+                                fault,
                                 check: f.script_check(ex.status),
                                 witness: ledger.complete(&exchanges[..=k]),
                                 first: Vec::new(),

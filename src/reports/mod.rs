@@ -6,6 +6,7 @@
 //! description's authors, `spec-fixes.overlay.yaml` ([`overlay`]).
 
 mod coverage;
+pub mod events;
 mod explorer;
 mod html;
 mod junit;

@@ -8,11 +8,13 @@
 pub mod options;
 pub mod outputs;
 pub mod phase;
+pub mod progress;
 pub mod queries;
 pub mod replay;
 pub mod search;
 pub mod session;
 
+use crate::reports::events;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
@@ -77,17 +79,22 @@ impl RunSummary {
     /// 0 no faults, 1 faults, 3 unreachable, 4 incomplete (the first that
     /// applies of 3, 4, 1).
     pub fn exit_code(&self) -> ExitCode {
+        ExitCode::from(self.exit_status())
+    }
+
+    /// [`RunSummary::exit_code`] as a number (for `--events`).
+    pub fn exit_status(&self) -> u8 {
         if self.unreachable {
-            ExitCode::from(EXIT_UNREACHABLE)
+            EXIT_UNREACHABLE
         } else if self.incomplete {
-            ExitCode::from(EXIT_INCOMPLETE)
+            EXIT_INCOMPLETE
         } else if !self.report.faults.iter().any(|f| {
             self.fail_on.is_empty()
                 || crate::oracles::registry::expand(&self.fail_on).contains(&f.code.as_str())
         }) {
-            ExitCode::SUCCESS
+            0
         } else {
-            ExitCode::from(EXIT_FAULTS)
+            EXIT_FAULTS
         }
     }
 }
@@ -152,13 +159,16 @@ async fn drive<P: Protocol>(
         seed,
         settings,
         mut tally,
+        events,
     } = session;
     let driver = Arc::new(Mutex::new(search));
-    let fault_count = driver
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .faults()
-        .counter();
+    let found = {
+        let search = driver.lock().unwrap_or_else(|e| e.into_inner());
+        search::Found {
+            count: search.faults().counter(),
+            news: search.faults().news(),
+        }
+    };
     let started = std::time::Instant::now();
     let config = options.run_config(&api, &target, seed);
     // One politeness for every phase: the rate holds from the server's view.
@@ -166,7 +176,7 @@ async fn drive<P: Protocol>(
     let transport = search::transport(&api, &config)?;
     let mut outcome = search::search(
         driver.clone(),
-        fault_count,
+        found,
         config.clone(),
         transport.clone(),
         credentials.clone(),
@@ -174,6 +184,7 @@ async fn drive<P: Protocol>(
         &secrets,
         &mut tally,
         options,
+        &events,
     )
     .await
     .map_err(|e| RuntimeFailure::error("the search could not go on", format!("{e:#}")))?;
@@ -266,6 +277,8 @@ async fn drive<P: Protocol>(
     if replays_allowed {
         // What is left of --budget, which bounds the whole run.
         let left = options.budget.map(|b| b.saturating_sub(started.elapsed()));
+        let phase = progress::Progress::new(0, None, events.clone());
+        phase.phase_started(events::Phase::Replay);
         let outcome = replay::replay(
             api.clone(),
             checker.clone(),
@@ -284,6 +297,7 @@ async fn drive<P: Protocol>(
         )
         .await
         .map_err(|e| RuntimeFailure::error("the replays could not go on", format!("{e:#}")))?;
+        phase.phase_finished(events::Phase::Replay);
         annotate_suite(&mut suite_doc, &outcome.fates);
         write_suite_document(&options.out, &suite_doc, &secrets)?;
         suite_files = Some(outcome.files);
@@ -337,7 +351,7 @@ async fn drive<P: Protocol>(
     if let Some(line) = &spec_fixes {
         eprintln!("{line}");
     }
-    Ok(RunSummary {
+    let summary = RunSummary {
         unreachable: outcome.unreachable.is_some(),
         incomplete: outcome.stop == StopReason::RateLimited,
         report,
@@ -345,7 +359,9 @@ async fn drive<P: Protocol>(
         graph: Some(graph_doc),
         suite_files,
         spec_fixes,
-    })
+    };
+    events.finish(&summary.report, summary.exit_status(), &options.out);
+    Ok(summary)
 }
 
 /// Writes `suite.json`.

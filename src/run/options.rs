@@ -146,6 +146,14 @@ pub struct RunOptions {
     /// final test suite), graph-initial.json and graph-final.json.
     #[arg(long, default_value = "cartograph-out", value_name = "DIR")]
     pub out: PathBuf,
+    /// Write newline-delimited JSON events as the run goes to FILE (`-` for
+    /// stdout): run started (its settings), phase started and finished,
+    /// progress (once a second), operation first reached, fault found, cause
+    /// confirmed, warning, run finished (what report.json sums up, and the
+    /// exit status). One JSON object a line, shaped as
+    /// models/events.schema.json says; secrets redacted.
+    #[arg(long, value_name = "FILE")]
+    pub events: Option<PathBuf>,
     #[command(flatten)]
     pub select: SelectArgs,
 }

@@ -59,6 +59,7 @@ pub async fn execute(
         credentials,
         settings,
         mut tally,
+        events,
         ..
     } = match crate::run::open_session(&api, source, target, flags).await? {
         Ok(session) => session,
@@ -126,6 +127,7 @@ pub async fn execute(
         &secrets,
         &mut tally,
         flags,
+        &events,
     )
     .await?;
     let recorded = std::mem::take(&mut driver.lock().unwrap_or_else(|e| e.into_inner()).recorded);
@@ -284,7 +286,7 @@ pub async fn execute(
             one_line(&secrets.redact(&f.message))
         );
     }
-    Ok(RunSummary {
+    let summary = RunSummary {
         unreachable: outcome.unreachable.is_some(),
         incomplete: outcome.stop == crate::execution::StopReason::RateLimited
             || !outcome.rate_limited.is_empty(),
@@ -293,5 +295,7 @@ pub async fn execute(
         graph: Some(graph_doc),
         suite_files: Some(n),
         spec_fixes: None,
-    })
+    };
+    events.finish(&summary.report, summary.exit_status(), &flags.out);
+    Ok(summary)
 }

@@ -10,6 +10,7 @@ use super::RunSummary;
 use crate::execution::{self, secrets::Secrets, Credentials};
 use crate::load::SpecSource;
 use crate::model::Api;
+use crate::reports::events::{Event, Events};
 use crate::reports::{self, Settings, Tally};
 
 /// The schema of the GraphQL endpoint `target`, from the standard
@@ -71,6 +72,8 @@ pub struct Session {
     pub settings: Settings,
     /// Per-operation counts, all zero.
     pub tally: Tally,
+    /// Where `--events` go.
+    pub events: Events,
 }
 
 /// Checks the flags, creates the output folder and checks the target answers
@@ -170,6 +173,12 @@ pub async fn open_session(
     };
 
     let tally = Tally::new(api).with_lines(&source.lines);
+    let events = Events::open(flags.events.as_deref(), secrets.clone())?;
+    events.emit(&Event::RunStarted {
+        version: env!("CARGO_PKG_VERSION"),
+        settings: &settings,
+        operations: tally.operation_count(),
+    });
     if !reachable(&target_url).await {
         eprintln!("error: the target {target_url} cannot be reached (no TCP connection)");
         let outcome = execution::RunOutcome {
@@ -184,7 +193,7 @@ pub async fn open_session(
         };
         let report = tally.report(settings, &outcome, Vec::new());
         reports::write_report(&flags.out, &report, &secrets)?;
-        return Ok(Err(RunSummary {
+        let summary = RunSummary {
             report,
             unreachable: true,
             incomplete: false,
@@ -192,7 +201,9 @@ pub async fn open_session(
             graph: None,
             suite_files: None,
             spec_fixes: None,
-        }));
+        };
+        events.finish(&summary.report, summary.exit_status(), &flags.out);
+        return Ok(Err(summary));
     }
     Ok(Ok(Session {
         target: target_url,
@@ -201,6 +212,7 @@ pub async fn open_session(
         seed,
         settings,
         tally,
+        events,
     }))
 }
 
