@@ -220,7 +220,9 @@ async fn planted_faults_are_reported_once_confirmed_and_reproducible() {
         .collect();
     assert!(suite.len() >= 15, "{} Hurl files", suite.len());
     let Some(hurl) = hurl() else {
-        eprintln!("skipped: hurl is not installed (set HURL or put it on PATH); the suite was written but not run");
+        support::skip_for(
+            "hurl is not installed (set HURL or put it on PATH); the suite was written but not run",
+        );
         return;
     };
     let fresh = DemoServer::start(0).await.unwrap();

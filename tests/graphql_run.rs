@@ -168,7 +168,7 @@ async fn the_demo_graphql_endpoint_shows_both_planted_faults() {
         "some test carries an id from one answer to the next"
     );
     match hurl() {
-        None => eprintln!("skipped: hurl is not installed (set HURL or put it on PATH)"),
+        None => support::skip_for("hurl is not installed (set HURL or put it on PATH)"),
         Some(hurl) => {
             let fresh = DemoServer::start(0).await.unwrap();
             let base = format!("{}/graphql", fresh.base_url());

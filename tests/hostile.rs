@@ -267,8 +267,8 @@ async fn hostile_descriptions_and_servers_run_nothing_and_leak_nothing() {
         .collect();
     assert!(!suite.is_empty(), "no Hurl file in {written:?}");
     match hurl() {
-        None => eprintln!(
-            "skipped: hurl is not installed (set HURL or put it on PATH); the suite was not run"
+        None => support::skip_for(
+            "hurl is not installed (set HURL or put it on PATH); the suite was not run",
         ),
         Some(hurl) => {
             for file in &suite {
@@ -300,7 +300,7 @@ async fn hostile_descriptions_and_servers_run_nothing_and_leak_nothing() {
 
     // report.html runs no script of the payloads, and still draws its graph.
     match browser() {
-        None => eprintln!("skipped: chromium not installed; report.html was not opened"),
+        None => support::skip_for("chromium not installed; report.html was not opened"),
         Some(_) => {
             let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/check-report-html.sh");
             let png = work.path().join("report.png");

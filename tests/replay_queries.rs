@@ -100,7 +100,7 @@ async fn a_production_log_is_deduplicated_checked_and_measured() {
         "{first}"
     );
     match hurl() {
-        None => eprintln!("skipped: hurl is not installed (set HURL or put it on PATH)"),
+        None => support::skip_for("hurl is not installed (set HURL or put it on PATH)"),
         Some(hurl) => {
             // Against a fresh server, in order: the mutations make what the
             // later queries read, as in the logged session.

@@ -3,6 +3,8 @@
 //! DOM that the explorer's script ran and drew the graph. Skipped (with a
 //! note) where no Chromium is installed.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -103,7 +105,7 @@ fn check(dir: &Path, fragment: &str) -> Check {
 #[test]
 fn the_explorer_draws_the_demo_graphs_in_chromium() {
     if browser().is_none() {
-        println!("skipped: chromium not installed");
+        support::skip_for("chromium not installed");
         return;
     }
     let (api, rest) = graph(cartograph::demo::OPENAPI_YAML, "models/demo/openapi.yaml");
@@ -322,7 +324,7 @@ const PLAY: &str = r#"
 #[test]
 fn the_explorer_handles_the_kubernetes_graph_in_chromium() {
     if browser().is_none() {
-        println!("skipped: chromium not installed");
+        support::skip_for("chromium not installed");
         return;
     }
     // The corpus beside the checkout, or wherever CARTOGRAPH_K8S_SPEC says.

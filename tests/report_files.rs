@@ -45,7 +45,7 @@ fn validate(file: &Path) -> bool {
     {
         Ok(out) => out,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            println!("skipped: xmllint not installed (apt install libxml2-utils)");
+            support::skip_for("xmllint not installed (apt install libxml2-utils)");
             return false;
         }
         Err(e) => panic!("xmllint: {e}"),

@@ -177,7 +177,7 @@ async fn rest_reproducers_show_their_fault_and_only_then() {
     // The regression suite passes on a fresh faulty server: its paths are
     // the description's (a missing slash would get 307s).
     let Some(hurl) = hurl() else {
-        eprintln!("skipped: hurl is not installed (set HURL or put it on PATH)");
+        support::skip_for("hurl is not installed (set HURL or put it on PATH)");
         return;
     };
     let suite: Vec<_> = std::fs::read_dir(out.path().join("tests"))

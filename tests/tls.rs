@@ -186,12 +186,12 @@ async fn a_server_with_its_own_ca_is_reached_with_cacert_or_insecure_and_refused
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     if !certificates(dir) {
-        eprintln!("skipped: openssl cannot make test certificates here");
+        support::skip_for("openssl cannot make test certificates here");
         return;
     }
     std::fs::write(dir.join("spec.yaml"), SPEC).unwrap();
     let Some((_server, port)) = serve(dir, false) else {
-        eprintln!("skipped: openssl s_server did not start");
+        support::skip_for("openssl s_server did not start");
         return;
     };
 
@@ -231,12 +231,12 @@ async fn a_server_that_asks_for_a_client_certificate_is_reached_with_cert_and_ke
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     if !certificates(dir) {
-        eprintln!("skipped: openssl cannot make test certificates here");
+        support::skip_for("openssl cannot make test certificates here");
         return;
     }
     std::fs::write(dir.join("spec.yaml"), SPEC).unwrap();
     let Some((_server, port)) = serve(dir, true) else {
-        eprintln!("skipped: openssl s_server did not start");
+        support::skip_for("openssl s_server did not start");
         return;
     };
     let ca = dir.join("ca.pem");

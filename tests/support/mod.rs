@@ -19,3 +19,20 @@ pub mod list_flow;
 pub mod misbehaving;
 pub mod recording;
 pub mod truthful;
+
+/// Whether CI asked for every tool the tests use (`CARTOGRAPH_REQUIRE_TOOLS`,
+/// set by `.ci/run`): then a missing tool fails the test instead of
+/// skipping it, so a failed install cannot pass unnoticed.
+pub fn tools_required() -> bool {
+    std::env::var("CARTOGRAPH_REQUIRE_TOOLS").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Says that a test skips a part for want of a tool (`why`), or fails it
+/// when [`tools_required`].
+pub fn skip_for(why: &str) {
+    assert!(
+        !tools_required(),
+        "CARTOGRAPH_REQUIRE_TOOLS is set, and {why}"
+    );
+    eprintln!("skipped: {why}");
+}
