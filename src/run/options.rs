@@ -154,6 +154,7 @@ pub struct RunOptions {
     /// models/events.schema.json says; secrets redacted.
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,
+    /// Which operations to test (`--include`, `--exclude`).
     #[command(flatten)]
     pub select: SelectArgs,
 }
