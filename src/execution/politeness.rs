@@ -202,7 +202,7 @@ impl Politeness {
     /// Reads a response of `operation`'s: its status and headers; pauses
     /// everyone when the server asks, and says whether the request should
     /// be retried. A wait that would pass `deadline` (or last over
-    /// [`LONGEST_WAIT`], without one) pauses no one: that operation is set
+    /// `LONGEST_WAIT`, without one) pauses no one: that operation is set
     /// aside until the wait is over, and the others go on (the limit may be
     /// the operation's own).
     pub fn observe(

@@ -37,7 +37,7 @@ pub fn all_codes() -> impl Iterator<Item = &'static str> {
 }
 
 /// A condition on the last step's response that a shell script can evaluate
-/// as `cartograph replay` does ([`pointer`] says how pointers are read: a
+/// as `cartograph replay` does ([`pointer`](mod@pointer) says how pointers are read: a
 /// `*` token is any item of an array, and nothing is there under a missing
 /// or null parent). Each says what the oracle judged, so that a server
 /// without the fault never passes it.

@@ -771,7 +771,7 @@ impl Ledger {
 
     /// [`Ledger::complete`] for a regression test, which must create what
     /// it uses: a resource the run made whose requests the ledger has
-    /// forgotten (it keeps those of the latest [`IDS`] ids) is stood in for
+    /// forgotten (it keeps those of the latest `IDS` ids) is stood in for
     /// by one of the same kind it remembers, made first (in a path, or in
     /// a top-level id field of a JSON body).
     pub fn complete_standing_in(&self, exchanges: &[Exchange]) -> Vec<Exchange> {

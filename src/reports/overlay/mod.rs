@@ -6,8 +6,8 @@
 //! evidence; `x-cartograph-cause` holds the id for tools. Defects are never
 //! in it: the server must change, not its description. Which conformance
 //! causes no change settles, and why, is said in the file's opening comment.
-//! What each cause changes is in [`fixes`]; how actions keep to what the
-//! tools do, in [`edit`].
+//! What each cause changes is in `fixes`; how actions keep to what the
+//! tools do, in `edit`.
 
 mod edit;
 mod fixes;
