@@ -136,7 +136,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         let spec_fixes = rest_run.as_ref().and_then(|r| r.spec_fixes.clone());
         let (mut summary, graphql_graph) = match (rest_run, graphql_run) {
             (Some(mut summary), Some(graphql_run)) => {
-                merge(&mut summary.report, graphql_run.report, "graphql");
+                summary.report.absorb(graphql_run.report, "graphql");
                 (summary, graphql_run.graph)
             }
             (Some(summary), None) => (summary, None),
@@ -196,47 +196,19 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             println!("  {}", line.trim_start_matches("cartograph: "));
         }
         // Scored only now, after the run: the search never sees the answers.
-        // A fault planted only on excluded operations cannot be found.
-        let mut planted = planted_faults(FAULTS_MD);
-        let planted_all = planted.len();
-        planted.retain(|p| p.operations.iter().any(|o| !left_out.contains(o)));
-        if planted.len() < planted_all {
+        let score = crate::reports::planted::Score::of(FAULTS_MD, report, &left_out);
+        if score.excluded > 0 {
             println!(
                 "  planted faults on excluded operations only, not scored: {}",
-                planted_all - planted.len()
+                score.excluded
             );
         }
-        let found: Vec<&PlantedFault> = planted
-            .iter()
-            .filter(|p| {
-                report
-                    .faults
-                    .iter()
-                    .any(|f| p.oracles.contains(&f.code) && p.operations.contains(&f.operation))
-            })
-            .collect();
-        println!(
-            "  planted faults found: {} of {}{}",
-            found.len(),
-            planted.len(),
-            if found.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " ({})",
-                    found.iter().map(|p| p.id.as_str()).collect::<Vec<_>>().join(", ")
-                )
-            }
-        );
+        println!("  {}", score.line());
         println!("  output: {}", flags.out.display());
         print!("{}", afterwards(&flags.out, suites, report));
         // The demo's faults are planted: finding them is the demo working. It
         // fails only when one was missed (or the run itself could not work).
-        let missed: Vec<&str> = planted
-            .iter()
-            .filter(|p| !found.iter().any(|f| f.id == p.id))
-            .map(|p| p.id.as_str())
-            .collect();
+        let missed = score.missed();
         if missed.is_empty() {
             return Ok(ExitCode::SUCCESS);
         }
@@ -318,103 +290,5 @@ fn share(flags: &RunOptions) -> String {
         (_, Some(n)) => format!("{n} requests"),
         (Some(b), None) => format!("{:.0}s", b.as_secs_f64()),
         _ => "no limit".into(),
-    }
-}
-
-/// Adds the GraphQL part's report to the REST part's: operations, faults
-/// (their files are under `folder/`), requests, time and schema coverage.
-fn merge(into: &mut crate::reports::Report, part: crate::reports::Report, folder: &str) {
-    into.requests += part.requests;
-    into.refused_mutations += part.refused_mutations;
-    into.elapsed_s = ((into.elapsed_s + part.elapsed_s) * 1000.0).round() / 1000.0;
-    into.operations_reached += part.operations_reached;
-    for mut op in part.operations {
-        // The part's operations are written in its own description.
-        if op.spec.is_none() && part.settings.spec != into.settings.spec {
-            op.spec.clone_from(&part.settings.spec);
-        }
-        into.operations.push(op);
-    }
-    for mut f in part.faults {
-        if let Some(r) = &mut f.reproducer {
-            r.shell = format!("{folder}/{}", r.shell);
-            r.json = format!("{folder}/{}", r.json);
-        }
-        into.faults.push(f);
-    }
-    into.group_causes();
-    into.schema_coverage = part.schema_coverage;
-    // Each link's id names its own graph's nodes, so the explorer marks each
-    // part's links in that part's graph.
-    if let Some(part) = part.graph_coverage {
-        let c = into.graph_coverage.get_or_insert_with(Default::default);
-        c.links += part.links;
-        c.links_exercised += part.links_exercised;
-        c.edges.extend(part.edges);
-    }
-}
-
-/// A fault listed in `models/demo/FAULTS.md`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlantedFault {
-    /// Its id (`F1`).
-    pub id: String,
-    /// The oracle codes that may report it (the REST one first; a fault
-    /// reachable through both APIs has one per API).
-    pub oracles: Vec<String>,
-    /// Operations where it may be reported.
-    pub operations: Vec<String>,
-}
-
-/// Reads the table of `FAULTS.md`: `| id | oracle | operation | … |`, taking the
-/// backquoted words of the oracle and operation cells.
-pub fn planted_faults(markdown: &str) -> Vec<PlantedFault> {
-    let ticked = |cell: &str| -> Vec<String> {
-        cell.split('`')
-            .enumerate()
-            .filter(|(i, _)| i % 2 == 1)
-            .map(|(_, s)| s.to_string())
-            .collect()
-    };
-    markdown
-        .lines()
-        .filter_map(|line| {
-            let cells: Vec<&str> = line
-                .trim()
-                .trim_matches('|')
-                .split('|')
-                .map(str::trim)
-                .collect();
-            let id = cells.first()?;
-            if !(id.starts_with('F') && id[1..].chars().all(|c| c.is_ascii_digit()) && id.len() > 1)
-            {
-                return None;
-            }
-            let oracles = ticked(cells.get(1)?);
-            if oracles.is_empty() {
-                return None;
-            }
-            Some(PlantedFault {
-                id: id.to_string(),
-                oracles,
-                operations: ticked(cells.get(2)?),
-            })
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_shipped_fault_table_parses() {
-        let planted = planted_faults(FAULTS_MD);
-        assert!(planted.len() >= 8, "{planted:?}");
-        let f1 = planted.iter().find(|p| p.id == "F1").unwrap();
-        assert_eq!(f1.oracles, ["server_error", "graphql_internal_error"]);
-        assert_eq!(f1.operations, ["placeOrder", "Mutation.placeOrder"]);
-        let f7 = planted.iter().find(|p| p.id == "F7").unwrap();
-        assert!(f7.operations.contains(&"Query.book".to_string()), "{f7:?}");
     }
 }

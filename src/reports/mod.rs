@@ -11,6 +11,7 @@ mod explorer;
 mod html;
 mod junit;
 pub mod overlay;
+pub mod planted;
 mod sarif;
 
 pub use explorer::{GRAPH_DATA_ID, NOSCRIPT_EDGES};
@@ -561,6 +562,40 @@ impl Report {
     pub fn group_causes(&mut self) {
         self.causes = crate::oracles::causes::group(&self.faults);
     }
+
+    /// Adds another part's report (the demo's GraphQL part) to this one:
+    /// operations, faults (their files are under `folder/`), requests, time,
+    /// schema and graph coverage; the causes are grouped again.
+    pub fn absorb(&mut self, part: Report, folder: &str) {
+        self.requests += part.requests;
+        self.refused_mutations += part.refused_mutations;
+        self.elapsed_s = ((self.elapsed_s + part.elapsed_s) * 1000.0).round() / 1000.0;
+        self.operations_reached += part.operations_reached;
+        for mut op in part.operations {
+            // The part's operations are written in its own description.
+            if op.spec.is_none() && part.settings.spec != self.settings.spec {
+                op.spec.clone_from(&part.settings.spec);
+            }
+            self.operations.push(op);
+        }
+        for mut f in part.faults {
+            if let Some(r) = &mut f.reproducer {
+                r.shell = format!("{folder}/{}", r.shell);
+                r.json = format!("{folder}/{}", r.json);
+            }
+            self.faults.push(f);
+        }
+        self.group_causes();
+        self.schema_coverage = part.schema_coverage;
+        // Each link's id names its own graph's nodes, so the explorer marks each
+        // part's links in that part's graph.
+        if let Some(part) = part.graph_coverage {
+            let c = self.graph_coverage.get_or_insert_with(Default::default);
+            c.links += part.links;
+            c.links_exercised += part.links_exercised;
+            c.edges.extend(part.edges);
+        }
+    }
 }
 
 /// A number as a JSON string (seeds: every digit kept by any reader).
@@ -640,29 +675,23 @@ fn escape_attr(s: &str) -> String {
         .replace('\t', "&#9;")
 }
 
+/// A witness step in words: `POST /orders -> 500`.
+fn step_text(s: &crate::oracles::WitnessStep) -> String {
+    format!(
+        "{} {} -> {}",
+        s.method,
+        s.path,
+        s.status
+            .map_or("no response".to_string(), |s| s.to_string())
+    )
+}
+
 /// `2024-05-01T12:34:56`, in UTC: the form the JUnit schema's timestamp takes
 /// (no zone).
 fn utc_timestamp(t: SystemTime) -> String {
-    let secs = t
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs()) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    // humantime writes `2024-05-01T12:34:56Z`; the schema takes no zone.
+    let text = humantime::format_rfc3339_seconds(t).to_string();
+    text.trim_end_matches('Z').to_string()
 }
 
 #[cfg(test)]
