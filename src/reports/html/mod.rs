@@ -8,6 +8,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+mod plot;
+
 use super::junit::{confirmation_text, operation_case_name};
 use super::{escape_attr, escape_text, explorer, OperationReport, Report};
 use crate::execution::secrets::Secrets;
@@ -74,72 +76,8 @@ fn status_class(code: &str) -> &'static str {
     }
 }
 
-const STYLE: &str = r#"
-:root { --fg:#1f2328; --muted:#59636e; --line:#d1d9e0; --bg:#ffffff; --panel:#f6f8fa;
-  --ok:#1a7f37; --ok-bg:#dafbe1; --warn:#9a6700; --warn-bg:#fff8c5; --bad:#cf222e; --bad-bg:#ffebe9;
-  --never:#6e7781; --never-bg:#eaeef2; --accent:#0969da; }
-* { box-sizing: border-box; }
-body { margin:0; background:var(--bg); color:var(--fg);
-  font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
-main { max-width: 1200px; margin: 0 auto; padding: 24px 28px 64px; }
-header { border-bottom: 1px solid var(--line); margin-bottom: 8px; padding-bottom: 12px; }
-h1 { font-size: 26px; margin: 0 0 4px; }
-h1 .target { font-weight: 500; color: var(--muted); }
-h2 { font-size: 20px; margin: 36px 0 12px; padding-bottom: 6px; border-bottom: 1px solid var(--line); }
-h3 { font-size: 16px; margin: 0; }
-a { color: var(--accent); }
-nav a { margin-right: 16px; color: var(--accent); text-decoration: none; }
-nav a:hover { text-decoration: underline; }
-.sub { color: var(--muted); margin: 0 0 8px; }
-code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; font-size: 13px; }
-.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(170px, 1fr)); gap: 12px; margin: 16px 0; }
-.card { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; }
-.card .n { font-size: 26px; font-weight: 650; line-height: 1.2; }
-.card .l { color: var(--muted); font-size: 13px; }
-.card.bad .n { color: var(--bad); } .card.ok .n { color: var(--ok); } .card.warn .n { color: var(--warn); }
-dl.kv { display: grid; grid-template-columns: max-content 1fr; gap: 4px 18px; margin: 8px 0; }
-dl.kv dt { color: var(--muted); } dl.kv dd { margin: 0; overflow-wrap: anywhere; }
-.badge { display: inline-block; padding: 0 7px; border-radius: 10px; font-size: 12.5px; line-height: 20px;
-  border: 1px solid transparent; white-space: nowrap; margin: 1px 2px 1px 0; }
-.badge.ok { background: var(--ok-bg); color: var(--ok); border-color: #aceebb; }
-.badge.warn { background: var(--warn-bg); color: var(--warn); border-color: #eed888; }
-.badge.bad { background: var(--bad-bg); color: var(--bad); border-color: #ffcecb; }
-.badge.never, .badge.other { background: var(--never-bg); color: var(--never); border-color: #d0d7de; }
-.badge.code { background: #ddf4ff; color: #0550ae; border-color: #b6e3ff; }
-.fault { border: 1px solid var(--line); border-left: 4px solid var(--bad); border-radius: 8px;
-  padding: 14px 18px; margin: 14px 0; background: #fff; }
-.fault.flaky { border-left-color: var(--warn); }
-.cause { border: 1px solid var(--line); border-left: 4px solid var(--bad); border-radius: 8px;
-  padding: 12px 18px; margin: 12px 0; background: #fff; }
-.cause.conformance { border-left-color: #d4a72c; }
-.cause header { border: 0; margin: 0 0 4px; padding: 0; display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }
-.cause .where { color: var(--muted); margin: 2px 0; overflow-wrap: anywhere; }
-.cause details summary { cursor: pointer; color: var(--accent); }
-.badge.defect { background: var(--bad-bg); color: var(--bad); border-color: #ffcecb; }
-.badge.conformance { background: var(--warn-bg); color: var(--warn); border-color: #eed888; }
-.fault header { border: 0; margin: 0 0 6px; padding: 0; display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }
-.fault .msg { font-size: 15px; margin: 4px 0 8px; overflow-wrap: anywhere; }
-.steps-wrap { display: grid; grid-template-columns: 1fr 1fr; gap: 18px; }
-@media (max-width: 800px) { .steps-wrap { grid-template-columns: 1fr; } }
-.steps h4 { font-size: 13px; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); margin: 8px 0 4px; }
-.steps ol { margin: 0; padding-left: 22px; }
-.steps li { margin: 2px 0; overflow-wrap: anywhere; }
-.steps .seq { color: var(--muted); }
-.method { font-weight: 650; }
-table { border-collapse: collapse; width: 100%; font-size: 14px; }
-th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line); vertical-align: middle; overflow-wrap: anywhere; }
-th { background: var(--panel); font-weight: 600; position: sticky; top: 0; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-tr.ok td:first-child { border-left: 5px solid var(--ok); }
-tr.warn td:first-child { border-left: 5px solid #d4a72c; }
-tr.bad td:first-child { border-left: 5px solid var(--bad); }
-tr.never td:first-child { border-left: 5px solid #afb8c1; }
-tr.ok { background: #f3fcf5; } tr.warn { background: #fffcea; } tr.bad { background: #fff5f4; } tr.never { background: #f6f8fa; color: var(--muted); }
-.legend span { margin-right: 14px; }
-.note { background: var(--warn-bg); border: 1px solid #eed888; border-radius: 8px; padding: 10px 14px; }
-.plot svg { width: 100%; height: auto; max-width: 960px; display: block; }
-footer { margin-top: 40px; color: var(--muted); font-size: 13px; }
-"#;
+/// The page's own style (the explorer's is in `explorer.css`).
+const STYLE: &str = include_str!("report.css");
 
 /// Renders `report.html` from the report and the graph(s) the run used (one
 /// per API tested; the page switches between them). Every text taken from
@@ -172,7 +110,7 @@ pub fn render_html(report: &Report, graphs: &[GraphDocument], secrets: &Secrets)
     let _ = write!(
         out,
         "<h2 id=\"progress\">Progress</h2>\n<p class=\"sub\">When each testing target was first covered and each fault first seen, by requests sent.</p>\n<div class=\"plot\">{}</div>\n",
-        plot(report)
+        plot::plot(report)
     );
     explorer::section(&mut out, report, graphs, secrets, &t);
     let _ = write!(
@@ -641,236 +579,9 @@ fn operations(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
     out.push_str("</tbody>\n</table>\n");
 }
 
-/// Tick step and axis top for 0..=max with about `n` ticks: 1, 2 or 5 times a
-/// power of ten (at least 1 when the axis counts whole things).
-fn ticks(max: f64, n: usize, whole: bool) -> (f64, f64) {
-    let max = if max > 0.0 { max } else { 1.0 };
-    let raw = max / n.max(1) as f64;
-    let mag = 10f64.powf(raw.log10().floor());
-    let norm = raw / mag;
-    let mut step = mag
-        * if norm <= 1.0 {
-            1.0
-        } else if norm <= 2.0 {
-            2.0
-        } else if norm <= 5.0 {
-            5.0
-        } else {
-            10.0
-        };
-    if whole {
-        step = step.max(1.0);
-    }
-    (step, (max / step).ceil() * step)
-}
-
-/// The ticks 0, step, 2·step, … up to `top`, counted rather than summed so
-/// rounding never drops the last one.
-fn tick_values(step: f64, top: f64) -> impl Iterator<Item = f64> {
-    let n = (top / step).round() as u64;
-    (0..=n).map(move |i| i as f64 * step)
-}
-
-/// The number on a tick: whole numbers as such, thousands as `12k`.
-fn tick_label(v: f64) -> String {
-    if v >= 10_000.0 && (v / 1000.0).fract() == 0.0 {
-        format!("{}k", v / 1000.0)
-    } else if v.fract() == 0.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v}")
-    }
-}
-
-/// A step line's points: from (0, 0), one unit up at each event's x.
-fn step_points(xs: &[f64], x_end: f64, sx: &dyn Fn(f64) -> f64, sy: &dyn Fn(f64) -> f64) -> String {
-    let mut pts = vec![(sx(0.0), sy(0.0))];
-    let mut n = 0.0;
-    let mut i = 0;
-    while i < xs.len() {
-        let x = xs[i];
-        let mut j = i;
-        while j < xs.len() && xs[j] == x {
-            j += 1;
-        }
-        pts.push((sx(x), sy(n)));
-        n += (j - i) as f64;
-        pts.push((sx(x), sy(n)));
-        i = j;
-    }
-    pts.push((sx(x_end), sy(n)));
-    pts.iter()
-        .map(|(x, y)| format!("{x:.1},{y:.1}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The progress plot: targets covered (left axis) and faults found (right
-/// axis) over requests sent, as step lines. Two axes because there are
-/// typically a hundred times more targets than faults; on one axis the fault
-/// line would lie flat on the floor.
-fn plot(report: &Report) -> String {
-    // `seq` counts from 0, so the request at seq s is the (s + 1)th sent.
-    let mut covered: Vec<f64> = report
-        .search
-        .as_ref()
-        .map(|s| {
-            s.covered_at
-                .iter()
-                .map(|(_, seq)| *seq as f64 + 1.0)
-                .collect()
-        })
-        .unwrap_or_default();
-    covered.sort_by(f64::total_cmp);
-    let mut found: Vec<f64> = report
-        .faults
-        .iter()
-        .map(|f| f.first_seq as f64 + 1.0)
-        .collect();
-    found.sort_by(f64::total_cmp);
-    let x_last = covered
-        .last()
-        .copied()
-        .unwrap_or(0.0)
-        .max(found.last().copied().unwrap_or(0.0))
-        .max(report.requests as f64);
-    if x_last <= 0.0 {
-        return "<p class=\"note\">No request was sent: nothing to plot.</p>".to_string();
-    }
-
-    let (w, h) = (960.0, 340.0);
-    let (left, right, top, bottom) = (70.0, 70.0, 44.0, 56.0);
-    let (pw, ph) = (w - left - right, h - top - bottom);
-    let (x_step, x_top) = ticks(x_last, 8, true);
-    // Some headroom, so a line at its maximum does not run along the frame.
-    let (yl_step, yl_top) = ticks(covered.len() as f64 * 1.05, 5, true);
-    let (yr_step, yr_top) = ticks(found.len() as f64 * 1.05, 5, true);
-    let sx = |x: f64| left + x / x_top * pw;
-    let syl = |y: f64| top + ph - y / yl_top * ph;
-    let syr = |y: f64| top + ph - y / yr_top * ph;
-    let (c_targets, c_faults, grid, axis, muted) =
-        ("#0969da", "#cf222e", "#eaeef2", "#57606a", "#59636e");
-
-    let mut svg = String::new();
-    let _ = writeln!(
-        svg,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"Targets covered and faults found over requests\" font-family=\"system-ui, -apple-system, Segoe UI, Roboto, Arial, sans-serif\" font-size=\"12\">"
-    );
-    // Grid and x ticks.
-    for x in tick_values(x_step, x_top) {
-        let px = sx(x);
-        let _ = write!(
-            svg,
-            "<line x1=\"{px:.1}\" y1=\"{top}\" x2=\"{px:.1}\" y2=\"{:.1}\" stroke=\"{grid}\"/>\n<line x1=\"{px:.1}\" y1=\"{:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\" stroke=\"{axis}\"/>\n<text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"{muted}\">{}</text>\n",
-            top + ph,
-            top + ph,
-            top + ph + 5.0,
-            top + ph + 19.0,
-            tick_label(x)
-        );
-    }
-    // Left ticks (targets) with horizontal grid lines.
-    for y in tick_values(yl_step, yl_top) {
-        let py = syl(y);
-        let _ = write!(
-            svg,
-            "<line x1=\"{left}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{py:.1}\" stroke=\"{grid}\"/>\n<line x1=\"{:.1}\" y1=\"{py:.1}\" x2=\"{left}\" y2=\"{py:.1}\" stroke=\"{axis}\"/>\n<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"{c_targets}\">{}</text>\n",
-            left + pw,
-            left - 5.0,
-            left - 8.0,
-            py + 4.0,
-            tick_label(y)
-        );
-    }
-    // Right ticks (faults).
-    for y in tick_values(yr_step, yr_top) {
-        let py = syr(y);
-        let _ = write!(
-            svg,
-            "<line x1=\"{:.1}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{py:.1}\" stroke=\"{axis}\"/>\n<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{c_faults}\">{}</text>\n",
-            left + pw,
-            left + pw + 5.0,
-            left + pw + 8.0,
-            py + 4.0,
-            tick_label(y)
-        );
-    }
-    // Axes and their labels.
-    let _ = write!(
-        svg,
-        "<line x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{:.1}\" stroke=\"{axis}\"/>\n<line x1=\"{:.1}\" y1=\"{top}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{axis}\"/>\n<line x1=\"{left}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{axis}\"/>\n",
-        top + ph,
-        left + pw,
-        left + pw,
-        top + ph,
-        top + ph,
-        left + pw,
-        top + ph
-    );
-    let _ = write!(
-        svg,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"{axis}\" font-size=\"13\">requests sent</text>\n<text transform=\"translate(18 {:.1}) rotate(-90)\" text-anchor=\"middle\" fill=\"{c_targets}\" font-size=\"13\">targets covered</text>\n<text transform=\"translate({:.1} {:.1}) rotate(90)\" text-anchor=\"middle\" fill=\"{c_faults}\" font-size=\"13\">faults found</text>\n",
-        left + pw / 2.0,
-        h - 12.0,
-        top + ph / 2.0,
-        w - 16.0,
-        top + ph / 2.0
-    );
-    // The lines: faults drawn last so they stay visible where they cross.
-    let _ = writeln!(
-        svg,
-        "<polyline class=\"targets\" fill=\"none\" stroke=\"{c_targets}\" stroke-width=\"2.2\" stroke-linejoin=\"round\" points=\"{}\"/>",
-        step_points(&covered, x_last, &sx, &syl)
-    );
-    let _ = writeln!(
-        svg,
-        "<polyline class=\"faults\" fill=\"none\" stroke=\"{c_faults}\" stroke-width=\"2.2\" stroke-dasharray=\"6 3\" stroke-linejoin=\"round\" points=\"{}\"/>",
-        step_points(&found, x_last, &sx, &syr)
-    );
-    // Legend above the plot, where no line can cross it.
-    let targets_label = if report.search.is_some() {
-        format!("targets covered ({})", covered.len())
-    } else {
-        "targets covered (not recorded)".to_string()
-    };
-    let ly = 18.0;
-    let fx = left + 250.0;
-    let _ = write!(
-        svg,
-        "<line x1=\"{left}\" y1=\"{ly}\" x2=\"{:.1}\" y2=\"{ly}\" stroke=\"{c_targets}\" stroke-width=\"2.2\"/>\n<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#1f2328\" font-size=\"13\">{}</text>\n<line x1=\"{fx}\" y1=\"{ly}\" x2=\"{:.1}\" y2=\"{ly}\" stroke=\"{c_faults}\" stroke-width=\"2.2\" stroke-dasharray=\"6 3\"/>\n<text x=\"{:.1}\" y=\"{:.1}\" fill=\"#1f2328\" font-size=\"13\">faults found ({})</text>\n",
-        left + 26.0,
-        left + 34.0,
-        ly + 4.5,
-        escape_text(&targets_label),
-        fx + 26.0,
-        fx + 34.0,
-        ly + 4.5,
-        found.len()
-    );
-    svg.push_str("</svg>");
-    svg
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ticks_are_round_and_cover_the_maximum() {
-        assert_eq!(ticks(1500.0, 8, true), (200.0, 1600.0));
-        assert_eq!(ticks(3.0, 5, true), (1.0, 3.0));
-        assert_eq!(ticks(0.0, 5, true), (1.0, 1.0));
-        assert_eq!(ticks(97.0, 5, true), (20.0, 100.0));
-    }
-
-    #[test]
-    fn steps_rise_once_per_event_and_merge_ties() {
-        let id = |v: f64| v;
-        assert_eq!(
-            step_points(&[2.0, 2.0, 5.0], 10.0, &id, &id),
-            "0.0,0.0 2.0,0.0 2.0,2.0 5.0,2.0 5.0,3.0 10.0,3.0"
-        );
-    }
 
     #[test]
     fn only_plain_relative_paths_become_links() {
