@@ -14,6 +14,7 @@ pub mod causes;
 pub mod conformance;
 pub mod explained;
 pub mod graphql;
+pub mod identity;
 pub mod leaks;
 pub mod mask;
 pub mod pointer;
@@ -579,7 +580,7 @@ impl<'a> Answer<'a> {
             self.checker
                 .positions
                 .get(&e.request.operation)
-                .is_some_and(|&i| witness::names_one_resource(&self.api.operations[i]))
+                .is_some_and(|&i| identity::names_one_resource(&self.api.operations[i]))
         };
         let param = |e: &Exchange| {
             let &i = self.checker.positions.get(&e.request.operation)?;

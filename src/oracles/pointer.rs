@@ -111,7 +111,7 @@ pub fn same(a: &Value, b: &Value) -> bool {
 pub fn from_graphql_path(path: &str) -> String {
     path.replace("[*]", ".*")
         .split('.')
-        .map(|t| format!("/{}", t.replace('~', "~0").replace('/', "~1")))
+        .map(|t| format!("/{}", crate::model::text::pointer_token(t)))
         .collect()
 }
 

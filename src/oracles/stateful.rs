@@ -13,7 +13,7 @@ fn path_of(ex: &Exchange) -> &str {
 /// The id a creation answered with: the `Location`'s last segment, else the
 /// body's top-level `id`.
 fn created_id(ex: &Exchange) -> Option<String> {
-    super::witness::given_ids(ex).into_iter().next()
+    super::identity::given_ids(ex).into_iter().next()
 }
 
 /// Whether the answer of POST `ex` created the resource at `path` (its
@@ -31,7 +31,7 @@ fn creates(ex: &Exchange, path: &str, location: &dyn Fn(&str) -> Option<String>)
 /// One answer with the earlier answers of its test: what the stateful
 /// checks judge. `location` resolves a `Location` header to a request path
 /// under the target; `single` tells whether a request's operation names one
-/// resource ([`super::witness::names_one_resource`]): deleting a collection
+/// resource ([`super::identity::names_one_resource`]): deleting a collection
 /// or calling an echo is no promise that a later read fails.
 pub struct Sequence<'a> {
     /// The earlier exchanges of the test, oldest first.
@@ -75,14 +75,14 @@ fn of_another_kind(s: &Sequence<'_>, ex: &Exchange) -> bool {
         .decode_utf8_lossy()
         .into_owned();
     let name_word = crate::model::names::words(&param).pop().unwrap_or_default();
-    let as_text = |v: &serde_json::Value| super::witness::text(v);
+    let as_text = |v: &serde_json::Value| super::identity::text(v);
     s.earlier.iter().any(|e| {
         let Some(serde_json::Value::Object(fields)) = e.json() else {
             return false;
         };
         let as_id = fields
             .iter()
-            .any(|(k, v)| super::witness::is_id_name(k) && as_text(v).as_deref() == Some(&value));
+            .any(|(k, v)| super::identity::is_id_name(k) && as_text(v).as_deref() == Some(&value));
         let as_name = fields
             .get(&name_word)
             .or_else(|| fields.get(&param))

@@ -15,7 +15,7 @@ use crate::model::Api;
 /// is serialised; replaced by `{{var}}` afterwards.
 const MARK: char = '\u{1}';
 
-use crate::oracles::witness::{is_id_name, text};
+use crate::oracles::identity::{is_id_name, text};
 
 /// `bookId` → `book_id`; anything else becomes letters, digits and `_`.
 fn snake(name: &str) -> String {
@@ -83,7 +83,7 @@ fn leaves(v: &Value, pointer: String, depth: usize, out: &mut Vec<(String, Strin
     match v {
         Value::Object(m) if depth > 0 => {
             for (k, x) in m {
-                let p = format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"));
+                let p = format!("{pointer}/{}", crate::model::text::pointer_token(k));
                 match x {
                     Value::Object(_) | Value::Array(_) => leaves(x, p, depth - 1, out),
                     scalar => out.push((p, k.clone(), scalar.clone())),
@@ -262,7 +262,7 @@ pub fn script(
                         .find(|p| p.location == crate::model::Location::Path && &p.name == name)
                         .map(|p| p.schema.clone())
                         .unwrap_or_default();
-                    crate::oracles::witness::identifies(&op.path, name, &schema)
+                    crate::oracles::identity::identifies(&op.path, name, &schema)
                 }
                 _ => false,
             };

@@ -12,7 +12,8 @@ use super::phase::{graphql_errors, SuiteLeftOut, SuiteScript, Why};
 use super::{Script, Source, Step};
 use crate::execution::Exchange;
 use crate::model::Api;
-use crate::oracles::witness::{identity_sent, Ledger};
+use crate::oracles::identity::identity_sent;
+use crate::oracles::witness::Ledger;
 
 /// The suite's scripts from the archive's recorded tests (each with its
 /// title), completed with what the run's ledger says created what they use;
@@ -161,8 +162,8 @@ fn history(
                 continue;
             };
             for (k, v) in fields {
-                let value = crate::oracles::witness::text(&v).unwrap_or_default();
-                if crate::oracles::witness::is_id_name(&k) && ledger.run_made_named(&value, &k) {
+                let value = crate::oracles::identity::text(&v).unwrap_or_default();
+                if crate::oracles::identity::is_id_name(&k) && ledger.run_made_named(&value, &k) {
                     return Some(format!(
                         "{} sends {k} = {value}, which the run made, in a body no value can be carried into",
                         call(e)
@@ -243,9 +244,9 @@ fn names_literal_id(step: &Step) -> bool {
                 items.iter().any(|v| walk(v, name, depth + 1))
             }
             serde_json::Value::String(s) => {
-                crate::oracles::witness::is_id_name(name) && !s.contains("{{")
+                crate::oracles::identity::is_id_name(name) && !s.contains("{{")
             }
-            serde_json::Value::Number(_) => crate::oracles::witness::is_id_name(name),
+            serde_json::Value::Number(_) => crate::oracles::identity::is_id_name(name),
             _ => false,
         }
     }

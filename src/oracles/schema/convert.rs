@@ -44,7 +44,7 @@ pub(super) fn with_defs(api: &Api, root: Value, direct: &[usize], defs: &Defs) -
 /// `#/$defs/<name>` as a URI fragment: JSON-pointer escaped, then percent-encoded
 /// (names such as `Page«Pet»` or `My Schema` are not valid in a URI as they are).
 pub(super) fn def_ref(name: &str) -> String {
-    let token = name.replace('~', "~0").replace('/', "~1");
+    let token = crate::model::text::pointer_token(name);
     let mut out = String::from("#/$defs/");
     for b in token.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {

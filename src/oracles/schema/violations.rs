@@ -95,9 +95,7 @@ pub(super) fn order_key(pointer: &str) -> Vec<(u8, u64, String)> {
         .collect()
 }
 
-pub(super) fn escape_token(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
-}
+pub(super) use crate::model::text::pointer_token as escape_token;
 
 pub(super) fn unescape_token(token: &str) -> String {
     token.replace("~1", "/").replace("~0", "~")
