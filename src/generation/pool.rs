@@ -186,7 +186,7 @@ impl ValuePool {
     }
 
     /// Values the client chose for a creation whose answer names no id
-    /// ([`chosen_ids`](crate::oracles::witness::chosen_ids)) are values of the request body's schema
+    /// ([`chosen_ids`](crate::oracles::identity::chosen_ids)) are values of the request body's schema
     /// `body_schema` (`CreateTenantPayload.name`), where a binding reads
     /// them, unless `fed` says a binding gave the field its value (then it
     /// names something else, made before).
@@ -197,7 +197,7 @@ impl ValuePool {
         fed: &dyn Fn(&str) -> bool,
         ex: &Exchange,
     ) {
-        for (field, v) in crate::oracles::witness::chosen_ids(ex) {
+        for (field, v) in crate::oracles::identity::chosen_ids(ex) {
             if wanted.property(body_schema, field) && !fed(field) {
                 self.add(format!("{body_schema}.{field}"), v);
             }

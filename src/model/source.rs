@@ -116,7 +116,7 @@ pub fn pointer(tokens: &[String]) -> String {
     let mut out = String::from("#");
     for t in tokens {
         out.push('/');
-        out.push_str(&t.replace('~', "~0").replace('/', "~1"));
+        out.push_str(&super::text::pointer_token(t));
     }
     out
 }

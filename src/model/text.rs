@@ -52,6 +52,11 @@ pub fn printable(s: &str) -> Cow<'_, str> {
     escaped(s, |c| c == '\n' || c == '\t')
 }
 
+/// One JSON-pointer token, escaped (`~` → `~0`, `/` → `~1`, RFC 6901).
+pub fn pointer_token(token: &str) -> String {
+    token.replace('~', "~0").replace('/', "~1")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

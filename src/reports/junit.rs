@@ -29,7 +29,7 @@ use std::time::SystemTime;
 
 use super::{escape_attr, escape_text, utc_timestamp, Report};
 use crate::execution::secrets::Secrets;
-use crate::oracles::{Confirmation, Fault, WitnessStep};
+use crate::oracles::{Confirmation, Fault};
 
 use super::OperationReport;
 
@@ -86,16 +86,6 @@ pub(super) fn confirmation_text(c: Confirmation) -> &'static str {
     }
 }
 
-fn step_line(s: &WitnessStep) -> String {
-    format!(
-        "{} {} -> {}",
-        s.method,
-        s.path,
-        s.status
-            .map_or("no response".to_string(), |s| s.to_string())
-    )
-}
-
 /// The failure's text: everything a reader needs to act on the fault.
 fn fault_body(f: &Fault) -> String {
     let mut b = String::new();
@@ -115,7 +105,7 @@ fn fault_body(f: &Fault) -> String {
     if !f.witness.is_empty() {
         let _ = writeln!(b, "witness (the requests as sent):");
         for s in &f.witness {
-            let _ = writeln!(b, "  #{} {}", s.seq, step_line(s));
+            let _ = writeln!(b, "  #{} {}", s.seq, super::step_text(s));
         }
     }
     if let Some(r) = &f.reproducer {
@@ -125,7 +115,7 @@ fn fault_body(f: &Fault) -> String {
             r.requests, r.shell, r.json
         );
         for (i, s) in r.steps.iter().enumerate() {
-            let _ = writeln!(b, "  {}. {}", i + 1, step_line(s));
+            let _ = writeln!(b, "  {}. {}", i + 1, super::step_text(s));
         }
     }
     b

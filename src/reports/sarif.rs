@@ -233,17 +233,6 @@ fn artifact_uri(location: &str) -> String {
     relative_uri(location)
 }
 
-/// `POST /orders -> 500`.
-fn step_text(s: &WitnessStep) -> String {
-    format!(
-        "{} {} -> {}",
-        s.method,
-        s.path,
-        s.status
-            .map_or("no response".to_string(), |s| s.to_string())
-    )
-}
-
 /// A step as a property: method, path, status.
 fn step_json(s: &WitnessStep) -> Value {
     let mut m = Map::new();
@@ -273,7 +262,7 @@ fn message(f: &Fault) -> String {
         steps
             .iter()
             .enumerate()
-            .map(|(i, s)| format!("{}. {}", i + 1, step_text(s)))
+            .map(|(i, s)| format!("{}. {}", i + 1, super::step_text(s)))
             .collect::<Vec<_>>()
             .join("; ")
     };
