@@ -1,7 +1,7 @@
 //! The shell reproducers judge an answer exactly as `cartograph replay`
 //! does, and as the oracle did: for each fault check and answer body below,
 //! the rendered script (with jq, and with python3 alone) and
-//! [`replay::shows`] agree with the expected verdict. Integers are told
+//! [`script_run::shows`] agree with the expected verdict. Integers are told
 //! from other numbers, a null parent is not a null field, a `*` token is
 //! any item of a list, and nothing missing under a missing parent.
 
@@ -14,7 +14,7 @@ use axum::extract::{Request, State};
 use axum::response::IntoResponse;
 use axum::Router;
 use cartograph::execution::{Exchange, RequestSpec};
-use cartograph::reproduce::{replay, shell, FaultCheck, Script, ScriptFault, Step};
+use cartograph::reproduce::{script_run, shell, FaultCheck, Script, ScriptFault, Step};
 use serde_json::{json, Value};
 
 fn check(v: Value) -> FaultCheck {
@@ -205,7 +205,7 @@ async fn scripts_and_replay_judge_every_check_alike() {
             ..Default::default()
         };
         assert_eq!(
-            replay::shows(check, &exchange),
+            script_run::shows(check, &exchange),
             *want,
             "cartograph replay: {check:?} on {body}"
         );

@@ -362,7 +362,7 @@ fn each_kinds_reproducer_check_shows_only_with_the_fault() {
             "{name}: a check any 200 passes: {check:?}"
         );
         assert!(
-            cartograph::reproduce::replay::shows(&check, &exchange(&faulty)),
+            cartograph::reproduce::script_run::shows(&check, &exchange(&faulty)),
             "{name}: {check:?} does not show on the faulty answer"
         );
         let mut fixed = faulty.clone();
@@ -375,7 +375,7 @@ fn each_kinds_reproducer_check_shows_only_with_the_fault() {
             _ => panic!("{name}: {pointer}"),
         }
         assert!(
-            !cartograph::reproduce::replay::shows(&check, &exchange(&fixed)),
+            !cartograph::reproduce::script_run::shows(&check, &exchange(&fixed)),
             "{name}: {check:?} shows on the answer put right: {fixed}"
         );
     }

@@ -10,7 +10,7 @@ use clap::Args;
 use crate::execution::{self, secrets::Secrets, Credentials, RunConfig, Transport};
 use crate::model::text::one_line;
 use crate::reproduce::phase::Recorder;
-use crate::reproduce::replay::{shows, ScriptRun};
+use crate::reproduce::script_run::{shows, ScriptRun};
 use crate::reproduce::Script;
 use crate::run::{EXIT_FAULTS, EXIT_UNREACHABLE};
 

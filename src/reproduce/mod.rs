@@ -214,7 +214,7 @@ pub enum Source {
 pub mod build;
 pub mod hurl;
 pub mod phase;
-pub mod replay;
+pub mod script_run;
 pub mod shell;
 pub mod shrink;
 pub mod suite;

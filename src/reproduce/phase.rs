@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::replay::ScriptRun;
+use super::script_run::ScriptRun;
 use super::shrink::{Job, Outcome, ShrinkDriver};
 use super::{build, hurl, shell, Script, ScriptFault};
 use crate::execution::{

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::replay::ScriptRun;
+use super::script_run::ScriptRun;
 use super::Script;
 use crate::execution::{Driver, Exchange, TestRun};
 use crate::model::Api;

@@ -5,12 +5,12 @@
 //! and everything written ([`outputs`], `reports`). The `run`, `demo` and
 //! `replay-queries` commands prepare a run and hand it here.
 
+pub mod confirm;
 pub mod options;
 pub mod outputs;
 pub mod phase;
 pub mod progress;
 pub mod queries;
-pub mod replay;
 pub mod search;
 pub mod session;
 
@@ -259,7 +259,7 @@ async fn drive<P: Protocol>(
             graph_doc,
             checker.clone(),
             ledger,
-            replay::Replays {
+            confirm::Replays {
                 faults,
                 suite,
                 slow: slow.into_iter().map(|s| s.operation).collect(),
@@ -279,13 +279,13 @@ async fn drive<P: Protocol>(
         let left = options.budget.map(|b| b.saturating_sub(started.elapsed()));
         let phase = progress::Progress::new(0, None, events.clone());
         phase.phase_started(events::Phase::Replay);
-        let outcome = replay::replay(
+        let outcome = confirm::replay(
             api.clone(),
             checker.clone(),
             &mut ledger,
             replays,
             &mut report,
-            replay::Link {
+            confirm::Link {
                 config,
                 transport,
                 credentials,

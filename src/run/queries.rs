@@ -5,8 +5,8 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::confirm::{confirm_faults, Link};
 use super::options::RunOptions;
-use super::replay::{confirm_faults, Link};
 use super::{RunSummary, Session};
 use crate::execution::{Exchange, RequestSpec, TestRun};
 use crate::generation::graphql::coverage::CoverageTally;

@@ -9,7 +9,7 @@ use cartograph::execution::{self, secrets::Secrets, Credentials, Exchange, RunCo
 use cartograph::model::Api;
 use cartograph::oracles::Checker;
 use cartograph::reproduce::phase::Recorder;
-use cartograph::reproduce::replay::ScriptRun;
+use cartograph::reproduce::script_run::ScriptRun;
 use cartograph::reproduce::{Capture, Script, Source, Step};
 
 /// The API of a description file (relative to the crate root).

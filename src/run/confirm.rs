@@ -1,6 +1,8 @@
-//! The replay phase, after the search: each fault's witness is replayed to
-//! confirm it, shrunk, and written as a reproducer; then the archive's tests
-//! are recorded again as the Hurl regression suite. Half of the phase's
+//! The confirm phase, after the search, as the run drives it (the report
+//! updated, the time left of `--budget` handed down): each fault's witness
+//! is replayed to confirm it, shrunk, and written as a reproducer; then the
+//! archive's tests are recorded again as the Hurl regression suite (how,
+//! step by step, is `reproduce::phase`). Half of the phase's
 //! allowance is kept for the suite, so that shrinking many faults cannot
 //! leave it nothing; `--budget` bounds the phase with the rest of the run.
 
