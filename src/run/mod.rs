@@ -1,7 +1,7 @@
 //! A run, from a loaded description to the output folder, the same for REST
 //! and GraphQL: the session is opened ([`session`]), the graph built, the
 //! search driven against the target through the API's protocol
-//! ([`search`]), the faults replayed and the suite recorded ([`replay`]),
+//! ([`search`]), the faults replayed and the suite recorded ([`confirm`]),
 //! and everything written ([`outputs`], `reports`). The `run`, `demo` and
 //! `replay-queries` commands prepare a run and hand it here.
 
