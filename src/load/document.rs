@@ -62,8 +62,29 @@ fn yaml_to_json(v: yaml_rust2::Yaml) -> Value {
         Y::Array(items) => Value::Array(items.into_iter().map(yaml_to_json).collect()),
         Y::Hash(map) => {
             let mut out = serde_json::Map::with_capacity(map.len());
+            let mut merged = Vec::new();
             for (k, v) in map {
-                out.insert(yaml_key(k), yaml_to_json(v));
+                if matches!(&k, Y::String(s) if s == "<<") {
+                    merged.push(v);
+                } else {
+                    out.insert(yaml_key(k), yaml_to_json(v));
+                }
+            }
+            // A merge key (`<<: *common`, `<<: [*a, *b]`) adds the entries of
+            // the mappings it names that the mapping does not set itself;
+            // of several, the first wins.
+            for v in merged {
+                let sources = match v {
+                    Y::Array(items) => items,
+                    other => vec![other],
+                };
+                for source in sources {
+                    if let Value::Object(entries) = yaml_to_json(source) {
+                        for (k, v) in entries {
+                            out.entry(k).or_insert(v);
+                        }
+                    }
+                }
             }
             Value::Object(out)
         }
@@ -277,6 +298,20 @@ pub use crate::model::text::pointer_token as escape_pointer;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn yaml_merge_keys_add_what_the_mapping_does_not_set() {
+        let text = "common: &errors\n  '400': {description: bad}\n  '404': {description: missing}\nother: &more\n  '500': {description: broken}\nresponses:\n  '200': {description: ok}\n  '404': {description: not here}\n  <<: [*errors, *more]\nsingle:\n  <<: *more\n";
+        let v = parse_text(text, Path::new("t.yaml")).unwrap();
+        let r = &v["responses"];
+        assert_eq!(r["200"]["description"], "ok");
+        assert_eq!(r["400"]["description"], "bad");
+        // The mapping's own entry wins over the merged one.
+        assert_eq!(r["404"]["description"], "not here");
+        assert_eq!(r["500"]["description"], "broken");
+        assert!(r.get("<<").is_none(), "{r}");
+        assert_eq!(v["single"]["500"]["description"], "broken");
+    }
 
     #[test]
     fn yaml_numeric_keys_become_strings() {
