@@ -177,12 +177,22 @@ fn missing<'a>(s: &Sequence<'a>) -> Option<Missing<'a>> {
     }
     let path = path_of(ex);
     for prev in s.earlier.iter().rev() {
-        if !prev.is_success() || prev.request.method == "GET" {
+        if prev.request.method == "GET" {
             continue;
         }
         // Deleting a parent takes its children with it.
         let parent_deleted = prev.request.method == "DELETE"
             && path.starts_with(&format!("{}/", path_of(prev).trim_end_matches('/')));
+        if !prev.is_success() {
+            // A change to this path (or a parent's deletion) answered with a
+            // server error, or never answered, may still have been done: a
+            // DELETE that removes the row and then fails on what hangs off it.
+            let unknown = prev.status.is_none_or(super::is_server_error);
+            if unknown && (parent_deleted || path_of(prev) == path) {
+                return None;
+            }
+            continue;
+        }
         if parent_deleted {
             return None;
         }
@@ -362,6 +372,17 @@ mod tests {
         );
         let made = ex("POST", "/b", 201, Some("/b/7"));
         assert!(codes(&[made], &ex("GET", "/b/7", 200, None)).is_empty());
+        // A DELETE that failed with a 500 may still have deleted: its 404
+        // explains itself (json-server deletes, then fails on the comments).
+        let made = ex("POST", "/b", 201, Some("/b/7"));
+        let failed = ex("DELETE", "/b/7", 500, None);
+        assert!(codes(&[made.clone(), failed], &ex("GET", "/b/7", 404, None)).is_empty());
+        // One the server refused (4xx) did not.
+        let refused = ex("DELETE", "/b/7", 403, None);
+        assert_eq!(
+            codes(&[made, refused], &ex("GET", "/b/7", 404, None)),
+            ["dangling_location"]
+        );
     }
 
     #[test]
