@@ -992,3 +992,79 @@ async fn outputs_that_cannot_be_written_exit_4() {
     );
     demo.shutdown().await;
 }
+
+/// A server that, like uvicorn after an unhandled error, answers a 500 and
+/// then drops the connection at the next request sent on it; every
+/// connection's first request is answered.
+async fn closes_after_500() -> std::net::SocketAddr {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut failed = false;
+                let mut buf = vec![0u8; 16 * 1024];
+                loop {
+                    let Ok(n) = socket.read(&mut buf).await else {
+                        return;
+                    };
+                    if n == 0 || failed {
+                        // The next request after a 500: no answer at all.
+                        return;
+                    }
+                    let text = String::from_utf8_lossy(&buf[..n]);
+                    let answer = if text.starts_with("GET /boom") {
+                        failed = true;
+                        "HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\n\r\n"
+                    } else {
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n[]"
+                    };
+                    if socket.write_all(answer.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_connection_closed_after_a_500_is_no_finding_of_the_next_request() {
+    let addr = closes_after_500().await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = tiny_spec(
+        dir.path(),
+        "keepalive",
+        "  /boom:\n    get:\n      operationId: boom\n      responses: {'200': {description: ok}}\n  /things:\n    get:\n      operationId: listThings\n      responses: {'200': {description: ok}}\n",
+    );
+    let out = dir.path().join("out");
+    let run = cartograph(args(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &format!("http://{addr}"),
+        "--max-requests",
+        "200",
+        "--seed",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    let report = read_report(&out);
+    let codes: Vec<&str> = report["faults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"server_error"), "{codes:?}\n{stderr}");
+    assert!(!codes.contains(&"no_answer"), "{codes:?}\n{stderr}");
+    // Both operations were called many times: the 500s came on, and the
+    // requests after them were answered on connections of their own.
+    let calls = |op: &str| of_op(&trace(&out), op).len();
+    assert!(calls("boom") >= 5 && calls("listThings") >= 5, "{stderr}");
+}

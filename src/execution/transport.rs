@@ -32,6 +32,12 @@ pub struct Transport {
     /// The same, never following a redirect: for operations that document
     /// a 3xx, whose first answer is the one to judge.
     direct: reqwest::Client,
+    /// The same two on connections of their own (never a pooled one): a
+    /// request that got no answer on a reused connection is sent once more
+    /// on one, since a server may close a kept-alive connection (after a
+    /// 500, say) just as the next request goes out on it.
+    fresh: reqwest::Client,
+    fresh_direct: reqwest::Client,
     /// Operations (by name) sent through `direct`.
     no_follow: std::sync::Arc<std::collections::HashSet<String>>,
     base: url::Url,
@@ -68,9 +74,21 @@ impl Transport {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let fresh = builder()?
+            .pool_max_idle_per_host(0)
+            .redirect(same_origin_redirects())
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let fresh_direct = builder()?
+            .pool_max_idle_per_host(0)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(Transport {
             client,
             direct,
+            fresh,
+            fresh_direct,
             no_follow: Default::default(),
             base,
             max_body,
@@ -124,22 +142,36 @@ impl Transport {
                 )
             }
         };
-        let client = if self.no_follow.contains(&req.operation) {
-            &self.direct
+        let direct = self.no_follow.contains(&req.operation);
+        let (client, fresh) = if direct {
+            (&self.direct, &self.fresh_direct)
         } else {
-            &self.client
+            (&self.client, &self.fresh)
         };
-        let mut builder = client.request(method, self.url_for(&req.path));
-        for (name, value) in req.headers.iter().chain(credentials) {
-            builder = builder.header(name.as_str(), value.as_str());
-        }
-        if let Some(body) = &req.body {
-            if let Some(ct) = &req.content_type {
-                builder = builder.header(reqwest::header::CONTENT_TYPE, ct.as_str());
+        let request = |client: &reqwest::Client| {
+            let mut builder = client.request(method.clone(), self.url_for(&req.path));
+            for (name, value) in req.headers.iter().chain(credentials) {
+                builder = builder.header(name.as_str(), value.as_str());
             }
-            builder = builder.body(body.clone());
+            if let Some(body) = &req.body {
+                if let Some(ct) = &req.content_type {
+                    builder = builder.header(reqwest::header::CONTENT_TYPE, ct.as_str());
+                }
+                builder = builder.body(body.clone());
+            }
+            builder.send()
+        };
+        let mut sent = tokio::time::timeout(timeout, request(client)).await;
+        if let Ok(Err(e)) = &sent {
+            if classify(e).0 == FailureKind::NoAnswer {
+                // Perhaps a kept-alive connection the server had just closed:
+                // the request goes once more on a connection of its own, and
+                // only a second silence is the server's.
+                let left = deadline.saturating_duration_since(Instant::now());
+                sent = tokio::time::timeout(left, request(fresh)).await;
+            }
         }
-        let response = match tokio::time::timeout(timeout, builder.send()).await {
+        let response = match sent {
             Err(_) => return timed_out(started, timeout),
             Ok(Err(e)) => {
                 let (kind, cause) = classify(&e);
