@@ -603,11 +603,14 @@ impl<'a> Answer<'a> {
     }
 }
 
-/// Whether a status is a server error: 500 to 599 only. Servers do answer
-/// statuses above 599 (an echo endpoint returns whatever it is asked for);
-/// those are merely undocumented.
+/// Whether a status is a server error: 500 to 599, but for 501 Not
+/// Implemented, which is the server saying it does not offer what was asked
+/// (a documented operation it does not implement is a gap in the
+/// description, judged as an undocumented status, not a crash). Servers do
+/// answer statuses above 599 (an echo endpoint returns whatever it is asked
+/// for); those are merely undocumented.
 pub fn is_server_error(status: u16) -> bool {
-    (500..600).contains(&status)
+    (500..600).contains(&status) && status != 501
 }
 
 /// jq's name for a JSON value's type.

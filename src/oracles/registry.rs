@@ -194,7 +194,7 @@ pub const ORACLES: &[Oracle] = &[
         severity: Severity::High,
         concern: Concern::Reliability,
         title: "The server answered 500-599",
-        fires_when: "the status is 500–599 (an unknown status such as 800 is `undocumented_status`), unless the request asked for it (a status or code parameter of that value, as echo endpoints take: `/status/563`, `?code=503`); for GraphQL, once per root field of the operation",
+        fires_when: "the status is 500–599 but 501 (an unknown status such as 800, and 501 Not Implemented, the server declining what a documented operation offers, are `undocumented_status` when undocumented), unless the request asked for it (a status or code parameter of that value, as echo endpoints take: `/status/563`, `?code=503`); for GraphQL, once per root field of the operation",
         group: Group::CodePath,
         aliases: &["graphql_server_error"],
         rest: Judge::Answer {
@@ -440,7 +440,7 @@ pub const ORACLES: &[Oracle] = &[
         severity: Severity::Low,
         concern: Concern::Correctness,
         title: "The status is not documented for the operation",
-        fires_when: "the status is not 500–599, is not 429 (an answer to our rate, not to the request), is not documented for the operation (exactly, by a `4XX` range, or by `default`), and is not explained by the request itself: a 414, 431 or 413 to its own 2,000-character URI, 2,000 bytes of headers or 8 KiB body, a 404 or 405 after an encoded `/` or `\\` (or a `.` or `..`) in a path value, a status it asked an echo endpoint for, a 4xx to a negative test's deliberately wrong or unusual input when the operation documents no client error at all (the gap is the whole operation's)",
+        fires_when: "the status is not 500–599 (501 counts as not), is not 429 (an answer to our rate, not to the request), is not documented for the operation (exactly, by a `4XX` range, or by `default`), and is not explained by the request itself: a 414, 431 or 413 to its own 2,000-character URI, 2,000 bytes of headers or 8 KiB body, a 404 or 405 after an encoded `/` or `\\` (or a `.` or `..`) in a path value, a status it asked an echo endpoint for, a 4xx to a negative test's deliberately wrong or unusual input when the operation documents no client error at all (the gap is the whole operation's)",
         group: Group::AnswerShape,
         aliases: &[],
         rest: Judge::Answer {

@@ -278,7 +278,7 @@ fn condition(check: &FaultCheck) -> String {
     match check {
         FaultCheck::Status { status: s } => status(*s),
         FaultCheck::ServerError => {
-            format!("{number} && [ \"$status\" -ge 500 ] && [ \"$status\" -le 599 ]")
+            format!("{number} && [ \"$status\" -ge 500 ] && [ \"$status\" -le 599 ] && [ \"$status\" -ne 501 ]")
         }
         FaultCheck::Success => {
             format!("{number} && [ \"$status\" -ge 200 ] && [ \"$status\" -lt 300 ]")

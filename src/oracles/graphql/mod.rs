@@ -127,7 +127,7 @@ pub fn inspect(
         None => vec!["-".to_string()],
     };
 
-    if let Some(s) = status.filter(|s| (500..600).contains(s)) {
+    if let Some(s) = status.filter(|s| super::is_server_error(*s)) {
         for root in &roots {
             out.push(
                 "server_error",

@@ -325,3 +325,27 @@ fn invalid_json_judges_only_whole_bodies_declared_json() {
     let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
     assert!(!fires("application/json", &deep, false));
 }
+
+#[test]
+fn a_501_is_the_server_declining_not_a_crash() {
+    let api = crate::load::load(&root().join("models/demo/openapi.yaml"))
+        .unwrap()
+        .api;
+    let checker = Checker::new(&api, Vec::new(), None);
+    let codes = |status: u16| -> Vec<&'static str> {
+        let ex = Exchange {
+            request: RequestSpec {
+                operation: "listAuthors".into(),
+                method: "GET".into(),
+                path: "/authors".into(),
+                ..Default::default()
+            },
+            status: Some(status),
+            ..Default::default()
+        };
+        checker.exchange(&api, &ex).iter().map(|f| f.code).collect()
+    };
+    assert_eq!(codes(501), ["undocumented_status"]);
+    assert_eq!(codes(500), ["server_error"]);
+    assert_eq!(codes(503), ["server_error"]);
+}
