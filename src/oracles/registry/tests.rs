@@ -349,3 +349,34 @@ fn a_501_is_the_server_declining_not_a_crash() {
     assert_eq!(codes(500), ["server_error"]);
     assert_eq!(codes(503), ["server_error"]);
 }
+
+#[test]
+fn a_projection_may_leave_required_fields_out() {
+    let api = crate::load::load(&root().join("models/demo/openapi.yaml"))
+        .unwrap()
+        .api;
+    let checker = Checker::new(&api, Vec::new(), None);
+    let fires = |path: &str| {
+        let ex = Exchange {
+            request: RequestSpec {
+                operation: "getAuthor".into(),
+                method: "GET".into(),
+                path: path.into(),
+                ..Default::default()
+            },
+            status: Some(200),
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: r#"{"id":7}"#.into(),
+            ..Default::default()
+        };
+        checker
+            .exchange(&api, &ex)
+            .iter()
+            .any(|f| f.code == "schema_violation")
+    };
+    assert!(fires("/authors/7"));
+    assert!(fires("/authors/7?fields="));
+    assert!(!fires("/authors/7?_fields=id"));
+    assert!(!fires("/authors/7?fields=id,bio"));
+    assert!(!fires("/authors/7?%24select=id"));
+}
