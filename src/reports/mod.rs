@@ -353,6 +353,9 @@ pub struct Tally {
     /// Warnings given during the run, for the report.
     warnings: Vec<String>,
     auth: AuthWatch,
+    /// Whether the run sends credentials (`-H`, `--auth-command`, a user in
+    /// the target): the advice for refusals differs.
+    credentials_given: bool,
 }
 
 impl Tally {
@@ -364,6 +367,7 @@ impl Tally {
             early: (0, 0),
             warned_early: false,
             warnings: Vec::new(),
+            credentials_given: false,
             auth: AuthWatch {
                 ops: vec![OpWatch::default(); api.operations.len()],
                 ..AuthWatch::default()
@@ -390,6 +394,12 @@ impl Tally {
         for op in &mut self.operations {
             op.line = lines.get(&op.operation).copied();
         }
+        self
+    }
+
+    /// Records that the run sends credentials.
+    pub fn with_credentials(mut self, given: bool) -> Tally {
+        self.credentials_given = given;
         self
     }
 
@@ -480,8 +490,13 @@ impl Tally {
             .collect();
         if !refused.is_empty() {
             let shown: Vec<&str> = refused.iter().take(8).map(|(op, _)| *op).collect();
+            let advice = if self.credentials_given {
+                "the credentials the run sends are refused there: check that they are the ones these operations take (or --exclude them)"
+            } else {
+                "pass them with -H 'Authorization: …' or --auth-command"
+            };
             out.push(format!(
-                "{} of the {} operations called got only 401 or 403 answers ({}{}), and the server asked for credentials ({}): pass them with -H 'Authorization: …' or --auth-command",
+                "{} of the {} operations called got only 401 or 403 answers ({}{}), and the server asked for credentials ({}): {advice}",
                 refused.len(),
                 answered,
                 shown.join(", "),
@@ -825,5 +840,15 @@ mod tests {
             "{said}"
         );
         assert!(!said.contains("vault"), "{said}");
+        assert!(said.contains("pass them with -H"), "{said}");
+        // With credentials sent, the advice is about them, not to send some.
+        let mut given = Tally::new(&api_of(&["admin"])).with_credentials(true);
+        given.add(&asked);
+        let said = given.diagnose().join("\n");
+        assert!(!said.contains("pass them with -H"), "{said}");
+        assert!(
+            said.contains("credentials the run sends are refused"),
+            "{said}"
+        );
     }
 }

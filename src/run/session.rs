@@ -172,7 +172,9 @@ pub async fn open_session(
         insecure: flags.insecure,
     };
 
-    let tally = Tally::new(api).with_lines(&source.lines);
+    let tally = Tally::new(api)
+        .with_lines(&source.lines)
+        .with_credentials(!headers.is_empty() || flags.auth_command.is_some());
     let events = Events::open(flags.events.as_deref(), secrets.clone())?;
     events.emit(&Event::RunStarted {
         version: env!("CARGO_PKG_VERSION"),
