@@ -223,6 +223,37 @@ impl TypeSystem {
 // ---------------------------------------------------------------------------
 // Type system → Api
 
+/// Writes `s` as a quoted GraphQL string with the escapes the spec defines
+/// (control characters, C1 included, as `\uXXXX`), and characters outside
+/// the Basic Multilingual Plane as surrogate pairs, which every spec
+/// edition accepts: for queries sent and for schemas written alike.
+pub fn write_string_literal(s: &str, out: &mut String) {
+    use std::fmt::Write as _;
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", c as u32);
+            }
+            c if (c as u32) > 0xFFFF => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    let _ = write!(out, "\\u{u:04X}");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
 /// Builds the protocol-neutral Api from a type system (the SDL and
 /// introspection loaders' last step, and a live endpoint's): one operation
 /// per root field, one named schema per object, interface, union, input
@@ -431,4 +462,16 @@ fn named_type_schema(ts: &TypeSystem, t: &NamedType) -> Schema {
         s.alternatives = t.possible_types.iter().map(Schema::named).collect();
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_string_literal;
+
+    #[test]
+    fn string_literals_escape_every_control_character() {
+        let mut out = String::new();
+        write_string_literal("a\"b\\c\nd\u{8}\u{1b}\u{9b}é😀", &mut out);
+        assert_eq!(out, r#""a\"b\\c\nd\b\u001B\u009Bé\uD83D\uDE00""#);
+    }
 }

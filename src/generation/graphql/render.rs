@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::generate::{kind, GqlGenerator};
 use super::genes::{ArgMode, GqlCall, Selection};
-use crate::model::graphql::BUILTIN_SCALARS;
+use crate::model::graphql::{write_string_literal, BUILTIN_SCALARS};
 use crate::model::graphql::{InputValue, TypeKind, TypeRef, TypeSystem};
 
 impl GqlGenerator {
@@ -209,35 +209,6 @@ fn write_json_literal(value: &Value, out: &mut String) {
             out.push_str(if first { "}" } else { " }" });
         }
     }
-}
-
-/// Writes `s` as a quoted GraphQL string with the escapes the spec defines;
-/// characters outside the Basic Multilingual Plane as surrogate pairs, which
-/// every spec edition accepts.
-fn write_string_literal(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                let _ = write!(out, "\\u{:04X}", c as u32);
-            }
-            c if (c as u32) > 0xFFFF => {
-                let mut units = [0u16; 2];
-                for u in c.encode_utf16(&mut units) {
-                    let _ = write!(out, "\\u{u:04X}");
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// Whether `s` is a GraphQL name.

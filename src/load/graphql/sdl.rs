@@ -613,7 +613,7 @@ pub(super) fn write_literal(out: &mut String, v: &gql::Value<'_, String>) {
                 out.push_str(".0");
             }
         }
-        V::String(s) => write_string_literal(out, s),
+        V::String(s) => crate::model::graphql::write_string_literal(s, out),
         V::Boolean(b) => out.push_str(if *b { "true" } else { "false" }),
         V::Null => out.push_str("null"),
         V::Enum(n) => out.push_str(n),
@@ -640,20 +640,4 @@ pub(super) fn write_literal(out: &mut String, v: &gql::Value<'_, String>) {
             out.push('}');
         }
     }
-}
-
-pub(super) fn write_string_literal(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
