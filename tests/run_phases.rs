@@ -296,22 +296,12 @@ async fn a_server_that_never_answers_stops_the_run_with_exit_3() {
 /// Each line of an `--events` stream, asserted valid against
 /// `models/events.schema.json`.
 fn events(text: &str) -> Vec<serde_json::Value> {
-    let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("models/events.schema.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
+    let validator = support::cli::schema_validator("models/events.schema.json");
     text.lines()
         .map(|line| {
             let event: serde_json::Value = serde_json::from_str(line)
                 .unwrap_or_else(|e| panic!("not one JSON object: {e}: {line}"));
-            let errors: Vec<String> = validator
-                .iter_errors(&event)
-                .map(|e| format!("{e} at {}", e.instance_path()))
-                .collect();
+            let errors = support::cli::schema_errors(&validator, &event);
             assert!(errors.is_empty(), "{line}\nbreaks the schema: {errors:#?}");
             event
         })

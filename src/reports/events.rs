@@ -167,6 +167,20 @@ impl Events {
         }))))
     }
 
+    /// Says that `phase` begins; the instant, for [`Events::phase_finished`].
+    pub fn phase_started(&self, phase: Phase) -> Instant {
+        self.emit(&Event::PhaseStarted { phase });
+        Instant::now()
+    }
+
+    /// Says that `phase`, begun at `started`, ends.
+    pub fn phase_finished(&self, phase: Phase, started: Instant) {
+        self.emit(&Event::PhaseFinished {
+            phase,
+            seconds: (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        });
+    }
+
     /// Whether events are written at all.
     pub fn enabled(&self) -> bool {
         self.0.is_some()

@@ -14,7 +14,6 @@ pub mod queries;
 pub mod search;
 pub mod session;
 
-use crate::reports::events;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
@@ -30,7 +29,7 @@ use crate::graph::{self, export::GraphDocument, feedback::Feedback};
 use crate::load::SpecSource;
 use crate::model::text::one_line;
 use crate::model::Api;
-use crate::reports::{self, Report};
+use crate::reports::{self, events::Phase, Report};
 use crate::reproduce;
 
 /// Exit status when faults were found.
@@ -166,7 +165,7 @@ async fn drive<P: Protocol>(
         let search = driver.lock().unwrap_or_else(|e| e.into_inner());
         search::Found {
             count: search.faults().counter(),
-            news: search.faults().news(),
+            news: events.enabled().then(|| search.faults().news()),
         }
     };
     let started = std::time::Instant::now();
@@ -277,8 +276,7 @@ async fn drive<P: Protocol>(
     if replays_allowed {
         // What is left of --budget, which bounds the whole run.
         let left = options.budget.map(|b| b.saturating_sub(started.elapsed()));
-        let phase = progress::Progress::new(0, None, events.clone());
-        phase.phase_started(events::Phase::Replay);
+        let phase = events.phase_started(Phase::Replay);
         let outcome = confirm::replay(
             api.clone(),
             checker.clone(),
@@ -297,7 +295,7 @@ async fn drive<P: Protocol>(
         )
         .await
         .map_err(|e| RuntimeFailure::error("the replays could not go on", format!("{e:#}")))?;
-        phase.phase_finished(events::Phase::Replay);
+        events.phase_finished(Phase::Replay, phase);
         annotate_suite(&mut suite_doc, &outcome.fates);
         write_suite_document(&options.out, &suite_doc, &secrets)?;
         suite_files = Some(outcome.files);

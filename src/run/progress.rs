@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::execution::Exchange;
 use crate::oracles::Fault;
-use crate::reports::events::{Event, Events, Phase};
+use crate::reports::events::{Event, Events};
 
 /// How often the events say where the search is.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
@@ -57,8 +57,11 @@ impl Progress {
                 self.operations
             ));
         }
+        if !self.events.enabled() {
+            return;
+        }
         let mut last = self.last_event.lock().unwrap_or_else(|e| e.into_inner());
-        if self.events.enabled() && last.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY) {
+        if last.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY) {
             *last = Some(Instant::now());
             self.events.emit(&Event::Progress {
                 requests,
@@ -97,19 +100,6 @@ impl Progress {
             None => eprintln!("{line}"),
         }
         self.events.emit(&Event::Warning { message });
-    }
-
-    /// A phase begins.
-    pub fn phase_started(&self, phase: Phase) {
-        self.events.emit(&Event::PhaseStarted { phase });
-    }
-
-    /// A phase ends.
-    pub fn phase_finished(&self, phase: Phase) {
-        self.events.emit(&Event::PhaseFinished {
-            phase,
-            seconds: (self.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
-        });
     }
 
     /// Clears the progress line.

@@ -18,8 +18,9 @@ use crate::reports::Tally;
 pub struct Found {
     /// Distinct faults so far.
     pub count: Arc<std::sync::atomic::AtomicUsize>,
-    /// Faults first seen since the last look.
-    pub news: Arc<crate::oracles::News>,
+    /// Faults first seen since the last look, when someone listens
+    /// (`--events`): kept only then.
+    pub news: Option<Arc<crate::oracles::News>>,
 }
 
 /// The run's transport: one for every phase, sending the requests of
@@ -58,7 +59,7 @@ pub async fn search(
 ) -> anyhow::Result<execution::RunOutcome> {
     let mut trace = TraceWriter::create(&flags.out.join("trace.ndjson"), secrets.clone())?;
     let progress = Progress::new(tally.operation_count(), config.budget, events.clone());
-    progress.phase_started(Phase::Search);
+    let phase = events.phase_started(Phase::Search);
     let mut trace_error = None;
     let base = config.target.path().to_string();
     let outcome = execution::run(config, transport, credentials, politeness, driver, |ex| {
@@ -73,7 +74,9 @@ pub async fn search(
         if let Some(w) = tally.early_warning(&base) {
             progress.warn(&one_line(&secrets.redact(&w)));
         }
-        progress.faults(&faults.news.take());
+        if let Some(news) = &faults.news {
+            progress.faults(&news.take());
+        }
         progress.update(
             ex.seq + 1,
             tally.reached(),
@@ -81,9 +84,11 @@ pub async fn search(
         );
     })
     .await;
-    progress.faults(&faults.news.take());
+    if let Some(news) = &faults.news {
+        progress.faults(&news.take());
+    }
     progress.finish();
-    progress.phase_finished(Phase::Search);
+    events.phase_finished(Phase::Search, phase);
     trace.finish()?;
     if let Some(e) = trace_error {
         eprintln!("warning: trace.ndjson is incomplete: {e}");

@@ -28,23 +28,30 @@ pub fn read_report(dir: &Path) -> Value {
     let text = std::fs::read_to_string(dir.join("report.json"))
         .unwrap_or_else(|e| panic!("cannot read {}/report.json: {e}", dir.display()));
     let report: Value = serde_json::from_str(&text).unwrap();
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("models/report.schema.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&report)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
+    let errors = schema_errors(&schema_validator("models/report.schema.json"), &report);
     assert!(
         errors.is_empty(),
         "report.json breaks models/report.schema.json: {errors:#?}"
     );
     report
+}
+
+/// The JSON Schema at `schema` (from the package root), compiled.
+pub fn schema_validator(schema: &str) -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(schema)).unwrap(),
+    )
+    .unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+/// What `value` breaks of `validator`'s schema, each error with where in
+/// `value`.
+pub fn schema_errors(validator: &jsonschema::Validator, value: &Value) -> Vec<String> {
+    validator
+        .iter_errors(value)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
 }
 
 /// Hurl, from `$HURL` or PATH, when installed.

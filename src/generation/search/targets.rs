@@ -26,11 +26,15 @@ pub fn message_target(message: &str, request: &RequestSpec) -> String {
     {
         // A GraphQL request's own query text is not a value it sent.
         let values = body.get("variables").unwrap_or(&body);
-        leaves(values, &mut sent, 0);
+        crate::oracles::mask::leaves(values, 64, &mut sent);
     }
     let (path, query) = request.path.split_once('?').unwrap_or((&request.path, ""));
     for seg in path.split('/').filter(|s| !s.is_empty()) {
-        sent.push(decode(seg));
+        sent.push(
+            percent_encoding::percent_decode_str(&seg.replace('+', " "))
+                .decode_utf8_lossy()
+                .into_owned(),
+        );
     }
     for (_, v) in url::form_urlencoded::parse(query.as_bytes()) {
         sent.push(v.into_owned());
@@ -90,26 +94,6 @@ fn wording(msg: &str) -> String {
         }
     }
     out
-}
-
-fn decode(segment: &str) -> String {
-    url::form_urlencoded::parse(format!("x={segment}").as_bytes())
-        .next()
-        .map(|(_, v)| v.into_owned())
-        .unwrap_or_else(|| segment.to_string())
-}
-
-fn leaves(v: &Value, out: &mut Vec<String>, depth: usize) {
-    if depth > 8 || out.len() > 64 {
-        return;
-    }
-    match v {
-        Value::String(s) => out.push(s.clone()),
-        Value::Number(n) => out.push(n.to_string()),
-        Value::Array(items) => items.iter().for_each(|i| leaves(i, out, depth + 1)),
-        Value::Object(map) => map.values().for_each(|i| leaves(i, out, depth + 1)),
-        _ => {}
-    }
 }
 
 /// `text` with `word` masked where it stands alone (not inside a longer word).
