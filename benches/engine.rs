@@ -23,7 +23,7 @@ use cartograph::execution::{self, Credentials, RunConfig, Transport};
 use cartograph::generation::{MioConfig, Search, SearchConfig};
 use cartograph::graph::PropertyGraph;
 use cartograph::model::Api;
-use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 
 /// The binary's allocator, so that the figures are the binary's.
 #[global_allocator]
@@ -148,10 +148,10 @@ fn free_port() -> u16 {
 async fn wait_healthy(client: &reqwest::Client, base: &str) -> bool {
     let deadline = Instant::now() + Duration::from_secs(20);
     while Instant::now() < deadline {
-        if let Ok(r) = client.get(format!("{base}/__health")).send().await {
-            if r.status().is_success() {
-                return true;
-            }
+        if let Ok(r) = client.get(format!("{base}/__health")).send().await
+            && r.status().is_success()
+        {
+            return true;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use cartograph::graph::{self, export};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{Criterion, criterion_group, criterion_main};
 
 const LARGEST: [&str; 7] = [
     "openapi/kubernetes.io__main__v1.10.0.json",

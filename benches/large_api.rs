@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use cartograph::execution::{self, Credentials, RunConfig, Transport};
 use cartograph::generation::{MioConfig, Search, SearchConfig};
-use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 
 /// The binary's allocator, so that the figures are the binary's.
 #[global_allocator]

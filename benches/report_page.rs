@@ -9,10 +9,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cartograph::execution::{secrets::Secrets, RunOutcome, StopReason};
+use cartograph::execution::{RunOutcome, StopReason, secrets::Secrets};
 use cartograph::graph::{self, export};
-use cartograph::reports::{render_html, Settings, Tally};
-use criterion::{criterion_group, criterion_main, Criterion};
+use cartograph::reports::{Settings, Tally, render_html};
+use criterion::{Criterion, criterion_group, criterion_main};
 
 fn settings() -> Settings {
     Settings {

@@ -337,10 +337,11 @@ fn read() -> Reading {
                 .rev()
                 .map(|n| path[..n].to_vec())
                 .find(|p| modules.contains(p));
-            if let Some(t) = target {
-                if t != module && !t.is_empty() {
-                    uses.entry(module.clone()).or_default().insert(t);
-                }
+            if let Some(t) = target
+                && t != module
+                && !t.is_empty()
+            {
+                uses.entry(module.clone()).or_default().insert(t);
             }
         }
     }

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde_json::Value;
 use support::cli::cartograph;
-use support::conforming::{Conforming, CONFORMING_SPEC_PATH};
+use support::conforming::{CONFORMING_SPEC_PATH, Conforming};
 
 /// Seeds of the runs; each gets a fresh server, so each run repeats exactly.
 const SEEDS: [u64; 3] = [1, 2, 3];

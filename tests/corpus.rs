@@ -112,21 +112,23 @@ fn every_corpus_document_loads_or_fails_cleanly() {
     let next = Mutex::new(0usize);
     std::thread::scope(|s| {
         for _ in 0..2 {
-            s.spawn(|| loop {
-                let i = {
-                    let mut n = next.lock().unwrap();
-                    let i = *n;
-                    *n += 1;
-                    i
-                };
-                let Some((path, format)) = docs.get(i) else {
-                    break;
-                };
-                let outcome = run_one(path, &validator);
-                results
-                    .lock()
-                    .unwrap()
-                    .push((path.clone(), format.clone(), outcome));
+            s.spawn(|| {
+                loop {
+                    let i = {
+                        let mut n = next.lock().unwrap();
+                        let i = *n;
+                        *n += 1;
+                        i
+                    };
+                    let Some((path, format)) = docs.get(i) else {
+                        break;
+                    };
+                    let outcome = run_one(path, &validator);
+                    results
+                        .lock()
+                        .unwrap()
+                        .push((path.clone(), format.clone(), outcome));
+                }
             });
         }
     });

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use cartograph::oracles::schema::{ResponseSchemas, MAX_VIOLATIONS};
+use cartograph::oracles::schema::{MAX_VIOLATIONS, ResponseSchemas};
 use serde_json::json;
 
 fn corpus_dir() -> Option<PathBuf> {
@@ -61,62 +61,65 @@ fn every_corpus_response_schema_compiles_or_is_given_up_cleanly() {
     let next = Mutex::new(0usize);
     std::thread::scope(|s| {
         for _ in 0..2 {
-            s.spawn(|| loop {
-                let i = {
-                    let mut n = next.lock().unwrap();
-                    *n += 1;
-                    *n - 1
-                };
-                let Some(path) = docs.get(i) else { break };
-                let name = path
-                    .strip_prefix(&dir)
-                    .unwrap_or(path)
-                    .display()
-                    .to_string();
-                let Ok(loaded) = cartograph::load::load(path) else {
-                    // Load failures are tests/corpus.rs's business.
-                    totals.lock().unwrap().not_loaded += 1;
-                    continue;
-                };
-                let t = Instant::now();
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    let rs = ResponseSchemas::new(&loaded.api);
-                    let counts = rs.compile_all(&loaded.api);
-                    // The checking path too, on an arbitrary body: no panic, bounded output.
-                    for (o, op) in loaded.api.operations.iter().enumerate() {
-                        for key in op.responses.keys() {
-                            let status = key.parse().unwrap_or(200);
-                            let found = rs.check(&loaded.api, o, status, None, &json!({"id": [1]}));
-                            assert!(found.len() <= MAX_VIOLATIONS);
-                        }
-                    }
-                    (counts, rs.warnings())
-                }));
-                let secs = t.elapsed().as_secs_f64();
-                let mut tot = totals.lock().unwrap();
-                tot.documents += 1;
-                match outcome {
-                    Ok(((ok, failed), warnings)) => {
-                        tot.compiled += ok;
-                        tot.failed += failed;
-                        for w in warnings {
-                            if w.starts_with("pattern ") {
-                                tot.patterns_dropped += 1;
-                                continue;
+            s.spawn(|| {
+                loop {
+                    let i = {
+                        let mut n = next.lock().unwrap();
+                        *n += 1;
+                        *n - 1
+                    };
+                    let Some(path) = docs.get(i) else { break };
+                    let name = path
+                        .strip_prefix(&dir)
+                        .unwrap_or(path)
+                        .display()
+                        .to_string();
+                    let Ok(loaded) = cartograph::load::load(path) else {
+                        // Load failures are tests/corpus.rs's business.
+                        totals.lock().unwrap().not_loaded += 1;
+                        continue;
+                    };
+                    let t = Instant::now();
+                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        let rs = ResponseSchemas::new(&loaded.api);
+                        let counts = rs.compile_all(&loaded.api);
+                        // The checking path too, on an arbitrary body: no panic, bounded output.
+                        for (o, op) in loaded.api.operations.iter().enumerate() {
+                            for key in op.responses.keys() {
+                                let status = key.parse().unwrap_or(200);
+                                let found =
+                                    rs.check(&loaded.api, o, status, None, &json!({"id": [1]}));
+                                assert!(found.len() <= MAX_VIOLATIONS);
                             }
-                            eprintln!("not compiled: {name}: {w}");
-                            let reason = w
-                                .split(": response schema not checked: ")
-                                .nth(1)
-                                .unwrap_or(&w)
-                                .chars()
-                                .take(60)
-                                .collect::<String>();
-                            *tot.reasons.entry(reason).or_default() += 1;
                         }
-                        tot.slowest.push((secs, name, ok));
+                        (counts, rs.warnings())
+                    }));
+                    let secs = t.elapsed().as_secs_f64();
+                    let mut tot = totals.lock().unwrap();
+                    tot.documents += 1;
+                    match outcome {
+                        Ok(((ok, failed), warnings)) => {
+                            tot.compiled += ok;
+                            tot.failed += failed;
+                            for w in warnings {
+                                if w.starts_with("pattern ") {
+                                    tot.patterns_dropped += 1;
+                                    continue;
+                                }
+                                eprintln!("not compiled: {name}: {w}");
+                                let reason = w
+                                    .split(": response schema not checked: ")
+                                    .nth(1)
+                                    .unwrap_or(&w)
+                                    .chars()
+                                    .take(60)
+                                    .collect::<String>();
+                                *tot.reasons.entry(reason).or_default() += 1;
+                            }
+                            tot.slowest.push((secs, name, ok));
+                        }
+                        Err(_) => tot.panics.push(name),
                     }
-                    Err(_) => tot.panics.push(name),
                 }
             });
         }

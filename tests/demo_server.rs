@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use cartograph::demo::{DemoServer, GRAPHQL_SDL, OPENAPI_YAML};
 use reqwest::{Client, Method, StatusCode};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 const ALL_OPERATIONS: [&str; 17] = [
     "listAuthors",
@@ -286,9 +286,11 @@ fn id_of(reply: &Reply) -> u64 {
 #[test]
 fn openapi_yaml_is_structurally_valid() {
     let spec = spec();
-    assert!(spec["openapi"]
-        .as_str()
-        .is_some_and(|v| v.starts_with("3.1.")));
+    assert!(
+        spec["openapi"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("3.1."))
+    );
     assert!(spec["info"]["title"].is_string() && spec["info"]["version"].is_string());
     let schemas = spec["components"]["schemas"]
         .as_object()
@@ -400,9 +402,11 @@ fn openapi_yaml_is_structurally_valid() {
         "null defaults, examples or `nullable`: {nulls:?}"
     );
     let new_list = &schemas["NewReadingList"];
-    assert!(new_list["required"]
-        .as_array()
-        .is_some_and(|names| names.contains(&json!("parent"))));
+    assert!(
+        new_list["required"]
+            .as_array()
+            .is_some_and(|names| names.contains(&json!("parent")))
+    );
     assert_eq!(
         new_list["properties"]["parent"]["anyOf"],
         json!([{ "$ref": "#/components/schemas/ListRef" }, { "type": "null" }])

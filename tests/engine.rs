@@ -157,10 +157,11 @@ async fn a_hostile_server_is_survived_recorded_and_kept_within_budget() {
         server.other_origin_requests()
     );
     // The credential was sent to the target…
-    assert!(server.requests().iter().any(|r| r
-        .headers
-        .iter()
-        .any(|(n, v)| n == "authorization" && v == "Bearer sekret-token-123")));
+    assert!(server.requests().iter().any(|r| {
+        r.headers
+            .iter()
+            .any(|(n, v)| n == "authorization" && v == "Bearer sekret-token-123")
+    }));
     // …and written nowhere.
     for file in files_under(out.path()) {
         let text = std::fs::read_to_string(&file).unwrap_or_default();
@@ -605,13 +606,15 @@ async fn the_run_refines_the_graph_and_the_diff_shows_it() {
     // Book.authorId holds Author ids: seen, not only guessed from the name.
     let e = edge(&last, "equivalent:schema:Author->schema:Book").expect("Author–Book equivalence");
     assert_eq!(e["origin"], "observed");
-    assert!(e["pairs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|p| p["source"] == "id"
-            && p["target"] == "authorId"
-            && p["rule"] == "observed-value"));
+    assert!(
+        e["pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["source"] == "id"
+                && p["target"] == "authorId"
+                && p["rule"] == "observed-value")
+    );
     // Statuses share a name, never a meaning.
     for e in last["edges"]
         .as_array()

@@ -10,12 +10,12 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 
+use axum::Router;
 use axum::extract::{Request, State};
 use axum::response::IntoResponse;
-use axum::Router;
 use cartograph::execution::{Exchange, RequestSpec};
-use cartograph::reproduce::{script_run, shell, FaultCheck, Script, ScriptFault, Step};
-use serde_json::{json, Value};
+use cartograph::reproduce::{FaultCheck, Script, ScriptFault, Step, script_run, shell};
+use serde_json::{Value, json};
 
 fn check(v: Value) -> FaultCheck {
     serde_json::from_value(v).unwrap()

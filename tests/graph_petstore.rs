@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use cartograph::graph::{self, export, EdgeKind, Label, NodeKind, Origin};
+use cartograph::graph::{self, EdgeKind, Label, NodeKind, Origin, export};
 use cartograph::model::Location;
 
 const SPEC: &str = concat!(
@@ -145,13 +145,14 @@ fn consumes_edges_in_full() {
         )
         .unwrap();
     assert_eq!(g.graph[e].label.text(), "status ← status");
-    assert!(g
-        .find_edge(
+    assert!(
+        g.find_edge(
             g.schema("Order").unwrap(),
             g.operation("findPetsByStatus").unwrap(),
             EdgeKind::Consumes
         )
-        .is_none());
+        .is_none()
+    );
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::time::Instant;
 use apollo_compiler::response::JsonMap;
 use apollo_compiler::validation::Valid;
 use apollo_compiler::{ExecutableDocument, Schema};
-use cartograph::generation::graphql::{to_sdl, ArgMode, GqlCall, GqlGenerator, DEFAULT_MAX_DEPTH};
+use cartograph::generation::graphql::{ArgMode, DEFAULT_MAX_DEPTH, GqlCall, GqlGenerator, to_sdl};
 use cartograph::generation::values::Rng64;
 use cartograph::model::graphql::TypeSystem;
 use rand::{Rng, SeedableRng};

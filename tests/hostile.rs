@@ -16,7 +16,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use support::cli::{args, cartograph, hurl};
-use support::hostile::{spec, url_payload, Hostile, Names, Payloads};
+use support::hostile::{Hostile, Names, Payloads, spec, url_payload};
 
 /// The target's user and password, and the short `-H` value the server echoes.
 const USER: &str = "u5er";

@@ -11,8 +11,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use reqwest::{redirect, Client, StatusCode};
-use serde_json::{json, Value};
+use reqwest::{Client, StatusCode, redirect};
+use serde_json::{Value, json};
 use support::misbehaving::*;
 
 const ALL_OPERATIONS: [&str; 21] = [
@@ -200,10 +200,12 @@ async fn plain_endpoints_answer_and_are_recorded() {
         ]
     );
     assert_eq!(requests[0].header("x-probe"), Some("yes"));
-    assert!(requests[0]
-        .headers
-        .iter()
-        .any(|(n, v)| n == "x-probe" && v == "yes"));
+    assert!(
+        requests[0]
+            .headers
+            .iter()
+            .any(|(n, v)| n == "x-probe" && v == "yes")
+    );
     assert!(requests.windows(2).all(|w| w[0].at <= w[1].at));
     assert!(server.other_origin_requests().is_empty());
     server.shutdown().await;

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use cartograph::generation::values::{value_for, Rng64};
+use cartograph::generation::values::{Rng64, value_for};
 use cartograph::graph::{self, export};
 use cartograph::model::{Api, Schema};
 use cartograph::oracles::schema::ResponseSchemas;

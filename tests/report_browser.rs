@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cartograph::execution::secrets::Secrets;
-use cartograph::graph::export::{to_document, GraphDocument};
-use cartograph::reports::{render_html, GraphCoverage, LinkCoverage, Report, Settings, Tally};
+use cartograph::graph::export::{GraphDocument, to_document};
+use cartograph::reports::{GraphCoverage, LinkCoverage, Report, Settings, Tally, render_html};
 
 /// The first browser the script would use, if any is on the PATH.
 fn browser() -> Option<PathBuf> {

@@ -15,11 +15,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use cartograph::execution::secrets::Secrets;
 use cartograph::generation::SearchSummary;
-use cartograph::graph::export::{to_document, GraphDocument};
-use cartograph::oracles::{registry, Confirmation, Fault, Reproducer, WitnessStep};
+use cartograph::graph::export::{GraphDocument, to_document};
+use cartograph::oracles::{Confirmation, Fault, Reproducer, WitnessStep, registry};
 use cartograph::reports::{
-    render_html, render_junit, render_sarif, write_extras, write_report, GraphCoverage,
-    LinkCoverage, OperationReport, Report, Settings, GRAPH_DATA_ID, NOSCRIPT_EDGES,
+    GRAPH_DATA_ID, GraphCoverage, LinkCoverage, NOSCRIPT_EDGES, OperationReport, Report, Settings,
+    render_html, render_junit, render_sarif, write_extras, write_report,
 };
 use quick_xml::events::Event;
 
@@ -488,9 +488,10 @@ fn junit_validates_against_the_ant_schema_and_its_counts_match() {
         "{xml}"
     );
     assert!(!xml.contains("<script"));
-    assert!(!xml
-        .chars()
-        .any(|c| c < ' ' && !matches!(c, '\t' | '\n' | '\r')));
+    assert!(
+        !xml.chars()
+            .any(|c| c < ' ' && !matches!(c, '\t' | '\n' | '\r'))
+    );
 
     validate(&file);
 }
@@ -554,7 +555,9 @@ fn the_page_shows_the_summary_faults_operations_plot_and_graph() {
     // No coverage recorded: the summary does not invent one.
     assert!(!html.contains("links exercised"));
     // Faults: witness, reproducer, link to its script, escaped message.
-    assert!(html.contains("<span class=\"seq\">#305</span> <code><span class=\"method\">PATCH</span> /books/17</code>"));
+    assert!(html.contains(
+        "<span class=\"seq\">#305</span> <code><span class=\"method\">PATCH</span> /books/17</code>"
+    ));
     assert!(html.contains(
         "<a href=\"reproducers/server_error-placeOrder-500.sh\"><code>reproducers/server_error-placeOrder-500.sh</code></a>"
     ));
@@ -997,10 +1000,12 @@ fn check_results(sarif: &Value, report: &Report) -> Vec<Value> {
     for r in rules {
         assert!(codes.contains(&r["id"].as_str().unwrap()), "{r}");
         assert!(!r["shortDescription"]["text"].as_str().unwrap().is_empty());
-        assert!(r["fullDescription"]["text"]
-            .as_str()
-            .unwrap()
-            .contains("Fires when"));
+        assert!(
+            r["fullDescription"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("Fires when")
+        );
     }
 
     let results = run["results"].as_array().unwrap().clone();
@@ -1040,10 +1045,12 @@ fn check_results(sarif: &Value, report: &Report) -> Vec<Value> {
         );
         assert_eq!(location["logicalLocations"][0]["kind"], "function");
         let physical = &location["physicalLocation"];
-        assert!(!physical["artifactLocation"]["uri"]
-            .as_str()
-            .unwrap()
-            .is_empty());
+        assert!(
+            !physical["artifactLocation"]["uri"]
+                .as_str()
+                .unwrap()
+                .is_empty()
+        );
         assert!(physical["region"]["startLine"].as_u64().unwrap() >= 1);
         let text = r["message"]["text"].as_str().unwrap();
         assert!(
@@ -1283,10 +1290,12 @@ fn sarif_validates_against_the_oasis_schema_and_holds_every_fault() {
         .iter()
         .find(|r| r["properties"]["operation"] == "cancelOrder")
         .unwrap();
-    assert!(flaky["message"]["text"]
-        .as_str()
-        .unwrap()
-        .contains("Representative: the server answered 503 (flaky)"));
+    assert!(
+        flaky["message"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Representative: the server answered 503 (flaky)")
+    );
     // Nasty characters: JSON keeps the text, minus the control characters
     // that are noise in a CI page (tab and line breaks stay).
     let nasty = results
@@ -1336,12 +1345,14 @@ fn sarif_never_holds_a_secret_even_escaped_or_in_a_uri() {
         run["properties"]["target"],
         "http://127.0.0.1:8080/?key=[REDACTED]"
     );
-    assert!(run["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|r| r["partialFingerprints"]["cartographSignature/v1"]
-            == "undocumented_status:listAuthors:418:[REDACTED]"));
+    assert!(
+        run["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["partialFingerprints"]["cartographSignature/v1"]
+                == "undocumented_status:listAuthors:418:[REDACTED]")
+    );
 
     // write_extras writes it too, redacted.
     let dir = tempfile::tempdir().unwrap();

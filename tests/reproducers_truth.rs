@@ -14,7 +14,7 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 use support::cli::{args, cartograph, hurl, read_report};
-use support::truthful::{Truthful, SCHEMA_PATH, SPEC_PATH};
+use support::truthful::{SCHEMA_PATH, SPEC_PATH, Truthful};
 
 /// An output folder; `TRUTH_KEEP=1` keeps it (its path is printed).
 fn out_dir() -> tempfile::TempDir {

@@ -11,10 +11,10 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::extract::{Request, State};
-use axum::http::{header, StatusCode};
-use axum::response::IntoResponse;
 use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
 use support::cli::{args, cartograph, read_report};
 
 const SPEC: &str = r#"openapi: 3.0.3

@@ -141,11 +141,13 @@ async fn excluded_rest_operations_get_no_request_in_any_phase() {
         assert!(excluded.contains(&op), "{op} not in {excluded:?}");
     }
     assert_eq!(settings["exclude"][0], "DELETE /authors/*");
-    assert!(report["operations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|o| !excluded.contains(&o["operation"].as_str().unwrap())));
+    assert!(
+        report["operations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|o| !excluded.contains(&o["operation"].as_str().unwrap()))
+    );
     demo.shutdown().await;
 }
 

@@ -23,8 +23,8 @@ use std::process::Command;
 
 use serde_json::Value;
 use support::cli::{cartograph, read_report};
-use support::drift::{Drift, DRIFT_SPEC_PATH};
-use support::echo::{Echo, ECHO_SPEC_PATH};
+use support::drift::{DRIFT_SPEC_PATH, Drift};
+use support::echo::{ECHO_SPEC_PATH, Echo};
 
 /// Requests per run: every planted cause shows within them for the seed.
 const MAX_REQUESTS: &str = "1500";
@@ -143,7 +143,9 @@ fn parse(path: &Path) -> Value {
 /// oas-patch cannot be run and the tools are not required.
 fn apply(spec: &Path, overlay: &Path, dir: &Path) -> Option<PathBuf> {
     let Some(oas_patch) = tool("OAS_PATCH", "oas-patch", "--version") else {
-        support::skip_for("applying the overlay and the second run need oas-patch (pip install oas-patch==0.6.0, or set OAS_PATCH)");
+        support::skip_for(
+            "applying the overlay and the second run need oas-patch (pip install oas-patch==0.6.0, or set OAS_PATCH)",
+        );
         return None;
     };
     let validate = Command::new(&oas_patch)

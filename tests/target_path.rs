@@ -9,10 +9,10 @@ mod support;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
+use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use axum::Router;
 use support::cli::{args, cartograph, read_report};
 
 const SPEC: &str = r#"{

@@ -172,10 +172,8 @@ fn flags(
                 }
             }
             _ => {
-                if !cli_set {
-                    if let Some(v) = values.into_iter().next() {
-                        out.push(format!("--{name}={v}"));
-                    }
+                if !cli_set && let Some(v) = values.into_iter().next() {
+                    out.push(format!("--{name}={v}"));
                 }
             }
         }
@@ -209,7 +207,7 @@ fn values(at: &str, name: &str, item: &Item, arg: &Arg) -> Result<Vec<String>, S
                 None => {
                     return Err(format!(
                         "{at}: expected a table of pattern = rate, e.g. rate_for = {{ \"POST /search\" = \"1/s\" }}"
-                    ))
+                    ));
                 }
             },
         };

@@ -9,7 +9,7 @@ use clap::Args;
 
 use crate::demo::{DemoServer, FAULTS_MD, GRAPHQL_SDL, OPENAPI_YAML};
 use crate::load::SpecSource;
-use crate::run::{execute, RunOptions, EXIT_FAULTS};
+use crate::run::{EXIT_FAULTS, RunOptions, execute};
 
 /// The embedded descriptions, named by their place in the repository (the
 /// reports' `settings.spec`, and the file a code-scanning upload points at).

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use petgraph::visit::EdgeRef;
 use petgraph::Direction;
+use petgraph::visit::EdgeRef;
 
-use crate::graph::{self, query, EdgeKind, NodeKind, Origin, PropertyGraph};
+use crate::graph::{self, EdgeKind, NodeKind, Origin, PropertyGraph, query};
 use crate::model::Location;
 
 /// Arguments of `cartograph inspect`.

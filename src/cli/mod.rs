@@ -42,7 +42,7 @@ enum Command {
     #[cfg(feature = "demo")]
     Demo(demo::DemoArgs),
     /// Test an API against a running server, from its description.
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     /// Export the property graph of an API description (JSON, DOT, Mermaid, GraphML).
     Graph(graph::GraphArgs),
     /// Summarise an API's graph, or explain where one operation's inputs come from.
@@ -83,10 +83,10 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             // A closed pipe (`cartograph graph x | head`) is not an error.
-            if let Some(io) = err.downcast_ref::<std::io::Error>() {
-                if io.kind() == std::io::ErrorKind::BrokenPipe {
-                    return ExitCode::SUCCESS;
-                }
+            if let Some(io) = err.downcast_ref::<std::io::Error>()
+                && io.kind() == std::io::ErrorKind::BrokenPipe
+            {
+                return ExitCode::SUCCESS;
             }
             // Errors quote descriptions and answers: shown, never acted on.
             eprintln!(
@@ -164,7 +164,9 @@ fn select(apis: &mut [&mut crate::model::Api], select: &SelectArgs) -> anyhow::R
     // A pattern may name operations of any of the APIs (the demo has two).
     let unmatched = selection.unmatched(apis.iter().flat_map(|api| api.operations.iter()));
     for p in unmatched {
-        eprintln!("warning: the pattern {p:?} names no operation (patterns: an operationId glob, `METHOD /path`, `tag:NAME`, `Query.field`); see `cartograph inspect SPEC` for the names");
+        eprintln!(
+            "warning: the pattern {p:?} names no operation (patterns: an operationId glob, `METHOD /path`, `tag:NAME`, `Query.field`); see `cartograph inspect SPEC` for the names"
+        );
     }
     for api in apis.iter_mut() {
         selection.apply(api);

@@ -7,11 +7,11 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::execution::{self, secrets::Secrets, Credentials, RunConfig, Transport};
+use crate::execution::{self, Credentials, RunConfig, Transport, secrets::Secrets};
 use crate::model::text::one_line;
-use crate::reproduce::phase::Recorder;
-use crate::reproduce::script_run::{shows, ScriptRun};
 use crate::reproduce::Script;
+use crate::reproduce::phase::Recorder;
+use crate::reproduce::script_run::{ScriptRun, shows};
 use crate::run::{EXIT_FAULTS, EXIT_UNREACHABLE};
 
 /// Arguments of `cartograph replay`.
@@ -65,13 +65,12 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         headers.push(execution::parse_header(h).map_err(|e| anyhow::anyhow!("--header: {e}"))?);
     }
     // The target's user and password go as Basic auth, as in `run`.
-    if let Some(info) = userinfo {
-        if !headers
+    if let Some(info) = userinfo
+        && !headers
             .iter()
             .any(|(n, _)| n.eq_ignore_ascii_case(&info.header.0))
-        {
-            headers.push(info.header);
-        }
+    {
+        headers.push(info.header);
     }
     let credentials = Credentials::new(headers, None, None, secrets);
     let runtime = tokio::runtime::Runtime::new()?;

@@ -10,9 +10,9 @@ use std::time::Duration;
 use clap::{Args, Parser};
 
 use crate::execution;
-use crate::load::query_log;
 use crate::load::SpecSource;
-use crate::run::{queries, RunOptions};
+use crate::load::query_log;
+use crate::run::{RunOptions, queries};
 
 /// Arguments of `cartograph replay-queries`.
 #[derive(Debug, Args)]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use clap::Args;
 
 use crate::load::SpecSource;
-use crate::run::{execute, introspect, RunOptions};
+use crate::run::{RunOptions, execute, introspect};
 
 /// Arguments of `cartograph run`.
 #[derive(Debug, Args)]
@@ -46,7 +46,9 @@ pub struct RunArgs {
 /// Runs the command.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     if args.flags.insecure {
-        eprintln!("warning: --insecure: server certificates are not checked; anyone on the path can read and change this run's traffic, credentials included");
+        eprintln!(
+            "warning: --insecure: server certificates are not checked; anyone on the path can read and change this run's traffic, credentials included"
+        );
     }
     let runtime = tokio::runtime::Runtime::new()?;
     let (api, source) = match &args.spec {
@@ -73,13 +75,17 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         }
         None => {
             let Some(target) = &args.target else {
-                anyhow::bail!("give a SPEC (a file or an http(s):// URL), or --graphql --target URL to ask a GraphQL endpoint for its schema");
+                anyhow::bail!(
+                    "give a SPEC (a file or an http(s):// URL), or --graphql --target URL to ask a GraphQL endpoint for its schema"
+                );
             };
             if !args.graphql {
                 let target = crate::execution::without_userinfo(target);
                 let lower = target.to_ascii_lowercase();
                 let hint = if lower.contains("graphql") || lower.ends_with("/gql") {
-                    format!("; {target} looks like a GraphQL endpoint: add --graphql to ask it for its schema")
+                    format!(
+                        "; {target} looks like a GraphQL endpoint: add --graphql to ask it for its schema"
+                    )
                 } else {
                     "; pass the API description (a file, or its URL such as http://…/openapi.json)"
                         .to_string()

@@ -5,13 +5,13 @@ use std::borrow::Cow;
 use async_graphql::parser::types::Field;
 use async_graphql::registry::Registry;
 use async_graphql::{
-    Context, ContextSelectionSet, EmptySubscription, Enum, Error, InputObject, Object, OutputType,
-    Positioned, Result, Schema, ServerResult, Value, ID,
+    Context, ContextSelectionSet, EmptySubscription, Enum, Error, ID, InputObject, Object,
+    OutputType, Positioned, Result, Schema, ServerResult, Value,
 };
 
 use super::store::{
-    self, Author, Book, BookStatus, NewBook, Order, OrderStatus, SharedStore, StoreError,
-    MAX_AMOUNT,
+    self, Author, Book, BookStatus, MAX_AMOUNT, NewBook, Order, OrderStatus, SharedStore,
+    StoreError,
 };
 
 /// The executable demo schema.
@@ -337,7 +337,7 @@ impl MutationRoot {
 mod tests {
     use std::collections::BTreeMap;
 
-    use graphql_parser::schema::{parse_schema, Definition, InputValue, TypeDefinition};
+    use graphql_parser::schema::{Definition, InputValue, TypeDefinition, parse_schema};
 
     use super::*;
 

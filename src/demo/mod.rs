@@ -18,7 +18,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post, post_service};
 use axum::{Json, Router};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;

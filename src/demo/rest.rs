@@ -10,15 +10,15 @@ use std::collections::HashMap;
 use axum::body::Bytes;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::store::{
-    Author, Book, BookPatch, BookStatus, NewBook, Order, OrderStatus, ReadingList, Review,
-    SharedStore, StoreError, MAX_AMOUNT,
+    Author, Book, BookPatch, BookStatus, MAX_AMOUNT, NewBook, Order, OrderStatus, ReadingList,
+    Review, SharedStore, StoreError,
 };
 
 /// Routes of the documented REST operations.
@@ -565,7 +565,7 @@ async fn create_list(State(store): State<SharedStore>, body: Bytes) -> ApiResult
         None => {
             return Err(ApiError::unprocessable(
                 "parent is required (it may be null)",
-            ))
+            ));
         }
         Some(Value::Null) => None,
         Some(Value::Object(reference)) => Some(

@@ -248,10 +248,10 @@ impl Store {
                 stock,
                 tags: tags.iter().map(|tag| (*tag).to_string()).collect(),
             };
-            if let Ok(book) = store.create_book(author_id, new) {
-                if let Some(stored) = store.books.get_mut(&book.id) {
-                    stored.bulk_pricing = false;
-                }
+            if let Ok(book) = store.create_book(author_id, new)
+                && let Some(stored) = store.books.get_mut(&book.id)
+            {
+                stored.bulk_pricing = false;
             }
         }
         let _ = store.create_review(le_guin.id, 1, 5, "A classic.".into());
@@ -519,11 +519,11 @@ impl Store {
             OrderStatus::Shipped => {
                 return Err(StoreError::Conflict(format!(
                     "order {id} has already shipped"
-                )))
+                )));
             }
             // Planted fault F5: the refund is booked twice and the ledger rejects it.
             OrderStatus::Cancelled => {
-                return Err(StoreError::Internal("duplicate refund entry in ledger"))
+                return Err(StoreError::Internal("duplicate refund entry in ledger"));
             }
         }
         order.status = OrderStatus::Cancelled;

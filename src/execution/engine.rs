@@ -2,7 +2,7 @@
 //! the budget, the request cap, the rate and the concurrency, and stream every
 //! exchange to one observer.
 
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -118,7 +118,11 @@ impl RunOutcome {
             super::politeness::LONGEST_WAIT.as_secs(),
             self.rate_limited.len(),
             shown.join(", "),
-            if self.rate_limited.len() > shown.len() { ", …" } else { "" }
+            if self.rate_limited.len() > shown.len() {
+                ", …"
+            } else {
+                ""
+            }
         ))
     }
 }
@@ -384,7 +388,7 @@ pub async fn run(
 async fn wait_for_interrupt() {
     #[cfg(unix)]
     {
-        use tokio::signal::unix::{signal, SignalKind};
+        use tokio::signal::unix::{SignalKind, signal};
         if let Ok(mut term) = signal(SignalKind::terminate()) {
             tokio::select! {
                 _ = tokio::signal::ctrl_c() => {}

@@ -21,13 +21,13 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use auth::{parse_header, take_userinfo, without_userinfo, Credentials, Userinfo};
+pub use auth::{Credentials, Userinfo, parse_header, take_userinfo, without_userinfo};
 pub use bounded::JSON_ITEMS;
 pub use breach::{Breach, BreachKind};
-pub use engine::{plain_words, run, Driver, RunOutcome, StopReason, TestRun};
-pub use politeness::{parse_rate, Politeness, Rate};
+pub use engine::{Driver, RunOutcome, StopReason, TestRun, plain_words, run};
+pub use politeness::{Politeness, Rate, parse_rate};
 pub use trace::TraceWriter;
-pub use transport::{fetch_client, Transport};
+pub use transport::{Transport, fetch_client};
 pub use wire::target_relative;
 
 /// What to send: everything needed to build one HTTP request.

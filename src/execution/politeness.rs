@@ -191,10 +191,10 @@ impl Politeness {
         if let Some(until) = st.paused_until {
             wait = wait.max(until.saturating_duration_since(now));
         }
-        if let (Some((spacing, until)), Some(last)) = (st.spacing, st.last_send) {
-            if now < until {
-                wait = wait.max((last + spacing).saturating_duration_since(now));
-            }
+        if let (Some((spacing, until)), Some(last)) = (st.spacing, st.last_send)
+            && now < until
+        {
+            wait = wait.max((last + spacing).saturating_duration_since(now));
         }
         (wait > Duration::ZERO).then_some(wait)
     }

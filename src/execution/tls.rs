@@ -51,7 +51,7 @@ impl Tls {
                 builder = builder.identity(identity);
             }
             (Some(_), None) | (None, Some(_)) => {
-                return Err("--cert and --key go together: pass both PEM files".into())
+                return Err("--cert and --key go together: pass both PEM files".into());
             }
             (None, None) => {}
         }

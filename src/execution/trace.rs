@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::secrets::{Secrets, PLACEHOLDER};
+use super::secrets::{PLACEHOLDER, Secrets};
 use super::{Exchange, Failure};
 
 /// Body characters kept per exchange in the trace.

@@ -139,7 +139,7 @@ impl Transport {
                     started,
                     FailureKind::Other,
                     format!("bad method {}", escape_bytes(req.method.as_bytes())),
-                )
+                );
             }
         };
         let direct = self.no_follow.contains(&req.operation);
@@ -162,14 +162,14 @@ impl Transport {
             builder.send()
         };
         let mut sent = tokio::time::timeout(timeout, request(client)).await;
-        if let Ok(Err(e)) = &sent {
-            if classify(e).0 == FailureKind::NoAnswer {
-                // Perhaps a kept-alive connection the server had just closed:
-                // the request goes once more on a connection of its own, and
-                // only a second silence is the server's.
-                let left = deadline.saturating_duration_since(Instant::now());
-                sent = tokio::time::timeout(left, request(fresh)).await;
-            }
+        if let Ok(Err(e)) = &sent
+            && classify(e).0 == FailureKind::NoAnswer
+        {
+            // Perhaps a kept-alive connection the server had just closed:
+            // the request goes once more on a connection of its own, and
+            // only a second silence is the server's.
+            let left = deadline.saturating_duration_since(Instant::now());
+            sent = tokio::time::timeout(left, request(fresh)).await;
         }
         let response = match sent {
             Err(_) => return timed_out(started, timeout),
@@ -182,8 +182,12 @@ impl Transport {
                 if kind == FailureKind::InvalidHttp {
                     let left = deadline.saturating_duration_since(Instant::now());
                     message = match self.first_bytes(req, credentials, left).await {
-                        Some(raw) => format!("{message}; the answer began \"{}\"", escape_bytes(&raw)),
-                        None => format!("{message} (its first bytes are recorded for the first such answer of an operation, over plain HTTP)"),
+                        Some(raw) => {
+                            format!("{message}; the answer began \"{}\"", escape_bytes(&raw))
+                        }
+                        None => format!(
+                            "{message} (its first bytes are recorded for the first such answer of an operation, over plain HTTP)"
+                        ),
                     };
                 }
                 let mut received = failed(started, kind, message);

@@ -3,7 +3,7 @@
 //! exactly), percent-encoded path segments, and reading the id and the
 //! target-relative path a `Location` header gives.
 
-use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::Value;
 
 /// Characters left as they are in a path segment (RFC 3986 unreserved).

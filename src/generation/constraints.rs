@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::model::{Api, Location, Operation, Schema, SchemaType};
 
@@ -157,15 +157,15 @@ impl Affix {
                 .unwrap_or(text);
             *text = format!("{cut}{tail}");
         }
-        if let Some(p) = &self.prefix {
-            if !text.starts_with(p.as_str()) {
-                text.insert_str(0, p);
-            }
+        if let Some(p) = &self.prefix
+            && !text.starts_with(p.as_str())
+        {
+            text.insert_str(0, p);
         }
-        if let Some(sfx) = &self.suffix {
-            if !text.ends_with(sfx.as_str()) {
-                text.push_str(sfx);
-            }
+        if let Some(sfx) = &self.suffix
+            && !text.ends_with(sfx.as_str())
+        {
+            text.push_str(sfx);
         }
     }
 }
@@ -308,10 +308,10 @@ pub fn rules_in(text: &str) -> Vec<Rule> {
         }
     }
     out.extend(affixes_in(text));
-    if let Some(f) = format_in(text) {
-        if !out.contains(&Rule::Uuid) {
-            out.push(f);
-        }
+    if let Some(f) = format_in(text)
+        && !out.contains(&Rule::Uuid)
+    {
+        out.push(f);
     }
     if let Some(list) = one_of_in(text) {
         out.push(Rule::OneOf(list));
@@ -319,11 +319,10 @@ pub fn rules_in(text: &str) -> Vec<Rule> {
     if unique_in(text) {
         out.push(Rule::Unique);
     }
-    if let Some(c) = regex(&PATTERN, r#"(?i)(?:match(?:es)?|matching) (?:the )?(?:required )?(?:pattern|regex|regular expression)[:\s]*['"`/]([^'"`]+?)['"`/](?:\s|$|[.,;)])"#).captures(text) {
-        if super::pattern::pattern_matches(&c[1], "").is_some() {
+    if let Some(c) = regex(&PATTERN, r#"(?i)(?:match(?:es)?|matching) (?:the )?(?:required )?(?:pattern|regex|regular expression)[:\s]*['"`/]([^'"`]+?)['"`/](?:\s|$|[.,;)])"#).captures(text)
+        && super::pattern::pattern_matches(&c[1], "").is_some() {
             out.push(Rule::Pattern(c[1].to_string()));
         }
-    }
     out
 }
 
@@ -989,10 +988,12 @@ paths:
             assert_eq!(read(text.clone()), vec![(field(input), rule)], "{text}");
         }
         // Default messages that state no rule teach nothing.
-        assert!(read(
-            json!({"errors": [{"msg": "Invalid value", "path": "email", "location": "body"}]})
-        )
-        .is_empty());
+        assert!(
+            read(
+                json!({"errors": [{"msg": "Invalid value", "path": "email", "location": "body"}]})
+            )
+            .is_empty()
+        );
         assert!(read(json!({"error": "Conflict"})).is_empty());
     }
 

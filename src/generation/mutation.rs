@@ -7,9 +7,9 @@
 
 use rand::Rng;
 use rand_distr::{Distribution, StandardNormal};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
-use super::values::{value_for, Rng64};
+use super::values::{Rng64, value_for};
 use crate::model::{Api, Schema, SchemaType};
 
 /// The value an enum gene may take that is not in the enum.
@@ -172,15 +172,14 @@ fn integer(s: &Schema, x: i64, heat: Heat, rng: &mut Rng64) -> i64 {
             (None, None) => x,
         };
     }
-    if rng.random_bool(BOUNDARY) {
-        if let Some(b) = [lo, hi, Some(0)]
+    if rng.random_bool(BOUNDARY)
+        && let Some(b) = [lo, hi, Some(0)]
             .into_iter()
             .flatten()
             .filter(|b| *b != x && lo.is_none_or(|l| *b >= l) && hi.is_none_or(|h| *b <= h))
             .nth(rng.random_range(0..2))
-        {
-            return b;
-        }
+    {
+        return b;
     }
     let range = match (lo, hi) {
         (Some(l), Some(h)) => (h as i128 - l as i128).max(1) as u128,

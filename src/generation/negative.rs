@@ -8,7 +8,7 @@
 //! number text digit for digit). Each value is classified against the
 //! schema, so a request says exactly what it breaks.
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::pattern::{pattern_matches, unanchored, whole_match};
 use super::values::Rng64;
@@ -314,15 +314,15 @@ pub fn breaks(api: &Api, schema: &Schema, value: &Value, place: Place) -> Option
         return Some(BreachKind::NotInEnum);
     }
     if let Some(x) = read.as_f64() {
-        if let Some(m) = s.minimum {
-            if x < m || (s.exclusive_minimum && x == m) {
-                return Some(BreachKind::BelowMinimum);
-            }
+        if let Some(m) = s.minimum
+            && (x < m || (s.exclusive_minimum && x == m))
+        {
+            return Some(BreachKind::BelowMinimum);
         }
-        if let Some(m) = s.maximum {
-            if x > m || (s.exclusive_maximum && x == m) {
-                return Some(BreachKind::AboveMaximum);
-            }
+        if let Some(m) = s.maximum
+            && (x > m || (s.exclusive_maximum && x == m))
+        {
+            return Some(BreachKind::AboveMaximum);
         }
     }
     if let Value::String(text) = &read {
@@ -333,10 +333,10 @@ pub fn breaks(api: &Api, schema: &Schema, value: &Value, place: Place) -> Option
         if s.max_length.is_some_and(|m| n > m) {
             return Some(BreachKind::TooLong);
         }
-        if let Some(matches) = s.pattern.as_deref().and_then(|p| pattern_matches(p, text)) {
-            if !matches {
-                return Some(BreachKind::PatternMismatch);
-            }
+        if let Some(matches) = s.pattern.as_deref().and_then(|p| pattern_matches(p, text))
+            && !matches
+        {
+            return Some(BreachKind::PatternMismatch);
         }
         if s.format.as_deref().is_some_and(|f| !format_fits(f, text)) {
             return Some(BreachKind::MalformedFormat);
@@ -381,10 +381,12 @@ fn as_typed(text: &str, types: &[SchemaType]) -> Value {
                 }
             }
             SchemaType::Number => {
-                if let Ok(x) = text.parse::<f64>() {
-                    if x.is_finite() && !text.trim().is_empty() && text.trim() == text {
-                        return number(x, false);
-                    }
+                if let Ok(x) = text.parse::<f64>()
+                    && x.is_finite()
+                    && !text.trim().is_empty()
+                    && text.trim() == text
+                {
+                    return number(x, false);
                 }
             }
             SchemaType::Boolean if text == "true" || text == "false" => {
@@ -564,9 +566,11 @@ mod tests {
             "no null in a query"
         );
         let json_offset = probes(&api, &prop(&api, "offset"), Place::Json, &mut rng);
-        assert!(json_offset
-            .iter()
-            .any(|p| p.value.is_null() && p.kind == BreachKind::Null));
+        assert!(
+            json_offset
+                .iter()
+                .any(|p| p.value.is_null() && p.kind == BreachKind::Null)
+        );
     }
 
     #[test]
@@ -580,9 +584,10 @@ mod tests {
             .expect("a near miss");
         let text = miss.value.as_str().unwrap();
         assert!(text.starts_with('"') && text.ends_with('"'), "{text}");
-        assert!(tag
-            .iter()
-            .all(|p| !p.value.as_str().unwrap_or("").contains('\u{0}')));
+        assert!(
+            tag.iter()
+                .all(|p| !p.value.as_str().unwrap_or("").contains('\u{0}'))
+        );
         let id = probes(&api, &prop(&api, "id"), Place::Path, &mut rng);
         assert!(id.iter().any(|p| p.kind == BreachKind::MalformedFormat));
         assert!(id.iter().all(|p| p.value != json!("")), "no empty segment");
@@ -609,9 +614,10 @@ mod tests {
         }
         // Anchored at both ends: no such value.
         let tag = probes(&api, &prop(&api, "tag"), Place::Header, &mut rng);
-        assert!(!tag
-            .iter()
-            .any(|p| p.value.as_str().is_some_and(|v| v.ends_with("abc"))));
+        assert!(
+            !tag.iter()
+                .any(|p| p.value.as_str().is_some_and(|v| v.ends_with("abc")))
+        );
     }
 
     #[test]

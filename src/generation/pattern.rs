@@ -225,9 +225,11 @@ mod tests {
         let values: Vec<String> = (0..200)
             .map(|_| matching(etag, &mut rng).unwrap())
             .collect();
-        assert!(values
-            .iter()
-            .all(|v| pattern_matches(etag, v) == Some(true)));
+        assert!(
+            values
+                .iter()
+                .all(|v| pattern_matches(etag, v) == Some(true))
+        );
         assert!(values.iter().any(|v| v == "*"));
         assert!(values.iter().any(|v| v.starts_with('"')));
         assert!(values.iter().any(|v| v.contains('*') && v.len() > 1));

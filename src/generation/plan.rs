@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use petgraph::visit::EdgeRef;
 use petgraph::Direction;
+use petgraph::visit::EdgeRef;
 
 use crate::graph::{EdgeKind, EdgeState, Label, Origin, PropertyGraph};
 use crate::model::{Api, Location};

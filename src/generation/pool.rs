@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::plan::Wanted;
 use super::values::Rng64;
-use crate::execution::wire::location_id;
 use crate::execution::Exchange;
+use crate::execution::wire::location_id;
 
 /// Values a run's pool keeps per key.
 pub const POOL_DEPTH: usize = 16;

@@ -7,9 +7,9 @@
 
 use std::collections::HashSet;
 
+use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
-use petgraph::Direction;
 
 use crate::graph::{EdgeKind, NodeKind, PropertyGraph};
 use crate::model::{Api, Method};
@@ -52,11 +52,11 @@ pub fn call_sequences(
                 } else {
                     e.target()
                 };
-                if let Some(&pos) = positions.get(&graph.graph[other].name) {
-                    if allowed(pos) {
-                        out[s.index()].push(pos);
-                        linked[pos] = true;
-                    }
+                if let Some(&pos) = positions.get(&graph.graph[other].name)
+                    && allowed(pos)
+                {
+                    out[s.index()].push(pos);
+                    linked[pos] = true;
                 }
             }
         }
@@ -245,10 +245,11 @@ fn crud_valid(api: &Api, graph: &PropertyGraph, seq: &[usize]) -> bool {
             if deleted {
                 return false;
             }
-            if let Some(fc) = first_create {
-                if k < fc && *r != Crud::Create {
-                    return false;
-                }
+            if let Some(fc) = first_create
+                && k < fc
+                && *r != Crud::Create
+            {
+                return false;
             }
             if *r == Crud::Delete {
                 deleted = true;

@@ -177,11 +177,11 @@ impl Resources {
             &self.prefixes[op]
         };
         for a in ancestors {
-            if let Some(c) = self.creator(a, rng) {
-                if c != op {
-                    calls.push(c);
-                    creates.push(true);
-                }
+            if let Some(c) = self.creator(a, rng)
+                && c != op
+            {
+                calls.push(c);
+                creates.push(true);
             }
         }
         let method = api.operations[op].method;
@@ -279,9 +279,10 @@ mod tests {
             .instantiate(&api, pos["getBook"], Template::Alone, 10, &mut rng)
             .unwrap();
         assert_eq!(names(&api, &h), ["createAuthor", "getBook"]);
-        assert!(res
-            .applicable(&api, pos["deleteBook"])
-            .contains(&Template::CreateDelete));
+        assert!(
+            res.applicable(&api, pos["deleteBook"])
+                .contains(&Template::CreateDelete)
+        );
         assert_eq!(
             res.instantiate(
                 &api,

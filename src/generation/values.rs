@@ -3,7 +3,7 @@
 //! in, all drawn from the run's seeded random generator.
 
 use rand::Rng;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::model::{Api, Schema, SchemaType};
 
@@ -32,10 +32,10 @@ fn generate(api: &Api, schema: &Schema, rng: &mut Rng64, depth: usize) -> Value 
     if !schema.examples.is_empty() && rng.random_bool(0.3) {
         return schema.examples[rng.random_range(0..schema.examples.len())].clone();
     }
-    if let Some(d) = &schema.default {
-        if rng.random_bool(0.2) {
-            return d.clone();
-        }
+    if let Some(d) = &schema.default
+        && rng.random_bool(0.2)
+    {
+        return d.clone();
     }
     if !schema.alternatives.is_empty() {
         let alt = &schema.alternatives[rng.random_range(0..schema.alternatives.len())];
@@ -94,15 +94,15 @@ fn generate(api: &Api, schema: &Schema, rng: &mut Rng64, depth: usize) -> Value 
             }
             // A free-form object (a map, query parameters by name) gets a
             // key or two of its own.
-            if let Some(extra) = &schema.additional_properties {
-                if schema.properties.is_empty() || rng.random_bool(0.3) {
-                    for _ in 0..rng.random_range(1..=2) {
-                        let key: String = (0..rng.random_range(1..=8))
-                            .map(|_| (b'a' + rng.random_range(0..26u8)) as char)
-                            .collect();
-                        let value = generate(api, extra, rng, depth + 1);
-                        out.entry(key).or_insert(value);
-                    }
+            if let Some(extra) = &schema.additional_properties
+                && (schema.properties.is_empty() || rng.random_bool(0.3))
+            {
+                for _ in 0..rng.random_range(1..=2) {
+                    let key: String = (0..rng.random_range(1..=8))
+                        .map(|_| (b'a' + rng.random_range(0..26u8)) as char)
+                        .collect();
+                    let value = generate(api, extra, rng, depth + 1);
+                    out.entry(key).or_insert(value);
                 }
             }
             Value::Object(out)
@@ -162,7 +162,7 @@ fn string(schema: &Schema, rng: &mut Rng64) -> String {
                 rng.random::<u16>() & 0xfff,
                 rng.random::<u16>() & 0xfff,
                 rng.random::<u64>() & 0xffff_ffff_ffff
-            )
+            );
         }
         Some("email") => return format!("user{n}@example.com"),
         Some("uri") | Some("url") => return format!("https://example.com/r/{n}"),

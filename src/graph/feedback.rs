@@ -15,9 +15,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+use petgraph::Direction;
 use petgraph::graph::{EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
-use petgraph::Direction;
 use serde_json::Value;
 
 use super::{
@@ -170,37 +170,37 @@ impl Feedback {
                 ),
                 _ => (Vec::new(), "$"),
             };
-            if let Some(first) = objects.first() {
-                if let Some(schema) = best_shape(g, first) {
-                    let edge = Edge {
-                        kind: EdgeKind::Produces,
-                        label: Label::Produces {
-                            sites: vec![Site {
-                                status: status.to_string(),
-                                path: path.to_string(),
-                            }],
-                        },
-                        origin: Origin::Observed,
-                        score: 1.0,
-                        evidence: vec![Evidence {
-                            exchanges: vec![seq],
-                            note: format!(
-                                "the {status} body matches the properties of {}, which the description does not promise here",
-                                g.graph[schema].name
-                            ),
+            if let Some(first) = objects.first()
+                && let Some(schema) = best_shape(g, first)
+            {
+                let edge = Edge {
+                    kind: EdgeKind::Produces,
+                    label: Label::Produces {
+                        sites: vec![Site {
+                            status: status.to_string(),
+                            path: path.to_string(),
                         }],
-                        state: EdgeState::Active,
-                    };
-                    if g.find_edge(op, schema, EdgeKind::Produces).is_none() {
-                        g.add_edge(op, schema, edge);
-                        changes.push(Change::Produces {
-                            operation: operation.to_string(),
-                            schema: g.graph[schema].name.clone(),
-                        });
-                    }
-                    for o in objects {
-                        typed.push((schema, o));
-                    }
+                    },
+                    origin: Origin::Observed,
+                    score: 1.0,
+                    evidence: vec![Evidence {
+                        exchanges: vec![seq],
+                        note: format!(
+                            "the {status} body matches the properties of {}, which the description does not promise here",
+                            g.graph[schema].name
+                        ),
+                    }],
+                    state: EdgeState::Active,
+                };
+                if g.find_edge(op, schema, EdgeKind::Produces).is_none() {
+                    g.add_edge(op, schema, edge);
+                    changes.push(Change::Produces {
+                        operation: operation.to_string(),
+                        schema: g.graph[schema].name.clone(),
+                    });
+                }
+                for o in objects {
+                    typed.push((schema, o));
                 }
             }
         }
@@ -287,10 +287,10 @@ impl Feedback {
         // Fully ordered (count, then schema and property names), so that the same
         // run makes the same decisions whatever the hash maps' order.
         ranked.sort_by(|a, b| {
-            b.1 .0
-                .cmp(&a.1 .0)
-                .then_with(|| g.graph[a.0 .0].name.cmp(&g.graph[b.0 .0].name))
-                .then_with(|| a.0 .1.cmp(&b.0 .1))
+            b.1.0
+                .cmp(&a.1.0)
+                .then_with(|| g.graph[a.0.0].name.cmp(&g.graph[b.0.0].name))
+                .then_with(|| a.0.1.cmp(&b.0.1))
         });
         let Some((them, (count, distinctive_values, evidence))) =
             ranked.first().map(|(t, c)| ((*t).clone(), (*c).clone()))
@@ -340,7 +340,11 @@ impl Feedback {
             "{}.{pa} held a value seen before as {}.{pb} {count} times out of {total} ({distinctive_values} of them no counter could make){}",
             g.graph[a].name,
             g.graph[b].name,
-            if proven { "" } else { "; a candidate until values no counter could make confirm it" }
+            if proven {
+                ""
+            } else {
+                "; a candidate until values no counter could make confirm it"
+            }
         );
         add_equivalence(
             g,
@@ -870,9 +874,11 @@ mod tests {
         let Label::Equivalent { pairs } = &g.graph[e].label else {
             panic!()
         };
-        assert!(pairs
-            .iter()
-            .any(|p| p.source == "petId" && p.target == "id" && p.rule == "observed-value"));
+        assert!(
+            pairs
+                .iter()
+                .any(|p| p.source == "petId" && p.target == "id" && p.rule == "observed-value")
+        );
         assert!(
             !pairs.iter().any(|p| p.source == "id" && p.target == "id"),
             "Order.id is not Pet.id"

@@ -16,9 +16,9 @@ pub mod query;
 
 use std::collections::HashMap;
 
+use petgraph::Direction;
 use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
 use petgraph::visit::EdgeRef;
-use petgraph::Direction;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Location, Method, SpecFormat};

@@ -4,9 +4,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
+use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
-use petgraph::Direction;
 
 use super::{Binding, EdgeKind, Label, NodeKind, Origin, PropertyGraph};
 use crate::model::Location;
@@ -238,10 +238,11 @@ pub fn chain(g: &PropertyGraph, target: NodeIndex) -> Chain {
                     format!("{}.{}", s.schema, s.property)
                 };
                 for p in &s.producers {
-                    if let Some(pix) = g.operation(p) {
-                        if pix != op && !producers.iter().any(|(x, _)| *x == pix) {
-                            producers.push((pix, via.clone()));
-                        }
+                    if let Some(pix) = g.operation(p)
+                        && pix != op
+                        && !producers.iter().any(|(x, _)| *x == pix)
+                    {
+                        producers.push((pix, via.clone()));
                     }
                 }
             }

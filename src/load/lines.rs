@@ -132,10 +132,9 @@ impl Walk {
                 if let Some(Frame::Map {
                     pointer: Some(p), ..
                 }) = closed
+                    && p == "/paths"
                 {
-                    if p == "/paths" {
-                        return false;
-                    }
+                    return false;
                 }
                 self.value_done();
             }
@@ -145,12 +144,13 @@ impl Walk {
                     self.value_done();
                     return true;
                 };
-                if let Some(p) = pointer.as_deref() {
-                    if depth > 1 && (p == "/paths" || p.starts_with("/paths/")) {
-                        let here = format!("{p}/{}", super::document::escape_pointer(&text));
-                        let line = u32::try_from(mark.line()).unwrap_or(u32::MAX);
-                        self.found.entry(here).or_insert(line);
-                    }
+                if let Some(p) = pointer.as_deref()
+                    && depth > 1
+                    && (p == "/paths" || p.starts_with("/paths/"))
+                {
+                    let here = format!("{p}/{}", super::document::escape_pointer(&text));
+                    let line = u32::try_from(mark.line()).unwrap_or(u32::MAX);
+                    self.found.entry(here).or_insert(line);
                 }
                 if let Some(Frame::Map { key, .. }) = self.stack.last_mut() {
                     *key = Some(text);

@@ -278,28 +278,28 @@ fn local_refs_into_missing_sections(
 ) {
     match v {
         serde_json::Value::Object(map) => {
-            if let Some(r) = map.get("$ref").and_then(serde_json::Value::as_str) {
-                if let Some(rest) = r.strip_prefix("#/") {
-                    let section = rest
-                        .split('/')
-                        .next()
-                        .unwrap_or("")
-                        .replace("~1", "/")
-                        .replace("~0", "~");
-                    // The sections a description puts `$ref` targets in: a
-                    // missing one is missing text, not a typo in one `$ref`.
-                    let known = [
-                        "components",
-                        "definitions",
-                        "parameters",
-                        "responses",
-                        "securityDefinitions",
-                        "paths",
-                        "webhooks",
-                    ];
-                    if known.contains(&section.as_str()) && root.get(&section).is_none() {
-                        *out.entry(section).or_default() += 1;
-                    }
+            if let Some(r) = map.get("$ref").and_then(serde_json::Value::as_str)
+                && let Some(rest) = r.strip_prefix("#/")
+            {
+                let section = rest
+                    .split('/')
+                    .next()
+                    .unwrap_or("")
+                    .replace("~1", "/")
+                    .replace("~0", "~");
+                // The sections a description puts `$ref` targets in: a
+                // missing one is missing text, not a typo in one `$ref`.
+                let known = [
+                    "components",
+                    "definitions",
+                    "parameters",
+                    "responses",
+                    "securityDefinitions",
+                    "paths",
+                    "webhooks",
+                ];
+                if known.contains(&section.as_str()) && root.get(&section).is_none() {
+                    *out.entry(section).or_default() += 1;
                 }
             }
             for child in map.values() {

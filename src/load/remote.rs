@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{load, Loaded, SpecError};
+use super::{Loaded, SpecError, load};
 
 /// Whether the SPEC argument names a URL rather than a file.
 pub fn is_url(spec: &str) -> bool {
@@ -70,10 +70,10 @@ pub async fn fetch(
             }
             seen.push(next_doc.clone());
             // A file that cannot be fetched is reported where it is used.
-            if let Ok(text) = get(client, &next_doc, headers).await {
-                if write(&local(&next_doc), &text, &shown).is_ok() {
-                    todo.push((next_doc, text));
-                }
+            if let Ok(text) = get(client, &next_doc, headers).await
+                && write(&local(&next_doc), &text, &shown).is_ok()
+            {
+                todo.push((next_doc, text));
             }
         }
     }

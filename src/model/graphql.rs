@@ -198,12 +198,12 @@ impl TypeSystem {
             }
         }
         for (iface, objs) in implementers {
-            if let Some(t) = self.types.get_mut(&iface) {
-                if t.kind == TypeKind::Interface {
-                    for o in objs {
-                        if !t.possible_types.contains(&o) {
-                            t.possible_types.push(o);
-                        }
+            if let Some(t) = self.types.get_mut(&iface)
+                && t.kind == TypeKind::Interface
+            {
+                for o in objs {
+                    if !t.possible_types.contains(&o) {
+                        t.possible_types.push(o);
                     }
                 }
             }

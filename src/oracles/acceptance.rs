@@ -6,8 +6,8 @@
 
 use super::{FaultCheck, Finding};
 use crate::execution::{BreachKind, Exchange};
-use crate::model::security::requires_credentials;
 use crate::model::Operation;
+use crate::model::security::requires_credentials;
 
 /// The finding a 2xx to a deliberately wrong request makes, if any:
 /// `ignored_auth` for credentials, `invalid_input_accepted` for an input

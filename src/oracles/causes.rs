@@ -581,8 +581,13 @@ mod tests {
         );
         assert_eq!(r3.key, r4.key);
         let trace = |op: &str| {
-            ex(op, "/x", 500, "text/plain",
-               "Traceback (most recent call last):\n  File \"/app/db.py\", line 12, in insert\n    x()\nsqlite3.IntegrityError: UNIQUE constraint failed: t.name\n")
+            ex(
+                op,
+                "/x",
+                500,
+                "text/plain",
+                "Traceback (most recent call last):\n  File \"/app/db.py\", line 12, in insert\n    x()\nsqlite3.IntegrityError: UNIQUE constraint failed: t.name\n",
+            )
         };
         let r5 = reason(&finding("server_error", "opA", ""), &trace("opA"));
         assert_eq!(

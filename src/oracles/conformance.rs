@@ -91,10 +91,10 @@ pub fn media_matches(documented: &str, actual: &str) -> bool {
     if d == a || d == "*/*" || d.is_empty() {
         return true;
     }
-    if let Some(prefix) = d.strip_suffix("/*") {
-        if a.split('/').next() == Some(prefix) {
-            return true;
-        }
+    if let Some(prefix) = d.strip_suffix("/*")
+        && a.split('/').next() == Some(prefix)
+    {
+        return true;
     }
     is_json(&d) && is_json(&a)
 }

@@ -34,7 +34,7 @@ pub fn status(op: Option<&Operation>, ex: &Exchange, status: u16) -> Option<Stri
     let request = &ex.request;
     match status {
         414 if request.path.len() >= LONG_URI => {
-            return Some(format!("its URI is {} characters long", request.path.len()))
+            return Some(format!("its URI is {} characters long", request.path.len()));
         }
         431 => {
             let bytes: usize = request.headers.iter().map(|(n, v)| n.len() + v.len()).sum();

@@ -20,22 +20,20 @@ pub(crate) fn text(v: &Value) -> Option<String> {
 /// (or its envelope's, `data.id`).
 pub fn given_ids(ex: &Exchange) -> Vec<String> {
     let mut out = Vec::new();
-    if let Some(loc) = ex.header("location") {
-        if let Some(id) = crate::execution::wire::location_id(loc)
+    if let Some(loc) = ex.header("location")
+        && let Some(id) = crate::execution::wire::location_id(loc)
             .as_ref()
             .and_then(text)
-        {
-            out.push(id);
-        }
+    {
+        out.push(id);
     }
     if let Some(id) = ex
         .json()
         .and_then(crate::execution::wire::body_id)
         .and_then(text)
+        && !out.contains(&id)
     {
-        if !out.contains(&id) {
-            out.push(id);
-        }
+        out.push(id);
     }
     out
 }
@@ -152,14 +150,14 @@ pub fn sent_ids(ex: &Exchange) -> Vec<(String, String)> {
             out.push((v.into_owned(), k.into_owned()));
         }
     }
-    if let Some(body) = ex.request.body.as_deref() {
-        if let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(body) {
-            for (k, v) in fields {
-                if is_id_name(&k) {
-                    if let Some(t) = text(&v) {
-                        out.push((t, k));
-                    }
-                }
+    if let Some(body) = ex.request.body.as_deref()
+        && let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(body)
+    {
+        for (k, v) in fields {
+            if is_id_name(&k)
+                && let Some(t) = text(&v)
+            {
+                out.push((t, k));
             }
         }
     }

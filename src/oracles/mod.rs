@@ -23,8 +23,8 @@ pub mod schema;
 pub mod stateful;
 pub mod witness;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -466,10 +466,11 @@ impl Checker {
                 explained::delay(op, ex).is_some()
             };
             for o in registry::ORACLES {
-                if let registry::Judge::NoAnswer(check) = o.rest {
-                    if self.enabled(o.code) && !(o.code == "timeout" && asked_to_wait()) {
-                        out.extend(check(ex));
-                    }
+                if let registry::Judge::NoAnswer(check) = o.rest
+                    && self.enabled(o.code)
+                    && !(o.code == "timeout" && asked_to_wait())
+                {
+                    out.extend(check(ex));
                 }
             }
             return out;

@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use super::{acceptance, leaks, stateful, Answer, FaultCheck, Finding};
+use super::{Answer, FaultCheck, Finding, acceptance, leaks, stateful};
 use crate::execution::{Exchange, FailureKind};
 
 /// What a fault says about the server.

@@ -202,21 +202,20 @@ fn missing<'a>(s: &Sequence<'a>) -> Option<Missing<'a>> {
         if parent_deleted {
             return None;
         }
-        if let Some(loc) = prev.header("location") {
-            if (s.location)(loc)
+        if let Some(loc) = prev.header("location")
+            && (s.location)(loc)
                 .as_deref()
                 .map(|p| p.split('?').next().unwrap_or(""))
                 == Some(path)
-            {
-                return Some(Missing::Located(prev, loc));
-            }
+        {
+            return Some(Missing::Located(prev, loc));
         }
-        if prev.request.method == "POST" {
-            if let Some(id) = created_id(prev) {
-                let item = format!("{}/{id}", path_of(prev).trim_end_matches('/'));
-                if item == path {
-                    return Some(Missing::Created(prev, id));
-                }
+        if prev.request.method == "POST"
+            && let Some(id) = created_id(prev)
+        {
+            let item = format!("{}/{id}", path_of(prev).trim_end_matches('/'));
+            if item == path {
+                return Some(Missing::Created(prev, id));
             }
         }
         // Anything done since to this path explains the 404.

@@ -11,8 +11,8 @@ use petgraph::visit::EdgeRef;
 
 use std::collections::HashMap;
 
-use petgraph::graph::NodeIndex;
 use petgraph::Direction;
+use petgraph::graph::NodeIndex;
 
 use super::{GraphCoverage, LinkCoverage, OperationReport};
 use crate::generation::search::LinkFlow;

@@ -27,7 +27,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::{GraphCoverage, LinkCoverage, Report};
 use crate::execution::secrets::Secrets;

@@ -27,7 +27,7 @@
 use std::fmt::Write;
 use std::time::SystemTime;
 
-use super::{escape_attr, escape_text, utc_timestamp, Report};
+use super::{Report, escape_attr, escape_text, utc_timestamp};
 use crate::execution::secrets::Secrets;
 use crate::oracles::{Confirmation, Fault};
 

@@ -26,7 +26,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 
-use crate::execution::{secrets::Secrets, Exchange, RunOutcome};
+use crate::execution::{Exchange, RunOutcome, secrets::Secrets};
 use crate::graph::export::GraphDocument;
 use crate::model::Api;
 use crate::oracles::Fault;

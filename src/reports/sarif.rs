@@ -43,14 +43,14 @@ use std::fmt::Write;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use percent_encoding::{utf8_percent_encode, AsciiSet, CONTROLS};
-use serde_json::{json, Map, Value};
+use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
+use serde_json::{Map, Value, json};
 
 use super::junit::confirmation_text;
-use super::{legal, utc_timestamp, Report};
+use super::{Report, legal, utc_timestamp};
 use crate::execution::secrets::Secrets;
-use crate::oracles::registry::{oracle, Class, Concern, Oracle};
-use crate::oracles::{leaks, Confirmation, Fault, WitnessStep};
+use crate::oracles::registry::{Class, Concern, Oracle, oracle};
+use crate::oracles::{Confirmation, Fault, WitnessStep, leaks};
 
 /// The schema the file names in `$schema`: the OASIS Standard with its errata.
 const SCHEMA_URI: &str =
@@ -225,10 +225,10 @@ fn artifact_uri(location: &str) -> String {
         }
     }
     let path = Path::new(location);
-    if path.is_absolute() {
-        if let Ok(url) = url::Url::from_file_path(path) {
-            return url.to_string();
-        }
+    if path.is_absolute()
+        && let Ok(url) = url::Url::from_file_path(path)
+    {
+        return url.to_string();
     }
     relative_uri(location)
 }

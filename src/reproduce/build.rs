@@ -320,42 +320,42 @@ pub fn script(
             .content_type
             .as_deref()
             .is_some_and(crate::model::is_json_mime);
-        if let (true, Some(text_body)) = (json_body, &ex.request.body) {
-            if let Ok(mut value) = crate::execution::wire::parse_json_exact(text_body) {
-                let mut found = Vec::new();
-                leaves(&value, String::new(), 3, &mut found);
-                let mut replaced = Vec::new();
-                for (pointer, field, v) in found {
-                    let Some(t) = text(&v) else { continue };
-                    if !is_id_name(&field) {
-                        continue;
-                    }
-                    let found = sources(earlier, &t, &field, "", location);
-                    if found.is_none() {
-                        unmade.push(Unmade::new(ex, &pointer[1..], &t));
-                    }
-                    if let Some(c) = found {
-                        let var = capture(&mut steps, &c, &field);
-                        if let Some(slot) = value.pointer_mut(&pointer) {
-                            let bare = slot.is_number();
-                            *slot = Value::String(format!("{MARK}{var}{MARK}"));
-                            replaced.push((var, bare));
-                        }
+        if let (true, Some(text_body)) = (json_body, &ex.request.body)
+            && let Ok(mut value) = crate::execution::wire::parse_json_exact(text_body)
+        {
+            let mut found = Vec::new();
+            leaves(&value, String::new(), 3, &mut found);
+            let mut replaced = Vec::new();
+            for (pointer, field, v) in found {
+                let Some(t) = text(&v) else { continue };
+                if !is_id_name(&field) {
+                    continue;
+                }
+                let found = sources(earlier, &t, &field, "", location);
+                if found.is_none() {
+                    unmade.push(Unmade::new(ex, &pointer[1..], &t));
+                }
+                if let Some(c) = found {
+                    let var = capture(&mut steps, &c, &field);
+                    if let Some(slot) = value.pointer_mut(&pointer) {
+                        let bare = slot.is_number();
+                        *slot = Value::String(format!("{MARK}{var}{MARK}"));
+                        replaced.push((var, bare));
                     }
                 }
-                if !replaced.is_empty() {
-                    let mut s = crate::execution::wire::json_text(&value);
-                    for (var, bare) in replaced {
-                        let marked = format!("\"\\u0001{var}\\u0001\"");
-                        let with = if bare {
-                            format!("{{{{{var}}}}}")
-                        } else {
-                            format!("\"{{{{{var}}}}}\"")
-                        };
-                        s = s.replace(&marked, &with);
-                    }
-                    body = Some(s);
+            }
+            if !replaced.is_empty() {
+                let mut s = crate::execution::wire::json_text(&value);
+                for (var, bare) in replaced {
+                    let marked = format!("\"\\u0001{var}\\u0001\"");
+                    let with = if bare {
+                        format!("{{{{{var}}}}}")
+                    } else {
+                        format!("\"{{{{{var}}}}}\"")
+                    };
+                    s = s.replace(&marked, &with);
                 }
+                body = Some(s);
             }
         }
         steps.push(Step {

@@ -381,10 +381,10 @@ pub fn render(script: &Script, title: &str) -> String {
 pub fn render_redacted(script: &Script, title: &str, secrets: &Secrets) -> String {
     let mut script = script.clone();
     for step in &mut script.steps {
-        if let Some(body) = &mut step.body {
-            if let std::borrow::Cow::Owned(clean) = secrets.redact(body) {
-                *body = clean;
-            }
+        if let Some(body) = &mut step.body
+            && let std::borrow::Cow::Owned(clean) = secrets.redact(body)
+        {
+            *body = clean;
         }
     }
     render(&script, title)

@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use super::script_run::ScriptRun;
 use super::shrink::{Job, Outcome, ShrinkDriver};
-use super::{build, hurl, shell, Script, ScriptFault};
+use super::{Script, ScriptFault, build, hurl, shell};
 use crate::execution::{
-    self, secrets::Secrets, Credentials, Driver, Exchange, Politeness, RunConfig, TestRun,
-    TraceWriter, Transport,
+    self, Credentials, Driver, Exchange, Politeness, RunConfig, TestRun, TraceWriter, Transport,
+    secrets::Secrets,
 };
 use crate::model::Api;
-use crate::oracles::{witness::Ledger, Checker, Confirmation, Kept, Reproducer, WitnessStep};
+use crate::oracles::{Checker, Confirmation, Kept, Reproducer, WitnessStep, witness::Ledger};
 
 /// What the phase may spend, at most: a fifth of the run's time budget,
 /// and no more than this.

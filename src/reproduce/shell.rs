@@ -72,11 +72,7 @@ fn var(name: &str) -> String {
     let plain = clean == name
         && name.starts_with(|c: char| c.is_ascii_lowercase())
         && !RESERVED.contains(&name);
-    if plain {
-        clean
-    } else {
-        format!("v_{clean}")
-    }
+    if plain { clean } else { format!("v_{clean}") }
 }
 
 /// A text with `{{var}}`s as one shell word: literal parts quoted,
@@ -278,7 +274,9 @@ fn condition(check: &FaultCheck) -> String {
     match check {
         FaultCheck::Status { status: s } => status(*s),
         FaultCheck::ServerError => {
-            format!("{number} && [ \"$status\" -ge 500 ] && [ \"$status\" -le 599 ] && [ \"$status\" -ne 501 ]")
+            format!(
+                "{number} && [ \"$status\" -ge 500 ] && [ \"$status\" -le 599 ] && [ \"$status\" -ne 501 ]"
+            )
         }
         FaultCheck::Success => {
             format!("{number} && [ \"$status\" -ge 200 ] && [ \"$status\" -lt 300 ]")

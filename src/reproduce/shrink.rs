@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::script_run::ScriptRun;
 use super::Script;
+use super::script_run::ScriptRun;
 use crate::execution::{Driver, Exchange, TestRun};
 use crate::model::Api;
 use crate::oracles::{Checker, Confirmation};

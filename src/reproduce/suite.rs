@@ -8,7 +8,7 @@
 //! fill, or sends an id another test made and expects data for it (GraphQL).
 
 use super::build;
-use super::phase::{graphql_errors, SuiteLeftOut, SuiteScript, Why};
+use super::phase::{SuiteLeftOut, SuiteScript, Why, graphql_errors};
 use super::{Script, Source, Step};
 use crate::execution::Exchange;
 use crate::model::Api;

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::options::RunOptions;
-use crate::execution::{secrets::Secrets, Credentials, Politeness, RunConfig, TestRun, Transport};
+use crate::execution::{Credentials, Politeness, RunConfig, TestRun, Transport, secrets::Secrets};
 use crate::model::Api;
-use crate::oracles::{witness::Ledger, Checker, Confirmation};
+use crate::oracles::{Checker, Confirmation, witness::Ledger};
 use crate::reports::Report;
 use crate::reproduce::phase::{Channel, Fate, SuiteLeftOut};
 use crate::reproduce::{self, Script};

@@ -17,19 +17,19 @@ pub mod session;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
-pub use options::{parse_duration, RunOptions};
-pub use session::{introspect, open_session, with_base_path, Session};
+pub use options::{RunOptions, parse_duration};
+pub use session::{Session, introspect, open_session, with_base_path};
 
 use crate::execution::StopReason;
+use crate::generation::Search;
 use crate::generation::graphql::Graphql;
 use crate::generation::rest::Rest;
 use crate::generation::search::Protocol;
-use crate::generation::Search;
 use crate::graph::{self, export::GraphDocument, feedback::Feedback};
 use crate::load::SpecSource;
-use crate::model::text::one_line;
 use crate::model::Api;
-use crate::reports::{self, events::Phase, Report};
+use crate::model::text::one_line;
+use crate::reports::{self, Report, events::Phase};
 use crate::reproduce;
 
 /// Exit status when faults were found.

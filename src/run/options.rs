@@ -425,7 +425,7 @@ pub fn parse_bytes(text: &str) -> Result<usize, String> {
         other => {
             return Err(format!(
                 "{text:?}: unknown unit {other:?}; write bytes, or a number with k, M, G (by 1024; also KiB, MiB, GiB) or kB, MB, GB (by 1000), e.g. 64k or 4MiB"
-            ))
+            ));
         }
     };
     let n: f64 = number.replace('_', "").parse().map_err(|_| {

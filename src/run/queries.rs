@@ -5,17 +5,17 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::confirm::{confirm_faults, Link};
+use super::confirm::{Link, confirm_faults};
 use super::options::RunOptions;
 use super::{RunSummary, Session};
 use crate::execution::{Exchange, RequestSpec, TestRun};
 use crate::generation::graphql::coverage::CoverageTally;
-use crate::load::query_log::{self, LoggedQuery, OpKind};
 use crate::load::SpecSource;
+use crate::load::query_log::{self, LoggedQuery, OpKind};
 use crate::model::text::one_line;
-use crate::oracles::{witness::Ledger, Checker, Faults};
+use crate::oracles::{Checker, Faults, witness::Ledger};
 use crate::reports;
-use crate::reproduce::{self, phase::Recorder, Script, Step};
+use crate::reproduce::{self, Script, Step, phase::Recorder};
 
 /// One logged request, sent once.
 struct Once(Option<RequestSpec>);

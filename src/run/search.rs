@@ -6,11 +6,11 @@ use std::sync::{Arc, Mutex};
 use super::options::RunOptions;
 use super::progress::Progress;
 use crate::execution::{
-    self, secrets::Secrets, Credentials, Politeness, RunConfig, TraceWriter, Transport,
+    self, Credentials, Politeness, RunConfig, TraceWriter, Transport, secrets::Secrets,
 };
 use crate::model::text::one_line;
-use crate::reports::events::{Events, Phase};
 use crate::reports::Tally;
+use crate::reports::events::{Events, Phase};
 
 /// What the search finds, as the progress line and the events read it while
 /// the search runs.

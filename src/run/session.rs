@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use super::options::RunOptions;
 use super::RunSummary;
-use crate::execution::{self, secrets::Secrets, Credentials};
+use super::options::RunOptions;
+use crate::execution::{self, Credentials, secrets::Secrets};
 use crate::load::SpecSource;
 use crate::model::Api;
 use crate::reports::events::{Event, Events};
@@ -113,7 +113,9 @@ pub async fn open_session(
             .iter()
             .any(|(n, _)| n.eq_ignore_ascii_case(&info.header.0))
         {
-            eprintln!("warning: -H gives an Authorization header, so the user and password of --target are not sent");
+            eprintln!(
+                "warning: -H gives an Authorization header, so the user and password of --target are not sent"
+            );
         } else {
             headers.push(info.header);
         }

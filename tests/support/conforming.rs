@@ -33,11 +33,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::body::Bytes;
 use axum::extract::{Request, State};
-use axum::http::{header, Method, StatusCode};
+use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
 use percent_encoding::percent_decode_str;
-use serde_json::{json, Map, Number, Value};
+use serde_json::{Map, Number, Value, json};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 

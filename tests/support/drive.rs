@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use cartograph::execution::{self, secrets::Secrets, Credentials, Exchange, RunConfig};
+use cartograph::execution::{self, Credentials, Exchange, RunConfig, secrets::Secrets};
 use cartograph::model::Api;
 use cartograph::oracles::Checker;
 use cartograph::reproduce::phase::Recorder;

@@ -14,7 +14,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 
 use axum::routing::post;
 use axum::{Json, Router};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 

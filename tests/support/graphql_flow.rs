@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_graphql::{
-    Context, EmptySubscription, Error, InputValueError, InputValueResult, Object, Result, Scalar,
-    ScalarType, Schema, SimpleObject, Value, ID,
+    Context, EmptySubscription, Error, ID, InputValueError, InputValueResult, Object, Result,
+    Scalar, ScalarType, Schema, SimpleObject, Value,
 };
 use axum::extract::State;
 use axum::routing::post;

@@ -27,8 +27,8 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use async_graphql::{
-    EmptyMutation, EmptySubscription, Error, InputObject, MaybeUndefined, Object, Schema,
-    SimpleObject, ID,
+    EmptyMutation, EmptySubscription, Error, ID, InputObject, MaybeUndefined, Object, Schema,
+    SimpleObject,
 };
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -371,7 +371,7 @@ async fn graphql(State(schema): State<ItemsSchema>, body: String) -> Response {
             return Json(async_graphql::Response::from_errors(vec![
                 async_graphql::ServerError::new(e.to_string(), None),
             ]))
-            .into_response()
+            .into_response();
         }
     };
     let response = schema.execute(request).await;

@@ -6,11 +6,11 @@ use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
-use axum::Router;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 

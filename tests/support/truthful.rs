@@ -19,15 +19,15 @@
 
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
-use axum::extract::{Request, State};
-use axum::http::{header, StatusCode};
-use axum::response::{IntoResponse, Response};
 use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
 use graphql_parser::query as q;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 

@@ -14,8 +14,8 @@ use rand::Rng;
 use serde_json::{Map, Value};
 
 use super::genes::{FieldSelection, GqlCall, Selection};
-use crate::generation::mutation::{mutate_value, Heat};
-use crate::generation::values::{value_for, Rng64};
+use crate::generation::mutation::{Heat, mutate_value};
+use crate::generation::values::{Rng64, value_for};
 use crate::model::graphql::{Field, InputValue, NamedType, TypeKind, TypeRef, TypeSystem};
 use crate::model::{Api, Schema, SchemaType, SpecFormat};
 
@@ -695,7 +695,7 @@ impl GqlGenerator {
             // most text: mostly another well-formed value, now and then
             // text mutated out of shape.
             _ if format_of(name).is_some() && rng.random_bool(0.8) => {
-                return self.scalar(name, rng)
+                return self.scalar(name, rng);
             }
             _ => (SchemaType::String, value.is_string()),
         };
@@ -823,7 +823,7 @@ mod tests {
 
     #[test]
     fn custom_scalars_named_like_a_format_get_and_mostly_keep_its_shape() {
-        let gen = GqlGenerator::new(&demo(), DEFAULT_MAX_DEPTH);
+        let generator = GqlGenerator::new(&demo(), DEFAULT_MAX_DEPTH);
         let mut rng = Rng64::seed_from_u64(5);
         let is_uuid = |v: &Value| {
             let s = v.as_str().unwrap_or_default();
@@ -836,14 +836,15 @@ mod tests {
         };
         let mut kept = 0;
         for _ in 0..200 {
-            let v = gen.scalar("UUID", &mut rng);
+            let v = generator.scalar("UUID", &mut rng);
             assert!(is_uuid(&v), "{v}");
-            assert!(is_uuid(&gen.scalar("PersonGuid", &mut rng)));
-            let day = gen.scalar("DateTime", &mut rng);
-            assert!(day
-                .as_str()
-                .is_some_and(|d| d.len() == 20 && d.ends_with('Z')));
-            kept += usize::from(is_uuid(&gen.mutate_scalar("UUID", &v, &mut rng)));
+            assert!(is_uuid(&generator.scalar("PersonGuid", &mut rng)));
+            let day = generator.scalar("DateTime", &mut rng);
+            assert!(
+                day.as_str()
+                    .is_some_and(|d| d.len() == 20 && d.ends_with('Z'))
+            );
+            kept += usize::from(is_uuid(&generator.mutate_scalar("UUID", &v, &mut rng)));
         }
         // Four mutations in five draw a new uuid; the fifth edits the text.
         assert!(
@@ -851,7 +852,7 @@ mod tests {
             "{kept} of 200 mutants stayed uuids"
         );
         // A scalar whose name says nothing stays short text.
-        assert!(gen.scalar("Cursor", &mut rng).is_string());
+        assert!(generator.scalar("Cursor", &mut rng).is_string());
     }
 
     #[test]

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::links::Links;
-use super::run::{root_name, GqlRun, POOLED};
-use super::{reusable_scalar, scalar_key, Graphql};
+use super::run::{GqlRun, POOLED, root_name};
+use super::{Graphql, reusable_scalar, scalar_key};
 use crate::execution::Exchange;
 use crate::generation::search::Cx;
 use crate::model::graphql::TypeSystem;
@@ -44,7 +44,7 @@ impl Graphql {
         exchanges: &[Exchange],
         findings: &[Vec<Finding>],
     ) -> Vec<(String, f64)> {
-        let ts = self.gen.type_system().clone();
+        let ts = self.generator.type_system().clone();
         let mut reached: Vec<(String, f64)> = Vec::new();
         let (mut answered, mut root_pairs) = (Vec::new(), Vec::new());
         let mut changed = false;
@@ -105,12 +105,14 @@ impl Graphql {
                     }
                 }
             }
-            if data && !errors && call.breach.is_none() {
-                if let Some(&op) = self.positions.get(&name) {
-                    let mut base = run.test.clone();
-                    base.calls.truncate(k + 1);
-                    self.negative_base(op, base);
-                }
+            if data
+                && !errors
+                && call.breach.is_none()
+                && let Some(&op) = self.positions.get(&name)
+            {
+                let mut base = run.test.clone();
+                base.calls.truncate(k + 1);
+                self.negative_base(op, base);
             }
             if data && !errors {
                 self.forget_deleted(&ts, call);

@@ -4,8 +4,8 @@
 //! which queries list it.
 
 use indexmap::IndexMap;
-use petgraph::visit::EdgeRef;
 use petgraph::Direction;
+use petgraph::visit::EdgeRef;
 
 use crate::graph::{EdgeKind, EdgeState, Label, NodeKind, PropertyGraph};
 use crate::model::{Location, Method};
@@ -160,7 +160,7 @@ impl Links {
         &'a self,
         op: &str,
         input: &'a str,
-    ) -> impl Iterator<Item = &'a ArgSource> + 'a {
+    ) -> impl Iterator<Item = &'a ArgSource> + 'a + use<'a> {
         self.sources
             .get(op)
             .into_iter()

@@ -25,22 +25,22 @@ use rand::{Rng, SeedableRng};
 use serde_json::Value;
 
 pub use coverage::SchemaCoverage;
-pub use generate::{GqlGenerator, DEFAULT_MAX_DEPTH};
+pub use generate::{DEFAULT_MAX_DEPTH, GqlGenerator};
 pub use genes::{ArgMode, FieldSelection, GqlCall, Selection};
 pub use render::to_sdl;
-pub use run::{root_name, GqlRun};
+pub use run::{GqlRun, root_name};
 
 use self::coverage::CoverageTally;
 use self::links::{Links, Maker};
 use self::run::coerce;
-use super::pool::{ValuePool, POOL_DEPTH};
+use super::pool::{POOL_DEPTH, ValuePool};
 use super::search::{Cx, Protocol, Search, SearchConfig};
 use super::test::{Call, Sampler, TestCase};
 use super::values::Rng64;
 use crate::execution::Exchange;
-use crate::graph::feedback::Feedback;
 use crate::graph::PropertyGraph;
-use crate::model::graphql::{TypeKind, TypeSystem, BUILTIN_SCALARS};
+use crate::graph::feedback::Feedback;
+use crate::model::graphql::{BUILTIN_SCALARS, TypeKind, TypeSystem};
 use crate::model::{Api, Method};
 use crate::oracles::Finding;
 
@@ -80,7 +80,7 @@ pub type GqlTest = TestCase<GqlCall>;
 /// The GraphQL protocol: the type system's generator, what the graph says
 /// (creators and value sources), and the schema coverage answers showed.
 pub struct Graphql {
-    gen: Arc<GqlGenerator>,
+    generator: Arc<GqlGenerator>,
     links: Arc<Links>,
     /// Requests go to the endpoint itself: an empty path under the target.
     path: String,
@@ -133,7 +133,7 @@ impl Graphql {
             Links::default()
         };
         Graphql {
-            gen: Arc::new(GqlGenerator::new(ts, DEFAULT_MAX_DEPTH)),
+            generator: Arc::new(GqlGenerator::new(ts, DEFAULT_MAX_DEPTH)),
             links: Arc::new(links),
             path: String::new(),
             coverage: CoverageTally::new(ts, callable.len()),
@@ -154,7 +154,7 @@ impl Graphql {
         test: &mut GqlTest,
         rng: &mut Rng64,
     ) -> HashMap<(usize, String), (Value, String)> {
-        let ts = self.gen.type_system();
+        let ts = self.generator.type_system();
         let mut out = HashMap::new();
         for (i, call) in test.calls.iter_mut().enumerate() {
             let op = root_name(ts, &call.genes);
@@ -190,10 +190,10 @@ impl Graphql {
                 if !rng.random_bool(REUSE_SCALAR) {
                     continue;
                 }
-                if let Some(v) = self.pool.pick(&scalar_key(base), LATEST, rng) {
-                    if let Some(v) = coerce(ts, &arg.ty, &v) {
-                        *value = Some(v);
-                    }
+                if let Some(v) = self.pool.pick(&scalar_key(base), LATEST, rng)
+                    && let Some(v) = coerce(ts, &arg.ty, &v)
+                {
+                    *value = Some(v);
                 }
             }
         }
@@ -214,7 +214,7 @@ impl Graphql {
         let Some(last) = base.calls.last() else {
             return;
         };
-        let breaches = negative::breaches(self.gen.type_system(), &last.genes);
+        let breaches = negative::breaches(self.generator.type_system(), &last.genes);
         self.negatives.insert(op, (base, breaches, true));
     }
 
@@ -256,7 +256,7 @@ impl Graphql {
     /// A call of `op` with random genes.
     fn call(&self, cx: &mut Cx, op: usize) -> GqlTestCall {
         let (root, field) = &self.roots[&op];
-        Call::of(op, self.gen.sample(root, field, &mut cx.rng))
+        Call::of(op, self.generator.sample(root, field, &mut cx.rng))
     }
 
     /// The calls that make or list what a call's arguments are fed from,
@@ -273,7 +273,7 @@ impl Graphql {
         if depth == 0 || !cx.config.use_graph {
             return Vec::new();
         }
-        let ts = self.gen.type_system();
+        let ts = self.generator.type_system();
         let links = self.links.clone();
         let op = root_name(ts, call);
         let mut made: Vec<String> = Vec::new();
@@ -329,7 +329,7 @@ impl Graphql {
                     continue;
                 }
                 let mut made_call = self.call(cx, maker_op);
-                self.gen.ensure_selected(
+                self.generator.ensure_selected(
                     &mut made_call.genes,
                     &maker.path,
                     &source.property,
@@ -349,7 +349,7 @@ impl Graphql {
 
     /// Whether query `field` can be called without any argument (a listing).
     fn lists_freely(&self, field: &str) -> bool {
-        let ts = self.gen.type_system();
+        let ts = self.generator.type_system();
         ts.query_type
             .as_deref()
             .and_then(|q| ts.get(q))
@@ -404,7 +404,7 @@ impl Protocol for Graphql {
             if !self.negatives.contains_key(&op) {
                 let base = self.initial(cx, op);
                 let breaches = match base.calls.last() {
-                    Some(last) => negative::breaches(self.gen.type_system(), &last.genes),
+                    Some(last) => negative::breaches(self.generator.type_system(), &last.genes),
                     None => Default::default(),
                 };
                 self.negatives.insert(op, (base, breaches, false));
@@ -455,7 +455,7 @@ impl Protocol for Graphql {
         let n = test.calls.len();
         if cx.rng.random_bool(0.8) || n >= cx.config.mio.max_length {
             let i = cx.rng.random_range(0..n);
-            self.gen.mutate(&mut test.calls[i].genes, &mut cx.rng);
+            self.generator.mutate(&mut test.calls[i].genes, &mut cx.rng);
         } else {
             let op = cx.random_op();
             let extra = self.call(cx, op);
@@ -474,7 +474,7 @@ impl Protocol for Graphql {
         let mut rng = Rng64::seed_from_u64(test.seed ^ 0x9e37_79b9_7f4a_7c15);
         let fallback = self.pooled_values(&mut test, &mut rng);
         GqlRun {
-            gen: self.gen.clone(),
+            generator: self.generator.clone(),
             links: self.links.clone(),
             rng: Rng64::seed_from_u64(test.seed),
             path: self.path.clone(),
@@ -505,7 +505,7 @@ impl Protocol for Graphql {
     }
 
     fn describe(&self, _cx: &Cx, call: &GqlTestCall) -> Value {
-        let (query, variables) = self.gen.render(&call.genes, ArgMode::Variables);
+        let (query, variables) = self.generator.render(&call.genes, ArgMode::Variables);
         let mut out = serde_json::json!({
             "query": query,
             "variables": variables,
@@ -766,9 +766,11 @@ mod tests {
             graph.schema("Author").unwrap(),
             graph.operation("Mutation.createBook").unwrap(),
         );
-        assert!(graph
-            .find_edge(author, create, EdgeKind::Consumes)
-            .is_some());
+        assert!(
+            graph
+                .find_edge(author, create, EdgeKind::Consumes)
+                .is_some()
+        );
         let mut d = searcher(api, &ts, graph, None, config(4, true));
         let books = samples_ending_in(&mut d, "book");
         assert!(!books.is_empty());

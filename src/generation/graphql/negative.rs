@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::genes::{GqlBreach, GqlCall};
 use crate::execution::{Breach, BreachKind};
@@ -236,9 +236,10 @@ mod tests {
         assert!(all.iter().any(|b| b.arg == "limit"
             && b.value == Some(json!(2_147_483_648i64))
             && b.note.kind == BreachKind::AboveMaximum));
-        assert!(all
-            .iter()
-            .any(|b| b.arg == "kind" && b.note.kind == BreachKind::NotInEnum));
+        assert!(
+            all.iter()
+                .any(|b| b.arg == "kind" && b.note.kind == BreachKind::NotInEnum)
+        );
         // An explicit null for every argument and input field: a breach
         // where the type is non-null, unusual where it is not.
         let null = |arg: &str, field: Option<&str>| {
@@ -259,11 +260,13 @@ mod tests {
             .unwrap()
             .apply(&mut c);
         assert_eq!(c.args[3].1, Some(Value::Null));
-        assert!(all.iter().any(|b| b.arg == "limit"
-            && b.value
-                .as_ref()
-                .and_then(crate::execution::wire::number_text)
-                == Some("100000000000000000000")));
+        assert!(all.iter().any(|b| {
+            b.arg == "limit"
+                && b.value
+                    .as_ref()
+                    .and_then(crate::execution::wire::number_text)
+                    == Some("100000000000000000000")
+        }));
         // Required `id` is never left out; optional `limit` is.
         assert!(!all.iter().any(|b| b.arg == "id" && b.value.is_none()));
         assert!(all.iter().any(|b| b.arg == "limit" && b.value.is_none()));

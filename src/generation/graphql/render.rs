@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
-use super::generate::{kind, GqlGenerator};
+use super::generate::{GqlGenerator, kind};
 use super::genes::{ArgMode, GqlCall, Selection};
-use crate::model::graphql::{write_string_literal, BUILTIN_SCALARS};
+use crate::model::graphql::{BUILTIN_SCALARS, write_string_literal};
 use crate::model::graphql::{InputValue, TypeKind, TypeRef, TypeSystem};
 
 impl GqlGenerator {
@@ -371,8 +371,8 @@ mod tests {
     use rand::SeedableRng;
 
     use super::*;
-    use crate::generation::graphql::genes::FieldSelection;
     use crate::generation::graphql::DEFAULT_MAX_DEPTH;
+    use crate::generation::graphql::genes::FieldSelection;
     use crate::generation::values::Rng64;
 
     fn demo() -> TypeSystem {

@@ -10,10 +10,10 @@ use std::sync::Arc;
 use rand::Rng;
 use serde_json::Value;
 
+use super::GqlTest;
 use super::generate::GqlGenerator;
 use super::genes::{ArgMode, FieldSelection, GqlCall, Selection};
 use super::links::Links;
-use super::GqlTest;
 use crate::execution::{Exchange, RequestSpec, TestRun};
 use crate::generation::plan::RETRY_SUSPENDED;
 use crate::generation::values::Rng64;
@@ -129,7 +129,7 @@ pub(super) fn coerce(ts: &TypeSystem, ty: &TypeRef, value: &Value) -> Option<Val
 
 /// A GraphQL test being run.
 pub struct GqlRun {
-    pub(super) gen: Arc<GqlGenerator>,
+    pub(super) generator: Arc<GqlGenerator>,
     pub(super) links: Arc<Links>,
     pub(super) rng: Rng64,
     pub(super) path: String,
@@ -183,10 +183,10 @@ impl GqlRun {
                 continue;
             }
             let key = (s.schema.clone(), s.property.clone());
-            if let Some((v, call)) = self.values.get(&key) {
-                if best.as_ref().is_none_or(|(_, _, c)| call > c) {
-                    best = Some((v.clone(), s.schema.clone(), *call));
-                }
+            if let Some((v, call)) = self.values.get(&key)
+                && best.as_ref().is_none_or(|(_, _, c)| call > c)
+            {
+                best = Some((v.clone(), s.schema.clone(), *call));
             }
         }
         best.or_else(|| {
@@ -201,8 +201,8 @@ impl TestRun for GqlRun {
         if let Some(last) = done.last() {
             self.learn(self.next - 1, last);
         }
-        let gen = self.gen.clone();
-        let ts = gen.type_system();
+        let generator = self.generator.clone();
+        let ts = generator.type_system();
         let mut call = self.test.calls.get(self.next)?.genes.clone();
         let op = root_name(ts, &call);
         let field = ts.get(&call.root).and_then(|t| t.field(&call.field));
@@ -245,7 +245,7 @@ impl TestRun for GqlRun {
         self.test.calls[self.next].genes = call.clone();
         self.next += 1;
         let mutation = Some(call.root.as_str()) == ts.mutation_type.as_deref();
-        let (query, variables) = gen.render(&call, ArgMode::Variables);
+        let (query, variables) = generator.render(&call, ArgMode::Variables);
         let body = serde_json::json!({ "query": query, "variables": variables });
         Some(RequestSpec {
             operation: op,

@@ -4,11 +4,11 @@
 use std::sync::Arc;
 
 use super::run::FlowRun;
-use super::{negative, Rest};
+use super::{Rest, negative};
 use serde_json::Value;
 
-use crate::execution::wire::location_id;
 use crate::execution::Exchange;
+use crate::execution::wire::location_id;
 use crate::generation::plan::Plan;
 use crate::generation::pool::location_key;
 use crate::generation::search::Cx;
@@ -131,10 +131,10 @@ impl Rest {
                 let request_path = ex.request.path.split('?').next().unwrap_or("");
                 let mut known = |j: usize, value: &Value| {
                     let p = &operation.parameters[j];
-                    if let Some(sources) = plan.sources[op].get(&(p.location, p.name.clone())) {
-                        if sources.iter().any(|s| pool.holds(&s.key, value)) {
-                            return true;
-                        }
+                    if let Some(sources) = plan.sources[op].get(&(p.location, p.name.clone()))
+                        && sources.iter().any(|s| pool.holds(&s.key, value))
+                    {
+                        return true;
                     }
                     if pool.holds(&p.name, value) {
                         return true;
@@ -180,12 +180,12 @@ impl Rest {
             }
             let api = cx.api.clone();
             let name = &api.operations[op].name;
-            if let Some(status) = ex.status {
-                if !run.used[k].is_empty() {
-                    let answer = status.to_string();
-                    for (schema, _) in &run.used[k] {
-                        cx.link_flowed(schema, name, ex.is_success(), &answer);
-                    }
+            if let Some(status) = ex.status
+                && !run.used[k].is_empty()
+            {
+                let answer = status.to_string();
+                for (schema, _) in &run.used[k] {
+                    cx.link_flowed(schema, name, ex.is_success(), &answer);
                 }
             }
             let Some(feedback) = &mut cx.feedback else {

@@ -9,9 +9,9 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use crate::execution::Exchange;
-use crate::generation::constraints::{from_answer, rules_in, Affix, Input, Learnt, Rule};
-use crate::generation::negative::{breaks, Place};
-use crate::generation::values::{value_for, Rng64};
+use crate::generation::constraints::{Affix, Input, Learnt, Rule, from_answer, rules_in};
+use crate::generation::negative::{Place, breaks};
+use crate::generation::values::{Rng64, value_for};
 use crate::model::{Api, Location, Schema};
 
 /// Rules learnt per input, at most: a server whose messages contradict
@@ -221,11 +221,11 @@ impl Constraints {
                         Place::Text
                     };
                     let current = path.iter().try_fold(&*value, |v, k| v.get(k.as_str()));
-                    if let Some(current) = current {
-                        if breaks(api, schema, current, place).is_some() {
-                            let fresh = value_for(api, schema, rng);
-                            super::negative::set_at(value, path, Some(fresh));
-                        }
+                    if let Some(current) = current
+                        && breaks(api, schema, current, place).is_some()
+                    {
+                        let fresh = value_for(api, schema, rng);
+                        super::negative::set_at(value, path, Some(fresh));
                     }
                 }
             }

@@ -18,12 +18,12 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::plan::Plan;
-use super::pool::{ValuePool, POOL_DEPTH};
+use super::pool::{POOL_DEPTH, ValuePool};
 use super::search::{Cx, Protocol, Search, SearchConfig};
 use super::test::{Call, TestCase};
 use crate::execution::Exchange;
-use crate::graph::feedback::Feedback;
 use crate::graph::PropertyGraph;
+use crate::graph::feedback::Feedback;
 use crate::model::{Api, Method};
 use crate::oracles::Finding;
 

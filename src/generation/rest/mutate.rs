@@ -64,11 +64,10 @@ impl Rest {
                 if let (Some((_, value)), Some(schema)) = (
                     &mut c.genes.body,
                     op.request_body.as_ref().and_then(|b| b.primary_schema()),
-                ) {
-                    if cx.rng.random_bool(p) {
-                        *value = mutate_value(&api, schema.1, value, heat, &mut cx.rng);
-                        changed = true;
-                    }
+                ) && cx.rng.random_bool(p)
+                {
+                    *value = mutate_value(&api, schema.1, value, heat, &mut cx.rng);
+                    changed = true;
                 }
             }
         }

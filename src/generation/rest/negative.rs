@@ -11,15 +11,15 @@ use std::collections::VecDeque;
 use rand::Rng;
 use serde_json::Value;
 
-use super::request::{break_multipart, is_multipart, MultipartFlaw};
+use super::request::{MultipartFlaw, break_multipart, is_multipart};
 use super::{Genes, Rest, RestTest};
 use crate::execution::{Breach, BreachKind, RequestSpec};
-use crate::generation::negative::{probes, Place};
+use crate::generation::negative::{Place, probes};
 use crate::generation::search::Cx;
 use crate::generation::test::Sampler;
 use crate::generation::values::Rng64;
 use crate::model::security::requires_credentials;
-use crate::model::{is_json_mime, Api, Location, Operation, SchemeKind};
+use crate::model::{Api, Location, Operation, SchemeKind, is_json_mime};
 
 /// How deep into a body's objects fields are tried one by one.
 const FIELD_DEPTH: usize = 3;
@@ -643,12 +643,14 @@ components:
         ] {
             assert!(first_of(name) < distinct.len(), "{name}: {inputs:?}");
         }
-        assert!(all
-            .iter()
-            .any(|i| i.change == Change::OmitField(vec!["stock".into()])));
-        assert!(all
-            .iter()
-            .any(|i| i.change == Change::OmitField(vec!["meta".into(), "k".into()])));
+        assert!(
+            all.iter()
+                .any(|i| i.change == Change::OmitField(vec!["stock".into()]))
+        );
+        assert!(
+            all.iter()
+                .any(|i| i.change == Change::OmitField(vec!["meta".into(), "k".into()]))
+        );
         // Anonymous calls are allowed, so "no credentials" is not a breach.
         assert!(!all.iter().any(|i| i.note.kind == BreachKind::NoCredentials));
         assert!(all.iter().any(|i| i.change
@@ -693,16 +695,20 @@ components:
             })
             .collect();
         assert_eq!(sent[0].content_type.as_deref(), Some("multipart/form-data"));
-        assert!(sent[1]
-            .body
-            .as_deref()
-            .unwrap()
-            .contains("Content-Disposition form-data"));
-        assert!(sent[2]
-            .body
-            .as_deref()
-            .unwrap()
-            .contains("Content-Length: 1029\r\n"));
+        assert!(
+            sent[1]
+                .body
+                .as_deref()
+                .unwrap()
+                .contains("Content-Disposition form-data")
+        );
+        assert!(
+            sent[2]
+                .body
+                .as_deref()
+                .unwrap()
+                .contains("Content-Length: 1029\r\n")
+        );
         assert!(sent.iter().all(|r| r.breach.is_some()));
     }
 

@@ -3,9 +3,9 @@
 use percent_encoding::utf8_percent_encode;
 use serde_json::Value;
 
-use crate::execution::wire::{as_text, encode_segment, json_text, SEGMENT};
 use crate::execution::RequestSpec;
-use crate::model::{is_json_mime, Api, Location, Operation, Schema, SchemaType};
+use crate::execution::wire::{SEGMENT, as_text, encode_segment, json_text};
+use crate::model::{Api, Location, Operation, Schema, SchemaType, is_json_mime};
 
 /// The boundary of multipart bodies: fixed, so that a seed's requests are
 /// the same in every run, and unlikely in any generated value.

@@ -8,12 +8,12 @@ use std::sync::Arc;
 use rand::{Rng, SeedableRng};
 use serde_json::Value;
 
-use super::request::{build_request, Inputs};
 use super::RestTest;
+use super::request::{Inputs, build_request};
 use crate::execution::wire::encode_segment;
 use crate::execution::{Exchange, RequestSpec, TestRun};
-use crate::generation::plan::{Plan, Source, RETRY_SUSPENDED};
-use crate::generation::pool::{location_key, ValuePool};
+use crate::generation::plan::{Plan, RETRY_SUSPENDED, Source};
+use crate::generation::pool::{ValuePool, location_key};
 use crate::generation::values::Rng64;
 use crate::model::{Api, Location};
 
@@ -188,10 +188,10 @@ impl FlowRun {
                 if !s.active && !self.rng.random_bool(RETRY_SUSPENDED) {
                     continue;
                 }
-                if let Some((v, call)) = self.latest(&s.key) {
-                    if best.as_ref().is_none_or(|(_, c, _)| call > *c) {
-                        best = Some((v, call, s));
-                    }
+                if let Some((v, call)) = self.latest(&s.key)
+                    && best.as_ref().is_none_or(|(_, c, _)| call > *c)
+                {
+                    best = Some((v, call, s));
                 }
             }
             let (v, call, s) = best?;
@@ -298,20 +298,20 @@ impl FlowRun {
                 inputs.params.push((p.location, p.name.clone(), v));
             }
         }
-        if let Some((_, Value::Object(fields))) = &mut body {
-            if bind {
-                let mut names: Vec<String> = self.plan.sources[op_i]
-                    .keys()
-                    .filter(|(l, _)| *l == Location::Body)
-                    .map(|(_, n)| n.clone())
-                    .collect();
-                // Hash-map order differs between processes; requests must not.
-                names.sort();
-                for name in names {
-                    if let Some(v) = self.flowed(op_i, Location::Body, &name, &mut used) {
-                        let v = as_input_of(&api, op, Location::Body, &name, v);
-                        fields.insert(name, v);
-                    }
+        if let Some((_, Value::Object(fields))) = &mut body
+            && bind
+        {
+            let mut names: Vec<String> = self.plan.sources[op_i]
+                .keys()
+                .filter(|(l, _)| *l == Location::Body)
+                .map(|(_, n)| n.clone())
+                .collect();
+            // Hash-map order differs between processes; requests must not.
+            names.sort();
+            for name in names {
+                if let Some(v) = self.flowed(op_i, Location::Body, &name, &mut used) {
+                    let v = as_input_of(&api, op, Location::Body, &name, v);
+                    fields.insert(name, v);
                 }
             }
         }
@@ -543,9 +543,11 @@ mod tests {
             body["bookId"], 41,
             "the book's id flows into the body: {body}"
         );
-        assert!(run.used[2]
-            .iter()
-            .any(|(s, from)| s == "Book" && *from == 1));
+        assert!(
+            run.used[2]
+                .iter()
+                .any(|(s, from)| s == "Book" && *from == 1)
+        );
         done.push(answer(2, r, 201, None, json!({"id": 5, "bookId": 41})));
         let r = run.next_request(&done).unwrap();
         assert_eq!(r.path, "/authors/17/books/41");

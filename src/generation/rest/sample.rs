@@ -82,10 +82,10 @@ impl Rest {
     /// schema's key too; looking through every collection's ids for it
     /// would cost more than a pooled value replacing it.)
     pub(super) fn known(&self, op: usize, location: Location, name: &str, value: &Value) -> bool {
-        if let Some(sources) = self.plan.sources[op].get(&(location, name.to_string())) {
-            if sources.iter().any(|s| self.pool.holds(&s.key, value)) {
-                return true;
-            }
+        if let Some(sources) = self.plan.sources[op].get(&(location, name.to_string()))
+            && sources.iter().any(|s| self.pool.holds(&s.key, value))
+        {
+            return true;
         }
         self.pool.holds(name, value)
     }
@@ -132,10 +132,10 @@ impl Rest {
                     super::verdicts::Verdict::Accepted(v) if slot.present => slot.value = v.clone(),
                     super::verdicts::Verdict::Pooled if slot.present || p.required => {
                         let value = &c.genes.params[j].value;
-                        if !self.known(c.op, p.location, &p.name, value) {
-                            if let Some(v) = self.pooled_any(cx, c.op, p.location, &p.name) {
-                                c.genes.params[j].value = v;
-                            }
+                        if !self.known(c.op, p.location, &p.name, value)
+                            && let Some(v) = self.pooled_any(cx, c.op, p.location, &p.name)
+                        {
+                            c.genes.params[j].value = v;
                         }
                     }
                     _ => {}
@@ -154,14 +154,14 @@ impl Rest {
         group: u32,
         creates: bool,
     ) -> RestCall {
-        if let Some(last) = &self.last_success[op] {
-            if cx.rng.random_bool(REUSE_LAST_SUCCESS) {
-                let mut c = last.clone();
-                c.group = group;
-                c.creates = creates;
-                c.bind = true;
-                return c;
-            }
+        if let Some(last) = &self.last_success[op]
+            && cx.rng.random_bool(REUSE_LAST_SUCCESS)
+        {
+            let mut c = last.clone();
+            c.group = group;
+            c.creates = creates;
+            c.bind = true;
+            return c;
         }
         let api = cx.api.clone();
         let operation = &api.operations[op];
@@ -195,14 +195,14 @@ impl Rest {
         }
         let mut params = Vec::with_capacity(operation.parameters.len());
         for p in &operation.parameters {
-            if p.location == Location::Path {
-                if let Some(v) = nested.remove(p.name.as_str()) {
-                    params.push(Slot {
-                        present: true,
-                        value: v,
-                    });
-                    continue;
-                }
+            if p.location == Location::Path
+                && let Some(v) = nested.remove(p.name.as_str())
+            {
+                params.push(Slot {
+                    present: true,
+                    value: v,
+                });
+                continue;
             }
             let pooled = self.pooled(cx, op, p.location, &p.name);
             let present = p.required || pooled.is_some() || cx.rng.random_bool(0.5);
@@ -364,11 +364,11 @@ impl Rest {
                 }
                 if cx.rng.random_bool(SECOND_HANDLING) {
                     let op = cx.random_op();
-                    if let Some((calls, group)) = self.handling(cx, op, 1, None) {
-                        if test.len() + calls.len() <= cx.config.mio.max_length {
-                            test.calls.extend(calls);
-                            test.groups.push(group);
-                        }
+                    if let Some((calls, group)) = self.handling(cx, op, 1, None)
+                        && test.len() + calls.len() <= cx.config.mio.max_length
+                    {
+                        test.calls.extend(calls);
+                        test.groups.push(group);
                     }
                 }
             }

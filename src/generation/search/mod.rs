@@ -20,16 +20,16 @@ use std::sync::Arc;
 use rand::Rng;
 use serde::Serialize;
 
-pub use context::{Cx, LinkFlow, SearchConfig, RESEQUENCE_EVERY};
+pub use context::{Cx, LinkFlow, RESEQUENCE_EVERY, SearchConfig};
 pub use mio::{Archive, Length, MioConfig};
 pub use protocol::Protocol;
 
 use super::test::{Sampler, SharedTest, TestCase};
 use crate::execution::{Driver, Exchange, TestRun};
-use crate::graph::feedback::{Change, Feedback};
 use crate::graph::PropertyGraph;
+use crate::graph::feedback::{Change, Feedback};
 use crate::model::Api;
-use crate::oracles::{witness::Ledger, Checker, Faults};
+use crate::oracles::{Checker, Faults, witness::Ledger};
 
 /// What the search did, for the report.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -550,11 +550,11 @@ impl<P: Protocol> Driver for Search<P> {
         if self.cx.rng.random_bool(NEGATIVE_SHARE) {
             // A negative test of an operation that keeps timing out is
             // dropped like any other test of it.
-            if let Some(test) = self.protocol.negative(&mut self.cx) {
-                if !self.too_slow(&test) {
-                    self.cx.sampled[Sampler::Negative.index()] += 1;
-                    return Some(self.start(test));
-                }
+            if let Some(test) = self.protocol.negative(&mut self.cx)
+                && !self.too_slow(&test)
+            {
+                self.cx.sampled[Sampler::Negative.index()] += 1;
+                return Some(self.start(test));
             }
         }
         for _ in 0..MAX_SKIPS {

@@ -13,7 +13,7 @@ use super::super::{
 use crate::model::names;
 use crate::model::{Api, Location, Method, Operation, Schema, SchemaType};
 
-use super::name_index::{keep_best, name_candidates, retain_compatible, Candidate, NameIndex};
+use super::name_index::{Candidate, NameIndex, keep_best, name_candidates, retain_compatible};
 use super::produces::Produced;
 use super::round;
 
@@ -255,10 +255,10 @@ pub(super) fn locate_pointer(
         .map(|s| s.replace("~1", "/").replace("~0", "~"))
         .collect();
     for seg in segments {
-        if let Some(name) = &current.reference {
-            if let Some(i) = index.position(name) {
-                owner = Some((i, Vec::new()));
-            }
+        if let Some(name) = &current.reference
+            && let Some(i) = index.position(name)
+        {
+            owner = Some((i, Vec::new()));
         }
         let resolved = api.resolve(current);
         if let (Some(items), true) = (&resolved.items, seg.parse::<usize>().is_ok()) {
@@ -292,10 +292,10 @@ pub(super) fn op_context(
             context.insert(*schema);
         }
     }
-    if let Some((_, body)) = op.request_body.as_ref().and_then(|b| b.primary_schema()) {
-        if let Some(i) = body.reference.as_deref().and_then(|n| index.position(n)) {
-            context.insert(i);
-        }
+    if let Some((_, body)) = op.request_body.as_ref().and_then(|b| b.primary_schema())
+        && let Some(i) = body.reference.as_deref().and_then(|n| index.position(n))
+    {
+        context.insert(i);
     }
     let words: Vec<String> = if api.graphql.is_some() {
         names::words(&op.path)

@@ -10,7 +10,7 @@ use super::super::{
 };
 use crate::model::{Api, SchemaType};
 
-use super::name_index::{keep_best, name_candidates, NameIndex};
+use super::name_index::{NameIndex, keep_best, name_candidates};
 use super::round;
 
 pub(super) fn equivalent_edges(api: &Api, index: &NameIndex, g: &mut PropertyGraph) {

@@ -21,8 +21,8 @@ use name_index::NameIndex;
 use produces::{produced_schemas, produces_edges};
 
 use super::{
-    operation_id, schema_id, Attributes, Edge, EdgeKind, EdgeState, InputAttr, Label, Node,
-    NodeKind, OperationAttrs, Origin, PropertyAttr, PropertyGraph, SchemaAttrs,
+    Attributes, Edge, EdgeKind, EdgeState, InputAttr, Label, Node, NodeKind, OperationAttrs,
+    Origin, PropertyAttr, PropertyGraph, SchemaAttrs, operation_id, schema_id,
 };
 use crate::model::graphql::TypeKind;
 use crate::model::{Api, Location, Operation, Schema};

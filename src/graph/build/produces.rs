@@ -70,10 +70,10 @@ pub(super) fn answered_schemas(api: &Api) -> std::collections::HashSet<&str> {
         .collect();
     while let Some(schema) = todo.pop() {
         if let Some(name) = &schema.reference {
-            if let Some((name, def)) = api.schemas.get_key_value(name.as_str()) {
-                if seen.insert(name.as_str()) {
-                    todo.push(def);
-                }
+            if let Some((name, def)) = api.schemas.get_key_value(name.as_str())
+                && seen.insert(name.as_str())
+            {
+                todo.push(def);
             }
             continue;
         }

@@ -8,8 +8,8 @@ mod graphml;
 mod json;
 mod mermaid;
 
-pub use diff::{diff, GraphDiff};
-pub use json::{from_json, to_document, Detail, EdgeDocument, GraphDocument, FORMAT_VERSION};
+pub use diff::{GraphDiff, diff};
+pub use json::{Detail, EdgeDocument, FORMAT_VERSION, GraphDocument, from_json, to_document};
 
 use super::PropertyGraph;
 

@@ -166,7 +166,7 @@ pub(super) fn check_roots(ts: &mut TypeSystem, sink: &mut Sink) -> Result<(), St
                 return Err(format!(
                     "not a GraphQL schema: the query root type `{q}` {}",
                     not_what(other, "an object type")
-                ))
+                ));
             }
         },
     }

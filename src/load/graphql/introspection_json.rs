@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::{Sink, MAX_TYPE_REF_DEPTH};
+use super::{MAX_TYPE_REF_DEPTH, Sink};
 use crate::model::graphql::{Field, InputValue, NamedType, TypeKind, TypeRef, TypeSystem};
 
 /// Reads `__schema`; an `Err` holds a location and message for a [`SpecError`].
@@ -212,7 +212,7 @@ pub(super) fn type_names(entry: &Value, key: &str) -> Vec<String> {
 
 /// The items of an array member; a missing or null member (introspection reports
 /// `fields: null` for non-object types) is an empty list.
-pub(super) fn list<'v>(v: &'v Value, key: &str) -> impl Iterator<Item = &'v Value> {
+pub(super) fn list<'v>(v: &'v Value, key: &str) -> impl Iterator<Item = &'v Value> + use<'v> {
     v.get(key)
         .and_then(Value::as_array)
         .map(|a| a.iter())

@@ -19,8 +19,8 @@ mod sdl;
 mod tests;
 
 use super::{Loaded, SpecError, Warning};
-pub use crate::model::graphql::api_from_type_system;
 use crate::model::SpecFormat;
+pub use crate::model::graphql::api_from_type_system;
 use checks::{check_roots, validate};
 use introspection_json::build_introspection;
 use sdl::{build_sdl, prepare, syntax_error};

@@ -9,8 +9,8 @@ use std::path::Path;
 use graphql_parser::schema as gql;
 
 use super::Sink;
-use crate::load::graphql::checks::kind_label;
 use crate::load::SpecError;
+use crate::load::graphql::checks::kind_label;
 use crate::model::graphql::{Field, InputValue, NamedType, TypeKind, TypeRef, TypeSystem};
 
 /// A root operation type declared by `extend schema`, which graphql-parser 0.4

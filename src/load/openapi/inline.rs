@@ -6,7 +6,7 @@
 
 use indexmap::IndexMap;
 
-use crate::model::{names, Operation, Schema};
+use crate::model::{Operation, Schema, names};
 
 /// How many property levels below an answer's body inline objects are still
 /// named (`listThings.200.data[]` for an envelope's items).

@@ -19,7 +19,7 @@ mod security;
 #[cfg(test)]
 mod tests;
 
-use super::document::{escape_pointer, DocId, DocSet, Target};
+use super::document::{DocId, DocSet, Target, escape_pointer};
 use super::{Loaded, SpecError, Warning};
 use crate::model::{Api, Method, Operation, Schema, SourceDocument, SpecFormat, Webhook};
 use schemas::pointer_ref_targets;

@@ -5,12 +5,12 @@
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use super::Converter;
+use super::Skip;
 use super::parent_pointer;
 use super::path_template_names;
 use super::string_list;
-use super::Converter;
-use super::Skip;
-use crate::load::document::{escape_pointer, DocId};
+use crate::load::document::{DocId, escape_pointer};
 use crate::model::{
     Link, Location, Method, Operation, Parameter, RequestBody, Response, Schema, SchemaType,
     SpecFormat,

@@ -7,11 +7,11 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::file_stem;
-use super::string_list;
 use super::Converter;
 use super::MAX_INLINE_DEPTH;
-use crate::load::document::{escape_pointer, DocId, DocSet, Target};
+use super::file_stem;
+use super::string_list;
+use crate::load::document::{DocId, DocSet, Target, escape_pointer};
 use crate::model::{Method, Schema, SchemaType};
 
 impl<'a> Converter<'a> {
@@ -289,17 +289,17 @@ impl<'a> Converter<'a> {
             }
         }
         s.required = string_list(obj.get("required"));
-        if let Some(ap) = obj.get("additionalProperties") {
-            if ap.is_object() {
-                let aps = self.schema(
-                    doc,
-                    ap,
-                    &format!("{pointer}/additionalProperties"),
-                    depth + 1,
-                    visiting,
-                );
-                s.additional_properties = Some(Box::new(aps));
-            }
+        if let Some(ap) = obj.get("additionalProperties")
+            && ap.is_object()
+        {
+            let aps = self.schema(
+                doc,
+                ap,
+                &format!("{pointer}/additionalProperties"),
+                depth + 1,
+                visiting,
+            );
+            s.additional_properties = Some(Box::new(aps));
         }
         for (key, exclusive) in [("oneOf", true), ("anyOf", false)] {
             if let Some(Value::Array(alts)) = obj.get(key) {
@@ -364,10 +364,8 @@ impl<'a> Converter<'a> {
         if visiting.contains(&target) {
             return Schema::default();
         }
-        if named {
-            if let Some(Some(s)) = self.expanded.get(&target) {
-                return s.clone();
-            }
+        if named && let Some(Some(s)) = self.expanded.get(&target) {
+            return s.clone();
         }
         let Some(inner) = self.docs.get(target.doc, &target.pointer) else {
             return Schema::default();
@@ -513,10 +511,10 @@ pub(super) fn pointer_ref_targets(docs: &DocSet) -> HashMap<DocId, HashSet<Strin
         let mut refs = HashSet::new();
         collect_refs(&doc.value, &mut refs);
         for r in refs {
-            if let Some(t) = docs.target(id, r) {
-                if named_schema_name(docs, &t).is_none() {
-                    out.entry(t.doc).or_default().insert(t.pointer);
-                }
+            if let Some(t) = docs.target(id, r)
+                && named_schema_name(docs, &t).is_none()
+            {
+                out.entry(t.doc).or_default().insert(t.pointer);
             }
         }
     }

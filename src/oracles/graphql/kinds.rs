@@ -5,7 +5,7 @@
 use graphql_parser::query as q;
 use serde_json::Value;
 
-use super::findings::{json_kind, render, show, Out, Seg};
+use super::findings::{Out, Seg, json_kind, render, show};
 use super::walk::Walker;
 use crate::model::graphql::{NamedType, TypeKind, TypeRef};
 

@@ -189,10 +189,10 @@ pub(super) fn is_validation(e: &ErrorEntry, data_absent: bool) -> bool {
     if VALIDATION_WORDING.iter().any(|w| m.contains(w)) {
         return true;
     }
-    if let Some(rest) = m.strip_prefix("variable ") {
-        if VARIABLE_WORDING.iter().any(|w| rest.contains(w)) {
-            return true;
-        }
+    if let Some(rest) = m.strip_prefix("variable ")
+        && VARIABLE_WORDING.iter().any(|w| rest.contains(w))
+    {
+        return true;
     }
     if e.path.is_none() && COERCION_WORDING.iter().any(|w| m.contains(w)) {
         return true;

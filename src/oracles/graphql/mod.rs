@@ -39,9 +39,9 @@ use graphql_parser::query as q;
 use serde_json::Value;
 
 use crate::model::graphql::TypeSystem;
-use findings::{json_kind, render, Out, Seg};
-use messages::{entry_leak, is_validation, ErrorEntry, INTERNAL_CODES};
-pub use messages::{error_wording, INTERNAL_WORDING, NULL_REPORT_WORDING, VALIDATION_WORDING};
+use findings::{Out, Seg, json_kind, render};
+use messages::{ErrorEntry, INTERNAL_CODES, entry_leak, is_validation};
+pub use messages::{INTERNAL_WORDING, NULL_REPORT_WORDING, VALIDATION_WORDING, error_wording};
 use operation::Operation;
 use walk::Walker;
 
@@ -153,17 +153,18 @@ pub fn inspect(
                 );
             }
         }
-        if let (Some(w), Some(s)) = (&walker, status) {
-            if obj.is_some() && (200..300).contains(&s) {
-                for (key, name) in &w.root_keys {
-                    out.push(
-                        "graphql_missing_field",
-                        w.root_label(name),
-                        format!("data.{key}"),
-                        w.root_label(name),
-                        "the answer has neither `data` nor `errors`".into(),
-                    );
-                }
+        if let (Some(w), Some(s)) = (&walker, status)
+            && obj.is_some()
+            && (200..300).contains(&s)
+        {
+            for (key, name) in &w.root_keys {
+                out.push(
+                    "graphql_missing_field",
+                    w.root_label(name),
+                    format!("data.{key}"),
+                    w.root_label(name),
+                    "the answer has neither `data` nor `errors`".into(),
+                );
             }
         }
         return out.answer();

@@ -92,14 +92,16 @@ fn f8_backtrace_is_a_stack_leak_and_the_panic_an_internal_error() {
     );
     // The near miss: a plain domain error, and the root field's null data.
     let plain = json!({"data":null,"errors":[{"message":"invalid id \"abc\"","path":["author"]}]});
-    assert!(run(
-        &ts,
-        r#"{ author(id: "abc") { name } }"#,
-        json!({}),
-        200,
-        plain
-    )
-    .is_empty());
+    assert!(
+        run(
+            &ts,
+            r#"{ author(id: "abc") { name } }"#,
+            json!({}),
+            200,
+            plain
+        )
+        .is_empty()
+    );
     let good = json!({"data":{"book":{"title":"Dune"}}});
     assert!(run(&ts, r#"{ book(id: "1") { title } }"#, json!({}), 200, good).is_empty());
 }
@@ -214,14 +216,16 @@ fn validation_errors_are_told_apart() {
     );
     // Output coercion errors carry a path: not ours.
     let coerce = json!({"data":{"book":null},"errors":[{"message":"Int cannot represent non-integer value: 1.5","path":["book","stock"]}]});
-    assert!(run(
-        &ts,
-        r#"{ book(id: "1") { stock } }"#,
-        json!({}),
-        200,
-        coerce
-    )
-    .is_empty());
+    assert!(
+        run(
+            &ts,
+            r#"{ book(id: "1") { stock } }"#,
+            json!({}),
+            200,
+            coerce
+        )
+        .is_empty()
+    );
 }
 
 #[test]
@@ -325,14 +329,16 @@ fn data_null_without_errors_breaks_non_null_roots() {
         codes(&f),
         vec![("graphql_null_violation", "Query.authors", "data.authors")]
     );
-    assert!(run(
-        &ts,
-        r#"{ book(id: "1") { title } }"#,
-        json!({}),
-        200,
-        json!({"data":null})
-    )
-    .is_empty());
+    assert!(
+        run(
+            &ts,
+            r#"{ book(id: "1") { title } }"#,
+            json!({}),
+            200,
+            json!({"data":null})
+        )
+        .is_empty()
+    );
 }
 
 #[test]
@@ -388,14 +394,16 @@ fn enum_values_outside_the_enum() {
             vec![("graphql_enum_violation", "Query.book", "data.book.status")]
         );
     }
-    assert!(run(
-        &ts,
-        q,
-        json!({}),
-        200,
-        json!({"data":{"book":{"status":"RETIRED"}}})
-    )
-    .is_empty());
+    assert!(
+        run(
+            &ts,
+            q,
+            json!({}),
+            200,
+            json!({"data":{"book":{"status":"RETIRED"}}})
+        )
+        .is_empty()
+    );
 }
 
 #[test]
@@ -439,14 +447,16 @@ fn lists_and_non_lists() {
     );
     let lib = lib();
     let grid = "{ shelf { grid } }";
-    assert!(run(
-        &lib,
-        grid,
-        json!({}),
-        200,
-        json!({"data":{"shelf":{"grid":[[1,2],[]]}}})
-    )
-    .is_empty());
+    assert!(
+        run(
+            &lib,
+            grid,
+            json!({}),
+            200,
+            json!({"data":{"shelf":{"grid":[[1,2],[]]}}})
+        )
+        .is_empty()
+    );
     assert_eq!(
         codes(&run(
             &lib,
@@ -563,14 +573,16 @@ fn fragments_on_interfaces_and_unions_with_typename() {
     }
     // On an object type it must be the type itself.
     let obj_q = "{ shelf { __typename id } }";
-    assert!(run(
-        &ts,
-        obj_q,
-        json!({}),
-        200,
-        json!({"data":{"shelf":{"__typename":"Shelf","id":"1"}}})
-    )
-    .is_empty());
+    assert!(
+        run(
+            &ts,
+            obj_q,
+            json!({}),
+            200,
+            json!({"data":{"shelf":{"__typename":"Shelf","id":"1"}}})
+        )
+        .is_empty()
+    );
     assert_eq!(
         codes(&run(
             &ts,
@@ -605,14 +617,16 @@ fn abstract_values_without_typename_are_checked_conservatively() {
         vec![("graphql_missing_field", "Query.node", "data.node.id")]
     );
     // Custom scalars accept anything.
-    assert!(run(
-        &ts,
-        "{ meta }",
-        json!({}),
-        200,
-        json!({"data":{"meta":{"a":[1,"b"]}}})
-    )
-    .is_empty());
+    assert!(
+        run(
+            &ts,
+            "{ meta }",
+            json!({}),
+            200,
+            json!({"data":{"meta":{"a":[1,"b"]}}})
+        )
+        .is_empty()
+    );
 }
 
 #[test]
@@ -642,14 +656,16 @@ fn skip_and_include() {
     );
     // Skipped fragments too.
     let fq = r#"{ book(id: "1") { title ... on Book @skip(if: true) { price } } }"#;
-    assert!(run(
-        &ts,
-        fq,
-        json!({}),
-        200,
-        json!({"data":{"book":{"title":"Dune"}}})
-    )
-    .is_empty());
+    assert!(
+        run(
+            &ts,
+            fq,
+            json!({}),
+            200,
+            json!({"data":{"book":{"title":"Dune"}}})
+        )
+        .is_empty()
+    );
 }
 
 #[test]

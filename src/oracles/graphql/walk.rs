@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use graphql_parser::query as q;
 use serde_json::{Map, Value};
 
-use super::findings::{render, Out, Seg};
+use super::findings::{Out, Seg, render};
 use super::messages::ErrorEntry;
 use super::operation::Operation;
 use crate::model::graphql::{NamedType, TypeKind, TypeSystem};
@@ -132,10 +132,10 @@ impl<'q> Walker<'q> {
             let end = self.op.selection.span.1;
             let mut found = None;
             for item in &self.op.selection.items {
-                if let q::Selection::Field(f) = item {
-                    if (f.position.line, f.position.column) <= at {
-                        found = Some(f.name);
-                    }
+                if let q::Selection::Field(f) = item
+                    && (f.position.line, f.position.column) <= at
+                {
+                    found = Some(f.name);
                 }
             }
             if let Some(name) = found.filter(|_| at <= (end.line, end.column)) {
@@ -401,14 +401,14 @@ impl<'q> Walker<'q> {
     ) {
         let before = out.items.len();
         self.finding(out, code, path, location, message);
-        if out.items.len() > before {
-            if let Some(f) = out.items.last_mut() {
-                f.seen = Some(match v {
-                    Value::Array(_) => Value::Array(Vec::new()),
-                    Value::Object(_) => Value::Object(serde_json::Map::new()),
-                    scalar => scalar.clone(),
-                });
-            }
+        if out.items.len() > before
+            && let Some(f) = out.items.last_mut()
+        {
+            f.seen = Some(match v {
+                Value::Array(_) => Value::Array(Vec::new()),
+                Value::Object(_) => Value::Object(serde_json::Map::new()),
+                scalar => scalar.clone(),
+            });
         }
     }
 

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::*;
 use crate::execution::{Breach, Failure, RequestSpec};
-use crate::oracles::{witness::Ledger, Checker, Faults};
+use crate::oracles::{Checker, Faults, witness::Ledger};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -4,11 +4,11 @@
 
 use std::collections::HashMap;
 
-use serde_json::{json, Map, Number, Value};
+use serde_json::{Map, Number, Value, json};
 
 use indexmap::IndexMap;
 
-use super::{options, Defs};
+use super::{Defs, options};
 use crate::execution::JSON_ITEMS;
 use crate::model::{Api, Schema, SchemaType};
 
@@ -144,10 +144,10 @@ impl<'a> Converter<'a> {
         if let Some(n) = s.max_length {
             out.insert("maxLength".into(), json!(n));
         }
-        if let Some(p) = &s.pattern {
-            if self.pattern_compiles(p) {
-                out.insert("pattern".into(), json!(p));
-            }
+        if let Some(p) = &s.pattern
+            && self.pattern_compiles(p)
+        {
+            out.insert("pattern".into(), json!(p));
         }
         if let Some(n) = s.min_items.filter(|n| *n <= JSON_ITEMS as u64) {
             out.insert("minItems".into(), json!(n));

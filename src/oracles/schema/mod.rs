@@ -49,7 +49,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use indexmap::IndexMap;
 use jsonschema::{Draft, Validator};
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 mod convert;
 mod origin;
@@ -57,10 +57,10 @@ mod origin;
 mod tests;
 mod violations;
 
-use convert::{with_defs, Converter};
-use violations::{cut, violations, Origin};
+use convert::{Converter, with_defs};
+use violations::{Origin, cut, violations};
 
-use crate::model::{is_json_mime, Api, Schema};
+use crate::model::{Api, Schema, is_json_mime};
 
 /// Violations reported per body at most.
 pub const MAX_VIOLATIONS: usize = 5;

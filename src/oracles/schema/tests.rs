@@ -39,9 +39,10 @@ fn a_text_price_is_a_type_violation_at_price() {
     assert_eq!(v[0].location, "/price");
     assert_eq!(v[0].keyword, "type");
     assert_eq!(v[0].message, "/price: \"12.50\" is not of type number");
-    assert!(rs
-        .check(&api, get, 200, JSON, &book(json!(12.5)))
-        .is_empty());
+    assert!(
+        rs.check(&api, get, 200, JSON, &book(json!(12.5)))
+            .is_empty()
+    );
     assert!(rs.check(&api, get, 200, None, &book(json!(12))).is_empty());
     assert!(rs.warnings().is_empty());
 }
@@ -93,9 +94,10 @@ fn status_and_media_type_choose_the_schema() {
     assert_eq!(v.len(), 1);
     // Undocumented statuses and non-JSON bodies check nothing.
     assert!(rs.check(&api, get, 418, JSON, &json!(1)).is_empty());
-    assert!(rs
-        .check(&api, get, 200, Some("text/plain"), &json!(1))
-        .is_empty());
+    assert!(
+        rs.check(&api, get, 200, Some("text/plain"), &json!(1))
+            .is_empty()
+    );
     assert!(rs.check(&api, 999, 200, JSON, &json!(1)).is_empty());
 }
 
@@ -130,9 +132,10 @@ paths:
     assert_eq!(rs.check(&api, 0, 200, JSON, &json!("3"))[0].keyword, "type");
     assert!(rs.check(&api, 0, 201, JSON, &json!(true)).is_empty());
     assert_eq!(rs.check(&api, 0, 201, JSON, &json!(1)).len(), 1);
-    assert!(rs
-        .check(&api, 0, 500, JSON, &json!({"errors": []}))
-        .is_empty());
+    assert!(
+        rs.check(&api, 0, 500, JSON, &json!({"errors": []}))
+            .is_empty()
+    );
     assert_eq!(
         rs.check(&api, 0, 500, JSON, &json!({}))[0].keyword,
         "required"
@@ -261,9 +264,10 @@ definitions:
     );
     assert_eq!(v.len(), 1);
     assert_eq!(v[0].location, "/*/kids/*/id");
-    assert!(rs
-        .check(&api, 0, 200, Some("application/xml"), &json!(1))
-        .is_empty());
+    assert!(
+        rs.check(&api, 0, 200, Some("application/xml"), &json!(1))
+            .is_empty()
+    );
 
     let api = load(
         r##"
@@ -349,9 +353,10 @@ paths:
         "p.yaml",
     );
     let rs = ResponseSchemas::new(&api);
-    assert!(rs
-        .check(&api, 0, 200, JSON, &json!({"a": "abc", "b": "x"}))
-        .is_empty());
+    assert!(
+        rs.check(&api, 0, 200, JSON, &json!({"a": "abc", "b": "x"}))
+            .is_empty()
+    );
     let v = rs.check(&api, 0, 200, JSON, &json!({"a": "ABC", "c": "1"}));
     let kw: Vec<&str> = v.iter().map(|v| v.keyword.as_str()).collect();
     assert_eq!(kw, ["pattern", "type"]);

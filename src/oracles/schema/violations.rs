@@ -6,7 +6,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{ValidationError, Validator};
 use serde_json::Value;
 
-use super::{origin, Key, Violation, MAX_VIOLATIONS};
+use super::{Key, MAX_VIOLATIONS, Violation, origin};
 use crate::model::{Api, SourceDocument};
 
 /// Where the checked schema is written in the description: found only when
@@ -234,10 +234,8 @@ pub(super) fn message(e: &ValidationError<'_>, prefix: &str, closest: bool) -> S
         ValidationErrorKind::UniqueItems => "the array repeats an item".to_string(),
         ValidationErrorKind::AnyOf { context } => {
             let mut text = format!("{v} matches none of the {} alternatives", context.len());
-            if closest {
-                if let Some(best) = closest_error(context, e.instance_path().as_str()) {
-                    text.push_str(&format!(" (closest: {})", message(best, prefix, false)));
-                }
+            if closest && let Some(best) = closest_error(context, e.instance_path().as_str()) {
+                text.push_str(&format!(" (closest: {})", message(best, prefix, false)));
             }
             text
         }

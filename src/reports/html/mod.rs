@@ -11,7 +11,7 @@ use std::fmt::Write;
 mod plot;
 
 use super::junit::{confirmation_text, operation_case_name};
-use super::{escape_attr, escape_text, explorer, OperationReport, Report};
+use super::{OperationReport, Report, escape_attr, escape_text, explorer};
 use crate::execution::secrets::Secrets;
 use crate::graph::export::GraphDocument;
 use crate::oracles::registry::Class;
@@ -96,7 +96,11 @@ pub fn render_html(report: &Report, graphs: &[GraphDocument], secrets: &Secrets)
         out,
         "<header>\n<h1>Cartograph report <span class=\"target\">{}</span></h1>\n<p class=\"sub\">cartograph {} · seed {} · {} requests in {}</p>\n<nav><a href=\"#summary\">Summary</a><a href=\"#causes\">Causes ({})</a><a href=\"#faults\">All faults ({})</a><a href=\"#operations\">Operations</a><a href=\"#progress\">Progress</a><a href=\"#graph\">Graph</a></nav>\n</header>\n",
         t(&s.target),
-        t(report.tool.get("version").copied().unwrap_or(env!("CARGO_PKG_VERSION"))),
+        t(report
+            .tool
+            .get("version")
+            .copied()
+            .unwrap_or(env!("CARGO_PKG_VERSION"))),
         s.seed,
         report.requests,
         seconds(report.elapsed_s),
@@ -116,7 +120,11 @@ pub fn render_html(report: &Report, graphs: &[GraphDocument], secrets: &Secrets)
     let _ = write!(
         out,
         "<footer>Written by cartograph {}. report.json holds every number on this page; junit.xml the same verdicts for CI.</footer>\n</main>\n</body>\n</html>\n",
-        t(report.tool.get("version").copied().unwrap_or(env!("CARGO_PKG_VERSION")))
+        t(report
+            .tool
+            .get("version")
+            .copied()
+            .unwrap_or(env!("CARGO_PKG_VERSION")))
     );
     out
 }
@@ -456,13 +464,20 @@ fn faults(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
         let _ = write!(
             out,
             "<article class=\"fault{}\" id=\"fault-{i}\">\n<header><span class=\"badge code\">{}</span><h3>{}</h3>{}<span class=\"badge {conf_class}\" title=\"{}\">{conf_label}</span></header>\n<p class=\"msg\">{}</p>\n<dl class=\"kv\"><dt>Signature</dt><dd><code>{}</code></dd><dt>Seen</dt><dd>{} time(s), first at request #{}</dd><dt>Confirmation</dt><dd>{}</dd></dl>\n",
-            if f.confirmation == Confirmation::Flaky { " flaky" } else { "" },
+            if f.confirmation == Confirmation::Flaky {
+                " flaky"
+            } else {
+                ""
+            },
             t(&f.code),
             t(&f.operation),
             match f.status {
                 Some(code) => {
                     let code = code.to_string();
-                    format!("<span class=\"badge {}\">{code}</span>", status_class(&code))
+                    format!(
+                        "<span class=\"badge {}\">{code}</span>",
+                        status_class(&code)
+                    )
                 }
                 None => String::new(),
             },

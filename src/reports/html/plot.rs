@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::reports::{escape_text, Report};
+use crate::reports::{Report, escape_text};
 
 /// Tick step and axis top for 0..=max with about `n` ticks: 1, 2 or 5 times a
 /// power of ten (at least 1 when the axis counts whole things).

@@ -149,10 +149,10 @@ impl Editor {
                 map.shift_remove(last);
             }
             Some(Value::Array(items)) => {
-                if let Ok(i) = last.parse::<usize>() {
-                    if i < items.len() {
-                        items.remove(i);
-                    }
+                if let Ok(i) = last.parse::<usize>()
+                    && i < items.len()
+                {
+                    items.remove(i);
                 }
             }
             _ => {}

@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use super::edit::{Editor, Why};
 use super::infer;
@@ -25,7 +25,7 @@ use crate::execution::Exchange;
 use crate::model::source;
 use crate::model::{Api, SpecFormat};
 use crate::oracles::causes::Cause;
-use crate::oracles::{json_type, Checker, Fault};
+use crate::oracles::{Checker, Fault, json_type};
 
 /// What the planner reads.
 pub struct Seen<'a> {
@@ -269,10 +269,10 @@ impl Fix<'_, '_> {
         }
         if self.editor.get(&response_at).is_some() {
             // Another cause documented the status already: add the media type.
-            if let Some(content) = response.get("content").cloned() {
-                if let Some(at) = source::follow(&self.editor.doc, &response_at) {
-                    self.update(&at, json!({ "content": content }));
-                }
+            if let Some(content) = response.get("content").cloned()
+                && let Some(at) = source::follow(&self.editor.doc, &response_at)
+            {
+                self.update(&at, json!({ "content": content }));
             }
             return;
         }

@@ -6,7 +6,7 @@
 //! `nullable`, 3.1 with a `type` list.
 
 use indexmap::IndexMap;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::model::SpecFormat;
 
@@ -132,14 +132,15 @@ impl Shape {
             };
             out.insert("items".into(), items);
         }
-        if let Some(members) = &self.object {
-            if !members.is_empty() && depth < MAX_DEPTH {
-                let props: Map<String, Value> = members
-                    .iter()
-                    .map(|(k, s)| (k.clone(), s.schema(format, depth + 1)))
-                    .collect();
-                out.insert("properties".into(), Value::Object(props));
-            }
+        if let Some(members) = &self.object
+            && !members.is_empty()
+            && depth < MAX_DEPTH
+        {
+            let props: Map<String, Value> = members
+                .iter()
+                .map(|(k, s)| (k.clone(), s.schema(format, depth + 1)))
+                .collect();
+            out.insert("properties".into(), Value::Object(props));
         }
         Value::Object(out)
     }

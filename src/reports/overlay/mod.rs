@@ -17,7 +17,7 @@ mod yaml;
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value, json};
 
 pub use fixes::Seen;
 

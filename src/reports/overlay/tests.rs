@@ -6,12 +6,12 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use super::*;
 use crate::execution::{Breach, BreachKind, Exchange, RequestSpec};
 use crate::model::Api;
-use crate::oracles::{causes, witness::Ledger, Checker, Faults};
+use crate::oracles::{Checker, Faults, causes, witness::Ledger};
 
 /// One answer: operation, method, path, status, media type, body.
 type Answer<'a> = (&'a str, &'a str, &'a str, u16, &'a str, &'a str);
@@ -507,14 +507,14 @@ fn a_shared_response_is_changed_once_and_bounds_follow_the_values() {
         o.patched["paths"]["/b"]["get"]["responses"]["400"]["content"]["text/html"],
         json!({"schema": {"type": "string"}})
     );
-    let n = &o.patched["paths"]["/a"]["get"]["responses"]["200"]["content"]["application/json"]
-        ["schema"]["properties"]["n"];
+    let n = &o.patched["paths"]["/a"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+        ["properties"]["n"];
     assert_eq!(
         n,
         &json!({"type": "integer", "minimum": 5, "exclusiveMinimum": false})
     );
-    let s = &o.patched["paths"]["/b"]["get"]["responses"]["200"]["content"]["application/json"]
-        ["schema"]["properties"]["s"];
+    let s = &o.patched["paths"]["/b"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+        ["properties"]["s"];
     assert_eq!(s, &json!({"type": "string", "maxLength": 4}));
 }
 
@@ -560,9 +560,11 @@ fn accepted_invalid_input_gets_no_action_and_says_why() {
         "{:?}",
         fixes.unsettled
     );
-    assert!(fixes
-        .summary(None)
-        .contains("none of the 1 conformance cause"));
+    assert!(
+        fixes
+            .summary(None)
+            .contains("none of the 1 conformance cause")
+    );
 }
 
 #[test]

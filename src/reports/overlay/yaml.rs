@@ -107,11 +107,7 @@ fn key(k: &str) -> String {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         && !SPECIAL.contains(&k)
         && !k.eq_ignore_ascii_case("null");
-    if bare {
-        k.to_string()
-    } else {
-        quote(k)
-    }
+    if bare { k.to_string() } else { quote(k) }
 }
 
 /// A scalar in flow form (`{}` and `[]` for empty collections).
