@@ -7,10 +7,8 @@
 
 mod support;
 
-use std::sync::atomic::Ordering;
-
 use support::cli::{args, cartograph, read_report};
-use support::graphql_flow::{self, Counts, MALFORMED_VALUES, UUIDS_MALFORMED, UUIDS_SENT};
+use support::graphql_flow::{self, Counts};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ids_a_query_lists_and_uuids_reach_the_fields_that_take_them() {
@@ -60,10 +58,11 @@ async fn ids_a_query_lists_and_uuids_reach_the_fields_that_take_them() {
     // then edits a uuid out of shape (still uuid-long); but no UUID argument
     // is short random text, as they all were when custom scalars got it.
     let (sent, malformed) = (
-        UUIDS_SENT.load(Ordering::Relaxed),
-        UUIDS_MALFORMED.load(Ordering::Relaxed),
+        Counts::get(&counts.uuids_sent),
+        Counts::get(&counts.uuids_malformed),
     );
-    let short: Vec<String> = MALFORMED_VALUES
+    let short: Vec<String> = counts
+        .malformed_values
         .lock()
         .unwrap()
         .iter()

@@ -31,6 +31,12 @@ pub struct Counts {
     pub linked: AtomicU64,
     /// `person(id:)` calls naming a person that exists.
     pub person_found: AtomicU64,
+    /// `UUID` values sent, anywhere in a query.
+    pub uuids_sent: AtomicU64,
+    /// Those of them that were malformed.
+    pub uuids_malformed: AtomicU64,
+    /// The distinct malformed `UUID` values sent.
+    pub malformed_values: Mutex<BTreeSet<String>>,
 }
 
 impl Counts {
@@ -50,13 +56,12 @@ fn is_uuid(s: &str) -> bool {
             .all(|(g, n)| g.len() == n && g.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
-/// `UUID` values the server was sent, and how many of them were malformed.
-/// Statics, since a scalar's parser sees no context (one server per test binary).
-pub static UUIDS_SENT: AtomicU64 = AtomicU64::new(0);
-/// See [`UUIDS_SENT`].
-pub static UUIDS_MALFORMED: AtomicU64 = AtomicU64::new(0);
-/// The distinct malformed `UUID` values sent.
-pub static MALFORMED_VALUES: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+tokio::task_local! {
+    /// The counts of the server executing the request: a scalar's parser
+    /// sees no context, and a static would mix the counts of every server
+    /// of the test process.
+    static COUNTS: Arc<Counts>;
+}
 
 /// The `UUID` scalar: text in the canonical form, else a GraphQL error.
 #[derive(Clone)]
@@ -65,15 +70,18 @@ struct Uuid(String);
 #[Scalar(name = "UUID")]
 impl ScalarType for Uuid {
     fn parse(value: Value) -> InputValueResult<Self> {
-        UUIDS_SENT.fetch_add(1, Ordering::Relaxed);
-        match &value {
-            Value::String(s) if is_uuid(s) => Ok(Uuid(s.clone())),
-            _ => {
-                UUIDS_MALFORMED.fetch_add(1, Ordering::Relaxed);
-                MALFORMED_VALUES.lock().unwrap().insert(value.to_string());
-                Err(InputValueError::custom("not a UUID"))
+        COUNTS.with(|counts| {
+            counts.uuids_sent.fetch_add(1, Ordering::Relaxed);
+            match &value {
+                Value::String(s) if is_uuid(s) => Ok(Uuid(s.clone())),
+                _ => {
+                    counts.uuids_malformed.fetch_add(1, Ordering::Relaxed);
+                    let mut malformed = counts.malformed_values.lock().unwrap();
+                    malformed.insert(value.to_string());
+                    Err(InputValueError::custom("not a UUID"))
+                }
             }
-        }
+        })
     }
 
     fn to_value(&self) -> Value {
@@ -253,7 +261,7 @@ pub async fn start() -> (SocketAddr, Arc<Counts>, JoinHandle<()>) {
     let addr = listener.local_addr().expect("a bound address");
     let router = Router::new()
         .route("/graphql", post(graphql))
-        .with_state(schema);
+        .with_state((schema, counts.clone()));
     let task = tokio::spawn(async move {
         let _ = axum::serve(listener, router).await;
     });
@@ -261,11 +269,11 @@ pub async fn start() -> (SocketAddr, Arc<Counts>, JoinHandle<()>) {
 }
 
 async fn graphql(
-    State(schema): State<Schema<Query, Mutation, EmptySubscription>>,
+    State((schema, counts)): State<(Schema<Query, Mutation, EmptySubscription>, Arc<Counts>)>,
     body: String,
 ) -> Json<async_graphql::Response> {
     match serde_json::from_str::<async_graphql::Request>(&body) {
-        Ok(request) => Json(schema.execute(request).await),
+        Ok(request) => Json(COUNTS.scope(counts, schema.execute(request)).await),
         Err(e) => Json(async_graphql::Response::from_errors(vec![
             async_graphql::ServerError::new(e.to_string(), None),
         ])),
