@@ -1,7 +1,7 @@
 //! `cartograph graph` and `cartograph inspect` as a user runs them: real binary,
 //! real files, exit codes and messages.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -4,7 +4,7 @@
 //! operation called and answered 2xx, the documented error statuses
 //! reached), so a server that answers 404 to everything cannot pass.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! with a 2xx, exercises most of the graph's links, and does not keep
 //! sending what the server already refused.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 

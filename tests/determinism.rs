@@ -6,7 +6,7 @@
 //! determinism`, and says why; any other difference is a regression (a
 //! hash-map order, a clock, a thread leaking into the choices).
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

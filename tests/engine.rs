@@ -1,7 +1,7 @@
 //! The HTTP engine as a user runs it (`cartograph run`), against a purpose-built
 //! misbehaving server and the demo API, all on 127.0.0.1.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

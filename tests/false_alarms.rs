@@ -3,7 +3,7 @@
 //! through the engine as a run sends it and judged by the oracles, then a
 //! whole run against the server.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! and through `cartograph replay`), and a regression suite that Hurl runs
 //! green against a fresh server. Also the exit statuses and `--fail-on`.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -5,7 +5,7 @@
 //! with the right code, root field and path and nothing else, both when
 //! called directly and through `cartograph replay-queries` as a user runs it.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

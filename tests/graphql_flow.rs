@@ -5,7 +5,7 @@
 //! well-formed values. The server is purpose-built (tests/support) and
 //! counts what reached it.
 
-mod support;
+use crate::support;
 
 use support::cli::{args, cartograph, read_report};
 use support::graphql_flow::{self, Counts};

@@ -3,7 +3,7 @@
 //! GraphQL faults found and confirmed, every root field answering data, no
 //! query of ours rejected by the server, and schema coverage in report.json.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

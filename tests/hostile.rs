@@ -9,7 +9,7 @@
 //! terminal. Hurl and Chromium parts are skipped, saying so, where the tool
 //! is not installed.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

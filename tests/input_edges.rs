@@ -6,7 +6,7 @@
 //! its share of the run, in the search and in the replays, and is reported
 //! once. The servers are purpose-built (tests/support/input_edges.rs).
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

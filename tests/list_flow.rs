@@ -3,7 +3,7 @@
 //! bare names gives (`GET /tags`) reaches `/tags/{tag}`. The server is
 //! purpose-built (tests/support) and counts what reached it.
 
-mod support;
+use crate::support;
 
 use support::cli::{args, cartograph};
 use support::list_flow::{self, Counts};

@@ -5,7 +5,7 @@
 //! Every test starts its own servers on free ports of 127.0.0.1 and is bounded
 //! to a few seconds.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! and truncated files, flags that fetch a description from a URL, sizes,
 //! timeouts, targets and seeds as people write them.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

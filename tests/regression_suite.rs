@@ -4,7 +4,7 @@
 //! file holds it or why it was left out; and the demo's closing note says
 //! how to run it all against `cartograph demo --serve`.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! regression test (run with Hurl when it is installed), and read-only mode
 //! skipping the mutations.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -3,7 +3,7 @@
 //! DOM that the explorer's script ran and drew the graph. Skipped (with a
 //! note) where no Chromium is installed.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -23,7 +23,7 @@ use cartograph::reports::{
 };
 use quick_xml::events::Event;
 
-mod support;
+use crate::support;
 use serde_json::Value;
 
 /// A message as a hostile or careless server could make the oracle report it.

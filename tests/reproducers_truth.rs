@@ -7,7 +7,7 @@
 //! float, shrinking keeps the input a negative test breached and a GraphQL
 //! request's variables, and a null parent is not a null field.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -5,7 +5,7 @@
 //! server, a documented redirect judged by its own answer, and a server that
 //! never answers stopping the run with exit 3.
 
-mod support;
+use crate::support;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};

@@ -3,7 +3,7 @@
 //! a chain of calls found, the graph refined as the Morest paper describes,
 //! and `--no-graph` runs without it.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Output;

@@ -3,7 +3,7 @@
 //! a common word (`token test`) leaves `<testsuites>` and jq's `test(…)`
 //! alone, and a long one is removed even where the server echoes it.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! operations, and `--rate-for` holds per operation from the server's view.
 //! A recording proxy in front of the demo API sees every request.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

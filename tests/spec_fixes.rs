@@ -15,7 +15,7 @@
 //! `openapi-overlays-js` is there too (`$OVERLAYJS` or `overlayjs`), it must
 //! patch the description exactly as `oas-patch` does.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! are 404 anyway, or an operation only ever answers 401/403, the run says
 //! so, on stderr and in report.json's `warnings`.
 
-mod support;
+use crate::support;
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};

@@ -3,7 +3,7 @@
 //! `--cacert` and with `--insecure` (which warns, and says so in the report),
 //! and one that asks for a client certificate is reached with `--cert --key`.
 
-mod support;
+use crate::support;
 
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::Path;

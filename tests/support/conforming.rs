@@ -1,7 +1,8 @@
 //! A purpose-built CONFORMING HTTP server: a small project tracker that
-//! answers exactly as [`CONFORMING_SPEC`] says, for every request, malformed
-//! ones included. A Cartograph run against it should report no fault, so any
-//! fault it reports measures a false positive of an oracle.
+//! answers exactly as its description ([`CONFORMING_SPEC_PATH`]) says, for
+//! every request, malformed ones included. A Cartograph run against it should
+//! report no fault, so any fault it reports measures a false positive of an
+//! oracle.
 //!
 //! What "exactly" takes:
 //!
@@ -41,10 +42,8 @@ use serde_json::{Map, Number, Value, json};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-/// The OpenAPI 3.0 description the server implements.
-pub const CONFORMING_SPEC: &str = include_str!("../../fixtures/servers/conforming.yaml");
-
-/// Path of [`CONFORMING_SPEC`] from the crate's root, for the command line.
+/// Path of the OpenAPI 3.0 description the server implements, from the
+/// crate's root, for the command line.
 pub const CONFORMING_SPEC_PATH: &str = "fixtures/servers/conforming.yaml";
 
 /// The running server; dropping it stops it.

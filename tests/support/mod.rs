@@ -1,8 +1,5 @@
-//! Helpers shared by integration tests (`mod support;` in a test file).
-//!
-//! Each test binary compiles this module separately and uses only part of it,
-//! so unused items are expected rather than a sign of dead code.
-#![allow(dead_code)]
+//! Helpers shared by the integration test modules (`use crate::support;`):
+//! purpose-built servers, the CLI as a user runs it.
 
 pub mod cli;
 pub mod conforming;

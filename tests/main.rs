@@ -1,0 +1,46 @@
+//! Cartograph's integration tests, as one test binary (`integration`): each
+//! module below is a file of `tests/` and meets the tool as a user does, through
+//! the `cartograph` binary, the library's public API, the demo API or the
+//! purpose-built servers of `support/`. One binary links the crate once,
+//! where a binary per file linked it once each.
+//!
+//! `cargo test --test integration` runs them all; a module's name and `::`
+//! runs one part, as in `cargo test --test integration determinism::`.
+
+mod support;
+
+mod architecture;
+mod cli_graph;
+mod conforming;
+mod corpus;
+mod corpus_schemas;
+mod demo_server;
+mod depth;
+mod determinism;
+mod engine;
+mod false_alarms;
+mod fault_checks;
+mod faults;
+mod graph_petstore;
+mod graphql_fault_kinds;
+mod graphql_flow;
+mod graphql_queries;
+mod graphql_run;
+mod hostile;
+mod input_edges;
+mod list_flow;
+mod misbehaving_selftest;
+mod no_silent_success;
+mod ref_mesh;
+mod regression_suite;
+mod replay_queries;
+mod report_browser;
+mod report_files;
+mod reproducers_truth;
+mod run_phases;
+mod search;
+mod secrets;
+mod selection;
+mod spec_fixes;
+mod target_path;
+mod tls;
