@@ -2,8 +2,8 @@
 //! a short REST run and a short GraphQL run against a fresh demo API are
 //! pinned request by request (method, path, body) in `fixtures/pins/`. A
 //! change that alters what the search sends on purpose updates the pins in
-//! the same commit, with `CARTOGRAPH_UPDATE_PINS=1 cargo test --test
-//! determinism`, and says why; any other difference is a regression (a
+//! the same commit, with `UPDATE_GOLDEN=1 cargo test --test integration
+//! determinism::`, and says why; any other difference is a regression (a
 //! hash-map order, a clock, a thread leaking into the choices).
 
 use crate::support;
@@ -79,30 +79,12 @@ fn server_port_free(target: &str) -> String {
 
 /// Compares `got` with the pin `name`, or rewrites the pin when asked to.
 fn check(name: &str, got: &str) {
-    let path = pin_file(name);
-    if std::env::var_os("CARTOGRAPH_UPDATE_PINS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, got).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; create it with CARTOGRAPH_UPDATE_PINS=1",
-            path.display()
-        )
-    });
-    if want != got {
-        let first = want
-            .lines()
-            .zip(got.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or(want.lines().count().min(got.lines().count()));
-        panic!(
-            "{name}: the run sent other requests than pinned, from request {first}:\n  pinned: {}\n  sent:   {}\n(an intended change updates the pin: CARTOGRAPH_UPDATE_PINS=1 cargo test --test determinism)",
-            want.lines().nth(first).unwrap_or("(nothing)"),
-            got.lines().nth(first).unwrap_or("(nothing)")
-        );
-    }
+    support::golden::check(
+        &pin_file(name),
+        got,
+        "the run sent other requests than pinned",
+        module_path!(),
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,6 +1,8 @@
 //! The Morest paper's running example (Fig. 1/Fig. 4a), pinned: the property graph
 //! Cartograph builds for it, node by node and edge by edge.
 
+use crate::support;
+
 use std::path::Path;
 
 use cartograph::graph::{self, EdgeKind, Label, NodeKind, Origin, export};
@@ -179,14 +181,11 @@ fn same_endpoint_and_equivalent_edges() {
 fn whole_export_matches_the_pinned_golden_file() {
     let g = petstore();
     let json = export::render(&g, export::Format::Json);
-    if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        std::fs::write(GOLDEN, &json).unwrap();
-    }
-    let golden =
-        std::fs::read_to_string(GOLDEN).expect("golden file; run with UPDATE_GOLDEN=1 to create");
-    assert_eq!(
-        json, golden,
-        "export changed; review and re-pin with UPDATE_GOLDEN=1"
+    support::golden::check(
+        Path::new(GOLDEN),
+        &json,
+        "the export changed",
+        module_path!(),
     );
 }
 

@@ -6,6 +6,8 @@
 //!
 //! `cargo test --test integration` runs them all; a module's name and `::`
 //! runs one part, as in `cargo test --test integration determinism::`.
+//! `UPDATE_GOLDEN=1 cargo test` rewrites every golden file instead of comparing
+//! with it (`support/golden.rs`).
 
 mod support;
 

@@ -1,5 +1,5 @@
 //! Helpers shared by the integration test modules (`use crate::support;`):
-//! purpose-built servers, the CLI as a user runs it.
+//! purpose-built servers, the CLI as a user runs it, golden files.
 
 pub mod cli;
 pub mod conforming;
@@ -8,6 +8,7 @@ pub mod drift;
 pub mod drive;
 pub mod echo;
 pub mod false_alarms;
+pub mod golden;
 pub mod graphql_faults;
 pub mod graphql_flow;
 pub mod hostile;
