@@ -1,5 +1,6 @@
 //! Command-line interface: argument definitions and one module per command.
 
+mod args;
 mod config;
 #[cfg(feature = "demo")]
 mod demo;
@@ -9,6 +10,7 @@ mod replay;
 mod replay_queries;
 mod run;
 mod shell;
+mod values;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -19,7 +21,7 @@ use clap::{Parser, Subcommand};
 use crate::load::{self, Loaded};
 use crate::model::select::Selection;
 use crate::model::text::one_line;
-use crate::run::options::SelectArgs;
+use args::SelectArgs;
 
 /// Exit status for usage and configuration errors (a bad flag, an unreadable spec).
 pub const EXIT_USAGE: u8 = 2;
