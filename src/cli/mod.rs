@@ -1,5 +1,8 @@
 //! Command-line interface: argument definitions and one module per command.
 
+// The command line talks to the terminal: printing is its job.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod args;
 mod config;
 #[cfg(feature = "demo")]

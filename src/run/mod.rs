@@ -7,6 +7,10 @@
 //! ([`outputs`], `reports`). The `run`, `demo` and `replay-queries`
 //! commands prepare a run and hand it here.
 
+// A run says on stderr what it does (progress, warnings, its last line),
+// as the command that drives it would.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod confirm;
 pub mod drive;
 pub mod link;
