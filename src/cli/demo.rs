@@ -11,7 +11,7 @@ use super::args::RunFlags;
 use crate::demo::{DemoServer, FAULTS_MD, GRAPHQL_SDL, OPENAPI_YAML};
 use crate::load::SpecSource;
 use crate::model::Api;
-use crate::run::{EXIT_FAULTS, RunOptions, RunSummary, execute};
+use crate::run::{EXIT_FAULTS, RunOptions, RunSummary, RuntimeFailure, execute};
 
 /// The embedded descriptions, named by their place in the repository (the
 /// reports' `settings.spec`, and the file a code-scanning upload points at).
@@ -251,12 +251,16 @@ impl Merged {
             .cloned()
             .collect();
         let secrets = crate::execution::secrets::Secrets::new();
-        crate::reports::write_report(out, &summary.report, &secrets)?;
-        for w in
-            crate::reports::write_extras(out, &summary.report, &graphs, &secrets).map_err(|e| {
-                anyhow::anyhow!("cannot write report.html, junit.xml or report.sarif: {e}")
-            })?
-        {
+        crate::reports::write_report(out, &summary.report, &secrets).map_err(|e| {
+            RuntimeFailure::error(
+                format!("cannot write {}", out.join("report.json").display()),
+                e,
+            )
+        })?;
+        let extras = crate::reports::write_extras(out, &summary.report, &graphs, &secrets);
+        for w in extras.map_err(|e| {
+            RuntimeFailure::error("cannot write report.html, junit.xml or report.sarif", e)
+        })? {
             eprintln!("warning: {}", crate::model::text::one_line(&w));
         }
         Ok(Merged {
