@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::args::RunFlags;
 use crate::demo::{DemoServer, FAULTS_MD, GRAPHQL_SDL, OPENAPI_YAML};
 use crate::load::SpecSource;
-use crate::run::{EXIT_FAULTS, RunOptions, execute};
+use crate::model::Api;
+use crate::run::{EXIT_FAULTS, RunOptions, RunSummary, RuntimeFailure, execute};
 
 /// The embedded descriptions, named by their place in the repository (the
 /// reports' `settings.spec`, and the file a code-scanning upload points at).
@@ -28,8 +30,9 @@ pub struct DemoArgs {
     /// Port for --serve (default: a free one).
     #[arg(long, requires = "serve", value_name = "N")]
     pub port: Option<u16>,
+    /// The run's settings.
     #[command(flatten)]
-    pub flags: RunOptions,
+    pub flags: RunFlags,
 }
 
 /// Runs the command.
@@ -39,18 +42,83 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         let server = DemoServer::start(args.port.unwrap_or(0))
             .await
             .map_err(|e| anyhow::anyhow!("cannot start the demo API: {e}"))?;
-        let base = server.base_url();
         if args.serve {
-            println!("demo API at {base}");
-            println!("  OpenAPI: {base}/openapi.json   GraphQL: {base}/graphql   reset: POST {base}/__reset");
-            println!("Ctrl-C to stop.");
-            let _ = tokio::signal::ctrl_c().await;
-            server.shutdown().await;
+            return Ok(serve(server).await);
+        }
+        let plan = match Plan::new(&args.flags) {
+            Ok(plan) => plan,
+            Err(e) => {
+                server.shutdown().await;
+                return Err(e);
+            }
+        };
+        let runs = plan.run(&server).await;
+        server.shutdown().await;
+        let runs = match runs? {
+            Ok(runs) => runs,
+            // The demo API stopped answering: that run's status says so.
+            Err(unreachable) => return Ok(unreachable),
+        };
+        let left_out = plan.left_out;
+        let merged = Merged::of(runs, &left_out, &plan.flags.out)?;
+        merged.print();
+        // Scored only now, after the run: the search never sees the answers.
+        let score = crate::reports::planted::Score::of(FAULTS_MD, &merged.summary.report, &left_out);
+        if score.excluded > 0 {
+            println!(
+                "  planted faults on excluded operations only, not scored: {}",
+                score.excluded
+            );
+        }
+        println!("  {}", score.line());
+        println!("  output: {}", plan.flags.out.display());
+        print!(
+            "{}",
+            afterwards(&plan.flags.out, merged.suites, &merged.summary.report)
+        );
+        // The demo's faults are planted: finding them is the demo working. It
+        // fails only when one was missed (or the run itself could not work).
+        let missed = score.missed();
+        if missed.is_empty() {
             return Ok(ExitCode::SUCCESS);
         }
+        eprintln!(
+            "cartograph: the demo missed planted fault(s) {} (see models/demo/FAULTS.md); a longer --budget may find them",
+            missed.join(", ")
+        );
+        Ok(ExitCode::from(EXIT_FAULTS))
+    })
+}
+
+/// `demo --serve`: the demo API until Ctrl-C.
+async fn serve(server: DemoServer) -> ExitCode {
+    let base = server.base_url();
+    println!("demo API at {base}");
+    println!(
+        "  OpenAPI: {base}/openapi.json   GraphQL: {base}/graphql   reset: POST {base}/__reset"
+    );
+    println!("Ctrl-C to stop.");
+    let _ = tokio::signal::ctrl_c().await;
+    server.shutdown().await;
+    ExitCode::SUCCESS
+}
+
+/// The demo's two parts, as the selection and the budget leave them.
+struct Plan {
+    rest: Option<(Arc<Api>, SpecSource, RunOptions)>,
+    graphql: Option<(Arc<Api>, SpecSource, RunOptions)>,
+    /// The operations the selection left out, of both parts.
+    left_out: Vec<String>,
+    /// The whole demo's settings (the budget and seed both parts share).
+    flags: RunOptions,
+}
+
+impl Plan {
+    /// Loads both descriptions, applies the selection and shares the budget.
+    fn new(args: &RunFlags) -> anyhow::Result<Plan> {
         let mut rest = crate::load::load_text(OPENAPI_YAML, Path::new(REST_SPEC))?;
         let mut graphql = crate::load::load_text(GRAPHQL_SDL, Path::new(GRAPHQL_SPEC))?;
-        super::select(&mut [&mut rest.api, &mut graphql.api], &args.flags.select)?;
+        super::select(&mut [&mut rest.api, &mut graphql.api], &args.select)?;
         let left_out: Vec<String> = rest
             .api
             .left_out
@@ -58,44 +126,64 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             .chain(&graphql.api.left_out)
             .map(|op| op.name.clone())
             .collect();
-        let (run_rest, run_graphql) = (
-            !rest.api.operations.is_empty(),
-            !graphql.api.operations.is_empty(),
-        );
-        let rest_source = SpecSource::text(REST_SPEC, OPENAPI_YAML, &rest.api);
-        let graphql_source = SpecSource::text(GRAPHQL_SPEC, GRAPHQL_SDL, &graphql.api);
-        let mut flags = args.flags.clone();
+        let mut flags = args.options();
         if flags.budget.is_none() && flags.max_requests.is_none() {
             flags.budget = Some(Duration::from_secs(60));
         }
         // One seed for both parts, so one number repeats the whole demo.
         flags.seed = Some(flags.seed.unwrap_or_else(rand::random::<u64>));
+        let (run_rest, run_graphql) = (
+            !rest.api.operations.is_empty(),
+            !graphql.api.operations.is_empty(),
+        );
         let (mut rest_flags, mut graphql_flags) = split(&flags);
-        eprintln!("cartograph: demo API started at {base}");
-        if run_rest && run_graphql {
-            eprintln!(
-                "cartograph: 1/2 the REST API ({}), then 2/2 the GraphQL endpoint ({}, output in {})",
-                share(&rest_flags),
-                share(&graphql_flags),
-                graphql_flags.out.display()
-            );
-        } else {
+        if !(run_rest && run_graphql) {
             // The selection leaves one part: it gets the whole budget.
             let out = graphql_flags.out.clone();
             rest_flags = flags.clone();
             graphql_flags = flags.clone();
             graphql_flags.out = out;
-            eprintln!(
-                "cartograph: only the {} ({}): the selection leaves nothing of the other",
-                if run_rest { "REST API" } else { "GraphQL endpoint" },
-                share(&flags)
-            );
         }
-        let rest_run = if run_rest {
-            let run = execute(Arc::new(rest.api), &rest_source, &base, &rest_flags).await?;
+        let rest_source = SpecSource::text(REST_SPEC, OPENAPI_YAML, &rest.api);
+        let graphql_source = SpecSource::text(GRAPHQL_SPEC, GRAPHQL_SDL, &graphql.api);
+        Ok(Plan {
+            rest: run_rest.then_some((Arc::new(rest.api), rest_source, rest_flags)),
+            graphql: run_graphql.then_some((Arc::new(graphql.api), graphql_source, graphql_flags)),
+            left_out,
+            flags,
+        })
+    }
+
+    /// Tests the parts against `server`, the REST API first; a part that
+    /// found the server unreachable ends the demo with its status.
+    async fn run(
+        &self,
+        server: &DemoServer,
+    ) -> anyhow::Result<Result<[Option<RunSummary>; 2], ExitCode>> {
+        let base = server.base_url();
+        eprintln!("cartograph: demo API started at {base}");
+        match (&self.rest, &self.graphql) {
+            (Some((_, _, rest)), Some((_, _, graphql))) => eprintln!(
+                "cartograph: 1/2 the REST API ({}), then 2/2 the GraphQL endpoint ({}, output in {})",
+                share(rest),
+                share(graphql),
+                graphql.out.display()
+            ),
+            _ => eprintln!(
+                "cartograph: only the {} ({}): the selection leaves nothing of the other",
+                if self.rest.is_some() {
+                    "REST API"
+                } else {
+                    "GraphQL endpoint"
+                },
+                share(&self.flags)
+            ),
+        }
+        let mut rest_run = None;
+        if let Some((api, source, flags)) = &self.rest {
+            let run = execute(api.clone(), source, &base, flags).await?;
             if run.unreachable {
-                server.shutdown().await;
-                return Ok(run.exit_code());
+                return Ok(Err(run.exit_code()));
             }
             // The REST part leaves thousands of authors behind, and `authors`
             // lists every one with their books unpaginated: megabytes per
@@ -109,26 +197,37 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             {
                 eprintln!("warning: could not reset the demo API between the parts: {e}");
             }
-            Some(run)
-        } else {
-            None
-        };
-        let graphql_run = if run_graphql {
-            Some(
-                execute(
-                    Arc::new(graphql.api),
-                    &graphql_source,
-                    &format!("{base}/graphql"),
-                    &graphql_flags,
-                )
-                .await?,
-            )
-        } else {
-            None
-        };
-        server.shutdown().await;
+            rest_run = Some(run);
+        }
+        let mut graphql_run = None;
+        if let Some((api, source, flags)) = &self.graphql {
+            let endpoint = format!("{base}/graphql");
+            graphql_run = Some(execute(api.clone(), source, &endpoint, flags).await?);
+        }
+        Ok(Ok([rest_run, graphql_run]))
+    }
+}
 
-        let rest_report = rest_run.as_ref().map(|r| r.report.clone());
+/// Both parts' runs as one report (written), with what the summary names.
+struct Merged {
+    summary: RunSummary,
+    /// The REST part's report, for its operations' line.
+    rest: Option<crate::reports::Report>,
+    /// Hurl files each part's suite holds.
+    suites: [Option<usize>; 2],
+    /// What the spec fixes hold (the REST part's).
+    spec_fixes: Option<String>,
+}
+
+impl Merged {
+    /// Merges the parts' reports and writes the whole demo's report, with
+    /// one graph explorer for both APIs.
+    fn of(
+        [rest_run, graphql_run]: [Option<RunSummary>; 2],
+        left_out: &[String],
+        out: &Path,
+    ) -> anyhow::Result<Merged> {
+        let rest = rest_run.as_ref().map(|r| r.report.clone());
         let suites = [
             rest_run.as_ref().and_then(|r| r.suite_files),
             graphql_run.as_ref().and_then(|r| r.suite_files),
@@ -143,7 +242,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             (None, Some(summary)) => (summary, None),
             (None, None) => anyhow::bail!("--include/--exclude leave no operation to test"),
         };
-        summary.report.settings.excluded_operations = left_out.clone();
+        summary.report.settings.excluded_operations = left_out.to_vec();
         // One explorer for both APIs: the page switches between their graphs.
         let graphs: Vec<_> = summary
             .graph
@@ -152,20 +251,35 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             .cloned()
             .collect();
         let secrets = crate::execution::secrets::Secrets::new();
-        crate::reports::write_report(&flags.out, &summary.report, &secrets)?;
-        for w in crate::reports::write_extras(&flags.out, &summary.report, &graphs, &secrets)
-            .map_err(|e| anyhow::anyhow!("cannot write report.html, junit.xml or report.sarif: {e}"))?
-        {
+        crate::reports::write_report(out, &summary.report, &secrets).map_err(|e| {
+            RuntimeFailure::error(
+                format!("cannot write {}", out.join("report.json").display()),
+                e,
+            )
+        })?;
+        let extras = crate::reports::write_extras(out, &summary.report, &graphs, &secrets);
+        for w in extras.map_err(|e| {
+            RuntimeFailure::error("cannot write report.html, junit.xml or report.sarif", e)
+        })? {
             eprintln!("warning: {}", crate::model::text::one_line(&w));
         }
+        Ok(Merged {
+            summary,
+            rest,
+            suites,
+            spec_fixes,
+        })
+    }
 
-        let report = &summary.report;
+    /// The summary's lines: what was reached, linked and found.
+    fn print(&self) {
+        let report = &self.summary.report;
         println!("\nDemo summary");
-        if let Some(rest_report) = &rest_report {
+        if let Some(rest) = &self.rest {
             println!(
                 "  operations answered 2xx: {} of {}",
-                rest_report.operations_reached,
-                rest_report.operations.len()
+                rest.operations_reached,
+                rest.operations.len()
             );
         }
         if let Some(c) = &report.schema_coverage {
@@ -190,34 +304,15 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             crate::oracles::causes::summary(&report.causes, report.faults.len())
         );
         for c in &report.causes {
-            println!("    {}", crate::model::text::one_line(&crate::oracles::causes::line(c)));
-        }
-        if let Some(line) = &spec_fixes {
-            println!("  {}", line.trim_start_matches("cartograph: "));
-        }
-        // Scored only now, after the run: the search never sees the answers.
-        let score = crate::reports::planted::Score::of(FAULTS_MD, report, &left_out);
-        if score.excluded > 0 {
             println!(
-                "  planted faults on excluded operations only, not scored: {}",
-                score.excluded
+                "    {}",
+                crate::model::text::one_line(&crate::oracles::causes::line(c))
             );
         }
-        println!("  {}", score.line());
-        println!("  output: {}", flags.out.display());
-        print!("{}", afterwards(&flags.out, suites, report));
-        // The demo's faults are planted: finding them is the demo working. It
-        // fails only when one was missed (or the run itself could not work).
-        let missed = score.missed();
-        if missed.is_empty() {
-            return Ok(ExitCode::SUCCESS);
+        if let Some(line) = &self.spec_fixes {
+            println!("  {}", line.trim_start_matches("cartograph: "));
         }
-        eprintln!(
-            "cartograph: the demo missed planted fault(s) {} (see models/demo/FAULTS.md); a longer --budget may find them",
-            missed.join(", ")
-        );
-        Ok(ExitCode::from(EXIT_FAULTS))
-    })
+    }
 }
 
 /// How to run what the demo wrote (the regression suites and the

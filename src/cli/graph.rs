@@ -30,9 +30,9 @@ pub struct GraphArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
     #[command(flatten)]
-    pub select: crate::run::options::SelectArgs,
+    pub select: super::args::SelectArgs,
     #[command(flatten)]
-    pub fetch: crate::run::options::FetchArgs,
+    pub fetch: super::args::FetchArgs,
 }
 
 /// Runs the command.

@@ -40,9 +40,9 @@ pub struct InspectArgs {
     #[arg(long, value_name = "FILE")]
     pub graph: Option<PathBuf>,
     #[command(flatten)]
-    pub select: crate::run::options::SelectArgs,
+    pub select: super::args::SelectArgs,
     #[command(flatten)]
-    pub fetch: crate::run::options::FetchArgs,
+    pub fetch: super::args::FetchArgs,
 }
 
 /// Runs the command.

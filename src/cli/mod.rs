@@ -1,5 +1,9 @@
 //! Command-line interface: argument definitions and one module per command.
 
+// The command line talks to the terminal: printing is its job.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod args;
 mod config;
 #[cfg(feature = "demo")]
 mod demo;
@@ -9,6 +13,7 @@ mod replay;
 mod replay_queries;
 mod run;
 mod shell;
+mod values;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -19,7 +24,8 @@ use clap::{Parser, Subcommand};
 use crate::load::{self, Loaded};
 use crate::model::select::Selection;
 use crate::model::text::one_line;
-use crate::run::options::SelectArgs;
+use crate::run::RuntimeFailure;
+use args::SelectArgs;
 
 /// Exit status for usage and configuration errors (a bad flag, an unreadable spec).
 pub const EXIT_USAGE: u8 = 2;
@@ -94,7 +100,7 @@ pub fn main() -> ExitCode {
                 crate::model::text::printable(&format!("{err:#}"))
             );
             // A run that could not write its outputs is no usage error.
-            if err.downcast_ref::<crate::run::RuntimeFailure>().is_some() {
+            if err.downcast_ref::<RuntimeFailure>().is_some() {
                 return ExitCode::from(crate::run::EXIT_INCOMPLETE);
             }
             ExitCode::from(EXIT_USAGE)
@@ -204,11 +210,11 @@ fn write_output(text: &str, out: Option<&PathBuf>) -> anyhow::Result<()> {
         Some(path) => {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                 std::fs::create_dir_all(dir).map_err(|e| {
-                    anyhow::anyhow!("cannot create the folder {}: {e}", dir.display())
+                    RuntimeFailure::error(format!("cannot create the folder {}", dir.display()), e)
                 })?;
             }
             std::fs::write(path, text)
-                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+                .map_err(|e| RuntimeFailure::error(format!("cannot write {}", path.display()), e))
         }
         None => {
             let mut stdout = std::io::stdout().lock();

@@ -31,7 +31,7 @@ pub struct ReplayArgs {
     #[arg(long = "header", short = 'H', value_name = "'NAME: VALUE'")]
     pub headers: Vec<String>,
     /// Give up on a request after this long.
-    #[arg(long, value_parser = |t: &str| humantime::parse_duration(t).map_err(|e| e.to_string()), default_value = "10s", value_name = "DURATION")]
+    #[arg(long, value_parser = super::values::parse_timeout, default_value = "10s", value_name = "DURATION")]
     pub timeout: Duration,
 }
 

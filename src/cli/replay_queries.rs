@@ -5,11 +5,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
-use clap::{Args, Parser};
+use clap::Args;
 
-use crate::execution;
+use super::args::{
+    CheckArgs, ConnectionArgs, CredentialArgs, OutputArgs, PolitenessArgs, SelectArgs,
+};
 use crate::load::SpecSource;
 use crate::load::query_log;
 use crate::run::{RunOptions, queries};
@@ -30,64 +31,44 @@ pub struct ReplayQueriesArgs {
     /// with the standard introspection query.
     #[arg(long, value_name = "FILE")]
     pub schema: Option<PathBuf>,
-    /// Send only queries: mutations in the log are skipped and counted.
-    #[arg(long)]
-    pub read_only: bool,
-    /// Global rate limit: `10/s`, `120/m`, `1000/h`.
-    #[arg(long, value_parser = execution::parse_rate, value_name = "RATE")]
-    pub rate: Option<execution::Rate>,
-    /// A header sent with every request, `Name: value` (repeatable; a secret,
-    /// never written to any output file).
-    #[arg(long = "header", short = 'H', value_name = "'NAME: VALUE'")]
-    pub headers: Vec<String>,
-    /// A shell command whose output lines are headers; re-run after a 401.
-    #[arg(long, value_name = "CMD")]
-    pub auth_command: Option<String>,
-    /// Give up on a request after this long.
-    #[arg(long, value_parser = |t: &str| humantime::parse_duration(t).map_err(|e| e.to_string()), default_value = "10s", value_name = "DURATION")]
-    pub timeout: Duration,
-    /// Turn an oracle off by its code (repeatable).
-    #[arg(long = "skip-check", value_name = "CODE")]
-    pub skip_checks: Vec<String>,
-    /// Only faults of these oracle codes make the exit status 1.
-    #[arg(long, value_delimiter = ',', value_name = "CODE,...")]
-    pub fail_on: Vec<String>,
-    /// Do not send faulting requests again to confirm them.
-    #[arg(long)]
-    pub no_replay: bool,
-    /// Output folder.
-    #[arg(long, default_value = "cartograph-out", value_name = "DIR")]
-    pub out: PathBuf,
+    /// How hard the replay may press on the server; with --read-only,
+    /// the log's mutations are skipped and counted.
     #[command(flatten)]
-    pub select: crate::run::options::SelectArgs,
+    pub politeness: PolitenessArgs,
+    /// What every request carries to say who sends it.
+    #[command(flatten)]
+    pub credentials: CredentialArgs,
+    /// How requests reach the server.
+    #[command(flatten)]
+    pub connection: ConnectionArgs,
+    /// Which oracles judge, and which faults fail the run.
+    #[command(flatten)]
+    pub checks: CheckArgs,
+    /// Where the run writes.
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Which root fields' requests are sent.
+    #[command(flatten)]
+    pub select: SelectArgs,
 }
 
-/// The run flags' defaults, with what this command sets.
-fn run_flags(args: &ReplayQueriesArgs) -> RunOptions {
-    #[derive(Parser)]
-    struct Defaults {
-        #[command(flatten)]
-        flags: RunOptions,
-    }
-    let mut flags = Defaults::parse_from(["cartograph"]).flags;
-    flags.read_only = args.read_only;
-    flags.rate = args.rate;
-    flags.headers = args.headers.clone();
-    flags.auth_command = args.auth_command.clone();
-    flags.timeout = args.timeout;
-    flags.skip_checks = args.skip_checks.clone();
-    flags.fail_on = args.fail_on.clone();
-    flags.no_replay = args.no_replay;
-    flags.out = args.out.clone();
-    flags.select = args.select.clone();
+/// The settings of this command's run.
+fn options(args: &ReplayQueriesArgs) -> RunOptions {
+    let mut options = RunOptions::default();
+    args.politeness.apply(&mut options);
+    args.credentials.apply(&mut options);
+    args.connection.apply(&mut options);
+    args.checks.apply(&mut options);
+    args.output.apply(&mut options);
+    args.select.apply(&mut options);
     // Recorded as 0: replaying a log draws nothing at random.
-    flags.seed = Some(0);
-    flags
+    options.seed = Some(0);
+    options
 }
 
 /// Runs the command.
 pub fn run(args: &ReplayQueriesArgs) -> anyhow::Result<ExitCode> {
-    let flags = run_flags(args);
+    let flags = options(args);
     let log = query_log::read(&args.log)?;
     for w in &log.warnings {
         eprintln!("warning: {}", crate::model::text::one_line(w));

@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use clap::Args;
 
+use super::args::RunFlags;
 use crate::load::SpecSource;
-use crate::run::{RunOptions, execute, introspect};
+use crate::run::{execute, introspect};
 
 /// Arguments of `cartograph run`.
 #[derive(Debug, Args)]
@@ -39,13 +40,15 @@ pub struct RunArgs {
     /// the command line win, and list flags add to the file's.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// The run's settings.
     #[command(flatten)]
-    pub flags: RunOptions,
+    pub flags: RunFlags,
 }
 
 /// Runs the command.
 pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
-    if args.flags.insecure {
+    let options = args.flags.options();
+    if options.insecure {
         eprintln!(
             "warning: --insecure: server certificates are not checked; anyone on the path can read and change this run's traffic, credentials included"
         );
@@ -53,14 +56,8 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
     let (api, source) = match &args.spec {
         Some(spec) => {
-            let mut headers = Vec::new();
-            for h in &args.flags.headers {
-                headers.push(
-                    crate::execution::parse_header(h)
-                        .map_err(|e| anyhow::anyhow!("--header: {e}"))?,
-                );
-            }
-            let (loaded, source) = super::load_any(spec, &args.flags.client()?, &headers)?;
+            let headers = crate::run::session::parse_headers(&options.headers)?;
+            let (loaded, source) = super::load_any(spec, &options.client()?, &headers)?;
             if let Some(why) = loaded.no_operations() {
                 // Testing nothing is no success: say why there is nothing.
                 anyhow::bail!("{}: {why}", spec.display());
@@ -92,7 +89,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
                 };
                 anyhow::bail!("no SPEC to test {target} from{hint}");
             }
-            let api = runtime.block_on(introspect(target, &args.flags))?;
+            let api = runtime.block_on(introspect(target, &options))?;
             if api.operations.is_empty() {
                 anyhow::bail!(
                     "{target}: no operation to test: the schema's root types have no fields to call"
@@ -119,6 +116,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             named()
         ),
     };
-    let summary = runtime.block_on(execute(Arc::new(api), &source, &target, &args.flags))?;
+    let summary = runtime.block_on(execute(Arc::new(api), &source, &target, &options))?;
     Ok(summary.exit_code())
 }

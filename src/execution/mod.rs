@@ -26,6 +26,7 @@ pub use bounded::JSON_ITEMS;
 pub use breach::{Breach, BreachKind};
 pub use engine::{Driver, RunOutcome, StopReason, TestRun, plain_words, run};
 pub use politeness::{Politeness, Rate, parse_rate};
+pub use tls::ClientError;
 pub use trace::TraceWriter;
 pub use transport::{Transport, fetch_client};
 pub use wire::target_relative;

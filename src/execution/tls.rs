@@ -18,9 +18,28 @@ pub struct Tls {
     pub key: Option<PathBuf>,
 }
 
+/// Why an HTTP client could not be made: the TLS files, or the client
+/// itself. Each names the flag and file at fault and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// A TLS file is missing, unreadable or not what its flag needs.
+    #[error("{0}")]
+    Tls(String),
+    /// The HTTP library refused the settings.
+    #[error("cannot build the HTTP client: {0}")]
+    Build(#[from] reqwest::Error),
+}
+
 impl Tls {
     /// `builder` with these settings; errors name the file and what to do.
-    pub fn apply(&self, builder: reqwest::ClientBuilder) -> Result<reqwest::ClientBuilder, String> {
+    pub fn apply(
+        &self,
+        builder: reqwest::ClientBuilder,
+    ) -> Result<reqwest::ClientBuilder, ClientError> {
+        self.settings(builder).map_err(ClientError::Tls)
+    }
+
+    fn settings(&self, builder: reqwest::ClientBuilder) -> Result<reqwest::ClientBuilder, String> {
         let read = |flag: &str, p: &PathBuf| {
             std::fs::read(p).map_err(|e| format!("{flag} {}: cannot read it: {e}", p.display()))
         };

@@ -53,7 +53,7 @@ impl Transport {
         max_body: usize,
         concurrency: usize,
         tls: &super::tls::Tls,
-    ) -> Result<Transport, String> {
+    ) -> Result<Transport, super::tls::ClientError> {
         // Every request goes to `base`'s origin, so the first URL's origin
         // is the target's.
         let policy = same_origin_redirects();
@@ -66,24 +66,18 @@ impl Transport {
                     .tcp_nodelay(true),
             )
         };
-        let client = builder()?
-            .redirect(policy)
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        let client = builder()?.redirect(policy).build()?;
         let direct = builder()?
             .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            .build()?;
         let fresh = builder()?
             .pool_max_idle_per_host(0)
             .redirect(same_origin_redirects())
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            .build()?;
         let fresh_direct = builder()?
             .pool_max_idle_per_host(0)
             .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            .build()?;
         Ok(Transport {
             client,
             direct,
@@ -436,7 +430,10 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 /// A client for what a run fetches besides its requests (a description,
 /// the introspection query): the `tls` settings, `timeout` for the whole
 /// exchange, redirects followed within the origin only.
-pub fn fetch_client(tls: &super::tls::Tls, timeout: Duration) -> Result<reqwest::Client, String> {
+pub fn fetch_client(
+    tls: &super::tls::Tls,
+    timeout: Duration,
+) -> Result<reqwest::Client, super::tls::ClientError> {
     tls.apply(
         reqwest::Client::builder()
             .user_agent(concat!("cartograph/", env!("CARGO_PKG_VERSION")))
@@ -444,7 +441,7 @@ pub fn fetch_client(tls: &super::tls::Tls, timeout: Duration) -> Result<reqwest:
             .redirect(same_origin_redirects()),
     )?
     .build()
-    .map_err(|e| format!("cannot build the HTTP client: {e}"))
+    .map_err(super::tls::ClientError::from)
 }
 
 /// Follows at most 5 redirects, and only within the first request's

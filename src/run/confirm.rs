@@ -9,57 +9,40 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::link::Link;
 use super::options::RunOptions;
-use crate::execution::{Credentials, Politeness, RunConfig, TestRun, Transport, secrets::Secrets};
+use crate::execution::{TestRun, secrets::Secrets};
 use crate::model::Api;
 use crate::oracles::{Checker, Confirmation, witness::Ledger};
 use crate::reports::Report;
-use crate::reproduce::phase::{Channel, Fate, SuiteLeftOut};
+use crate::reproduce::phase::{Channel, Fate, SuiteLeftOut, SuiteScript};
 use crate::reproduce::{self, Script};
 
-/// How the phase reaches the target: the run's settings, credentials and
-/// politeness (one rate for the whole run), and the time left of `--budget`.
-pub struct Link {
-    /// The run's engine settings (budget and caps are replaced).
-    pub config: RunConfig,
-    /// The run's transport.
-    pub transport: Transport,
-    /// Credentials, as in the search.
-    pub credentials: Credentials,
-    /// The run's politeness.
-    pub politeness: Arc<Politeness>,
-    /// Time left of `--budget`, when there is one.
-    pub left: Option<Duration>,
-}
-
-impl Link {
-    /// A channel for the phase, recording to `replay.ndjson`: its allowance
-    /// (a fifth of `--budget`, at most 30 s, and a third of
-    /// `--max-requests`), within what is left of the budget.
-    pub fn open(self, options: &RunOptions, secrets: &Secrets) -> anyhow::Result<Channel> {
-        let (time, requests) = reproduce::phase::allowance(options.budget, options.max_requests);
-        let time = self.left.map_or(time, |left| time.min(left));
-        Channel::open(
-            self.config,
-            self.transport,
-            self.credentials,
-            self.politeness,
-            &options.out,
-            secrets,
-            (time, requests),
-        )
-    }
-}
-
-/// What the phase replays.
+/// What the phase replays, and what judges the replays.
 pub struct Replays {
+    /// The API tested.
+    pub api: Arc<Api>,
+    /// The run's oracles.
+    pub checker: Checker,
+    /// What the run made and changed on the server, as the suite's scripts
+    /// name it.
+    pub ledger: Ledger,
     /// Per fault, the scripts to try, best first.
     pub faults: Vec<Vec<Script>>,
-    /// The archive's tests, ready to run again, with their titles (those
-    /// calling a slow operation last).
-    pub suite: Vec<(Box<dyn TestRun>, String)>,
+    /// The regression suite's tests.
+    pub suite: Suite,
     /// The operations the search found slow.
     pub slow: Vec<String>,
+}
+
+/// Where the regression suite's tests come from.
+pub enum Suite {
+    /// The archive's tests, ready to run again and be recorded, with their
+    /// titles (those calling a slow operation last).
+    Rerun(Vec<(Box<dyn TestRun>, String)>),
+    /// Tests recorded already, written as they are (a log's requests, each
+    /// sent once in the search).
+    Recorded(Vec<SuiteScript>),
 }
 
 /// What became of the archive's tests.
@@ -74,19 +57,15 @@ pub struct SuiteOutcome {
 
 /// Confirms, shrinks and writes the faults' reproducers (recorded on
 /// `report`'s faults), then records and writes the regression suite.
-#[allow(clippy::too_many_arguments)]
 pub async fn replay(
-    api: Arc<Api>,
-    checker: Checker,
-    ledger: &mut Ledger,
-    replays: Replays,
+    mut replays: Replays,
     report: &mut Report,
-    link: Link,
+    link: &Link,
+    left: Option<Duration>,
     options: &RunOptions,
     secrets: &Secrets,
 ) -> anyhow::Result<SuiteOutcome> {
-    let target = link.config.target.clone();
-    let mut channel = link.open(options, secrets)?;
+    let mut channel = link.channel(options, secrets, left)?;
     if !replays.faults.is_empty() {
         eprintln!(
             "cartograph: replaying {} fault(s) to confirm and shrink them, then the final suite (at most {:.0}s and {} requests; --no-replay skips this)",
@@ -95,40 +74,52 @@ pub async fn replay(
             channel.requests
         );
     }
+    let runs = match std::mem::replace(&mut replays.suite, Suite::Recorded(Vec::new())) {
+        Suite::Recorded(scripts) => {
+            confirm_faults(&mut replays, report, &mut channel, options, secrets).await?;
+            let written = reproduce::phase::write_suite(&options.out, scripts, secrets)?;
+            channel.trace.finish()?;
+            let outcome = SuiteOutcome {
+                files: written.files,
+                fates: Vec::new(),
+            };
+            say_confirmed(report, &outcome, &SuiteLeftOut::default(), link, options);
+            return Ok(outcome);
+        }
+        Suite::Rerun(runs) => runs,
+    };
+    // Half of the allowance is kept for the suite, so that shrinking many
+    // faults cannot leave it nothing.
     let (suite_time, suite_requests) = (channel.time / 2, channel.requests / 2);
     channel.time -= suite_time;
     channel.requests -= suite_requests;
-    confirm_faults(
-        &api,
-        &checker,
-        replays.faults,
-        &replays.slow,
-        report,
-        &mut channel,
-        options,
-        secrets,
-    )
-    .await?;
+    confirm_faults(&mut replays, report, &mut channel, options, secrets).await?;
     channel.time += suite_time;
     channel.requests += suite_requests;
+    let Replays {
+        api,
+        checker,
+        mut ledger,
+        ..
+    } = replays;
     // What the replays created and changed, after the search's own history.
     for (i, mut e) in std::mem::take(&mut channel.seen).into_iter().enumerate() {
         e.seq = u64::MAX / 4 + i as u64;
         ledger.note(&e);
     }
     let mut left_out = SuiteLeftOut {
-        archived: replays.suite.len(),
+        archived: runs.len(),
         ..SuiteLeftOut::default()
     };
-    let (runs, titles): (Vec<_>, Vec<_>) = replays.suite.into_iter().unzip();
+    let (runs, titles): (Vec<_>, Vec<_>) = runs.into_iter().unzip();
     let recorded = reproduce::phase::record(runs, &mut channel).await?;
     let location = |l: &str| checker.location_path(l);
     let scripts = reproduce::suite::scripts(
         &api,
-        target.as_str(),
+        link.config.target.as_str(),
         recorded,
         titles,
-        ledger,
+        &mut ledger,
         &location,
         &mut left_out,
     );
@@ -146,7 +137,23 @@ pub async fn replay(
             *f = Fate::Written(file);
         }
     }
-    let n = written.files;
+    let outcome = SuiteOutcome {
+        files: written.files,
+        fates,
+    };
+    say_confirmed(report, &outcome, &left_out, link, options);
+    Ok(outcome)
+}
+
+/// The line on what the replays confirmed and the suite they wrote.
+fn say_confirmed(
+    report: &Report,
+    outcome: &SuiteOutcome,
+    left_out: &SuiteLeftOut,
+    link: &Link,
+    options: &RunOptions,
+) {
+    let n = outcome.files;
     let confirmed = report
         .faults
         .iter()
@@ -158,7 +165,7 @@ pub async fn replay(
         format!(
             "regression suite: {n} Hurl file(s) in {} (hurl --test --jobs 1 --variable base={} {}/*.hurl)",
             options.out.join("tests").display(),
-            target.as_str().trim_end_matches('/'),
+            link.config.target.as_str().trim_end_matches('/'),
             options.out.join("tests").display()
         )
     };
@@ -167,29 +174,24 @@ pub async fn replay(
         report.faults.len(),
         options.out.join("reproducers").display(),
     );
-    Ok(SuiteOutcome { files: n, fates })
 }
 
 /// Confirms and shrinks each fault through `channel` and writes the
 /// reproducers, recording on `report`'s faults what each replay showed;
 /// faults calling a `slow` operation come last, unshrunk.
-#[allow(clippy::too_many_arguments)]
-pub async fn confirm_faults(
-    api: &Arc<Api>,
-    checker: &Checker,
-    faults: Vec<Vec<Script>>,
-    slow: &[String],
+async fn confirm_faults(
+    replays: &mut Replays,
     report: &mut Report,
     channel: &mut Channel,
     options: &RunOptions,
     secrets: &Secrets,
 ) -> anyhow::Result<()> {
     let outcomes = reproduce::phase::confirm(
-        api.clone(),
-        checker.clone(),
-        faults,
+        replays.api.clone(),
+        replays.checker.clone(),
+        std::mem::take(&mut replays.faults),
         options.read_only,
-        slow,
+        &replays.slow,
         channel,
     )
     .await?;

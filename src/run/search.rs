@@ -3,11 +3,10 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::link::Link;
 use super::options::RunOptions;
 use super::progress::Progress;
-use crate::execution::{
-    self, Credentials, Politeness, RunConfig, TraceWriter, Transport, secrets::Secrets,
-};
+use crate::execution::{self, TraceWriter, secrets::Secrets};
 use crate::model::text::one_line;
 use crate::reports::Tally;
 use crate::reports::events::{Events, Phase};
@@ -23,45 +22,29 @@ pub struct Found {
     pub news: Option<Arc<crate::oracles::News>>,
 }
 
-/// The run's transport: one for every phase, sending the requests of
-/// operations that document a redirect without following it.
-pub fn transport(api: &crate::model::Api, config: &RunConfig) -> anyhow::Result<Transport> {
-    let transport = Transport::new(
-        config.target.clone(),
-        config.max_body,
-        config.concurrency,
-        &config.tls,
-    )
-    .map_err(|e| anyhow::anyhow!(e))?;
-    Ok(transport.without_redirects_for(
-        api.operations
-            .iter()
-            .filter(|op| op.documents_redirect())
-            .map(|op| op.name.clone()),
-    ))
-}
-
 /// Runs `driver` against the target: every exchange to `trace.ndjson` and
 /// the tally, with the progress line; warns when the trace or the
 /// credentials failed.
-#[allow(clippy::too_many_arguments)]
 pub async fn search(
     driver: Arc<Mutex<dyn execution::Driver>>,
     faults: Found,
-    config: RunConfig,
-    transport: Transport,
-    credentials: Credentials,
-    politeness: Arc<Politeness>,
+    link: &Link,
     secrets: &Secrets,
     tally: &mut Tally,
     flags: &RunOptions,
     events: &Events,
 ) -> anyhow::Result<execution::RunOutcome> {
     let mut trace = TraceWriter::create(&flags.out.join("trace.ndjson"), secrets.clone())?;
-    let progress = Progress::new(tally.operation_count(), config.budget, events.clone());
+    let progress = Progress::new(tally.operation_count(), link.config.budget, events.clone());
     let phase = events.phase_started(Phase::Search);
     let mut trace_error = None;
-    let base = config.target.path().to_string();
+    let base = link.config.target.path().to_string();
+    let Link {
+        config,
+        transport,
+        credentials,
+        politeness,
+    } = link.clone();
     let outcome = execution::run(config, transport, credentials, politeness, driver, |ex| {
         if let Err(e) = trace.write(ex) {
             trace_error.get_or_insert(e);

@@ -17,16 +17,21 @@ use crate::reports::{self, Settings, Tally};
 /// introspection query (sent with the flags' headers).
 pub async fn introspect(target: &str, flags: &RunOptions) -> anyhow::Result<Api> {
     let endpoint = parse_target(target)?;
-    let mut headers = Vec::new();
-    for h in &flags.headers {
-        headers.push(execution::parse_header(h).map_err(|e| anyhow::anyhow!("--header: {e}"))?);
-    }
+    let headers = parse_headers(&flags.headers)?;
     let loaded = crate::load::introspection::fetch(&flags.client()?, &endpoint, &headers).await?;
     eprintln!(
         "cartograph: schema from introspection: {} root fields",
         loaded.api.operations.len()
     );
     Ok(loaded.api)
+}
+
+/// `-H` values as (name, value) pairs; an error names the flag.
+pub fn parse_headers(headers: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    headers
+        .iter()
+        .map(|h| execution::parse_header(h).map_err(|e| anyhow::anyhow!("--header: {e}")))
+        .collect()
 }
 
 /// A target URL as given to `--target`: `http://` or `https://`; without
@@ -101,10 +106,7 @@ pub async fn open_session(
         }
     }
     let secrets = Secrets::new();
-    let mut headers = Vec::new();
-    for h in &flags.headers {
-        headers.push(execution::parse_header(h).map_err(|e| anyhow::anyhow!("--header: {e}"))?);
-    }
+    let mut headers = parse_headers(&flags.headers)?;
     if let Some(info) = userinfo {
         for s in &info.secrets {
             secrets.add(s);
@@ -163,8 +165,8 @@ pub async fn open_session(
         skipped_checks: flags.skip_checks.clone(),
         graph: !flags.no_graph,
         feedback: !flags.no_feedback && !flags.no_graph,
-        include: flags.select.include.clone(),
-        exclude: flags.select.exclude.clone(),
+        include: flags.include.clone(),
+        exclude: flags.exclude.clone(),
         excluded_operations: api.left_out.iter().map(|op| op.name.clone()).collect(),
         rate_for: flags
             .rate_for

@@ -66,7 +66,6 @@ pub async fn send(api: &Api, base: &str, steps: Vec<Step>, timeout: Duration) ->
         per_operation: Vec::new(),
         tls: Default::default(),
     };
-    let transport = cartograph::run::search::transport(api, &config).unwrap();
     let script = Script {
         target: base.into(),
         fault: None,
@@ -82,13 +81,13 @@ pub async fn send(api: &Api, base: &str, steps: Vec<Step>, timeout: Duration) ->
         Box::new(move |l: &str| execution::target_relative(&resolve, l)),
     );
     let driver = Arc::new(Mutex::new(Recorder::new(vec![Box::new(run)])));
-    let politeness = Arc::new(config.politeness());
     let credentials = Credentials::new(Vec::new(), None, None, Secrets::new());
+    let link = cartograph::run::link::Link::new(api, config, credentials).unwrap();
     execution::run(
-        config,
-        transport,
-        credentials,
-        politeness,
+        link.config,
+        link.transport,
+        link.credentials,
+        link.politeness,
         driver.clone(),
         |_| {},
     )

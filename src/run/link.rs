@@ -1,0 +1,72 @@
+//! How every phase of a run reaches the target: the engine's settings, one
+//! transport, the credentials and one politeness, so that the rate holds
+//! from the server's view across the search and the replays.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::options::RunOptions;
+use crate::execution::{Credentials, Politeness, RunConfig, Transport, secrets::Secrets};
+use crate::model::Api;
+use crate::reproduce::phase::Channel;
+
+/// The run's way to the target, shared by its phases.
+#[derive(Clone)]
+pub struct Link {
+    /// The engine's settings (the replays replace budget and caps).
+    pub config: RunConfig,
+    /// One transport for every phase.
+    pub transport: Transport,
+    /// Credentials, refreshed as the flags say.
+    pub credentials: Credentials,
+    /// One rate for the whole run.
+    pub politeness: Arc<Politeness>,
+}
+
+impl Link {
+    /// The link for `api` under `config`: its transport sends the requests of
+    /// operations that document a redirect without following it.
+    pub fn new(api: &Api, config: RunConfig, credentials: Credentials) -> anyhow::Result<Link> {
+        let transport = Transport::new(
+            config.target.clone(),
+            config.max_body,
+            config.concurrency,
+            &config.tls,
+        )?
+        .without_redirects_for(
+            api.operations
+                .iter()
+                .filter(|op| op.documents_redirect())
+                .map(|op| op.name.clone()),
+        );
+        Ok(Link {
+            politeness: Arc::new(config.politeness()),
+            config,
+            transport,
+            credentials,
+        })
+    }
+
+    /// A channel for the replays, recording to `replay.ndjson`: their
+    /// allowance (a fifth of `--budget`, at most 30 s, and a third of
+    /// `--max-requests`), within `left` of the budget.
+    pub fn channel(
+        &self,
+        options: &RunOptions,
+        secrets: &Secrets,
+        left: Option<Duration>,
+    ) -> anyhow::Result<Channel> {
+        let (time, requests) =
+            crate::reproduce::phase::allowance(options.budget, options.max_requests);
+        let time = left.map_or(time, |left| time.min(left));
+        Channel::open(
+            self.config.clone(),
+            self.transport.clone(),
+            self.credentials.clone(),
+            self.politeness.clone(),
+            &options.out,
+            secrets,
+            (time, requests),
+        )
+    }
+}

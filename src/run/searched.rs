@@ -1,0 +1,138 @@
+//! The search as a source of tests: MIO over the graph, through the API's
+//! protocol (REST or GraphQL). After the engine stops it hands over its
+//! faults (causes' representatives first), its archive as the suite to
+//! record again, and the refined graph.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use super::confirm::{Replays, Suite};
+use super::outputs;
+use super::search::Found;
+use super::source::{Collected, Ended, Source};
+use super::{RuntimeFailure, write_suite_document};
+use crate::execution::{Driver, Exchange};
+use crate::generation::Search;
+use crate::generation::search::Protocol;
+use crate::graph;
+use crate::model::text::one_line;
+use crate::reports::{self, Report};
+use crate::reproduce;
+
+/// A search, and what only its protocol adds to the report.
+pub struct Searched<P: Protocol, F> {
+    search: Arc<Mutex<Search<P>>>,
+    extras: F,
+}
+
+impl<P: Protocol, F: Fn(&P, &mut Report)> Searched<P, F> {
+    /// `search` as a source; `extras` adds what only the protocol knows to
+    /// the report (GraphQL's schema coverage).
+    pub fn new(search: Search<P>, extras: F) -> Self {
+        Searched {
+            search: Arc::new(Mutex::new(search)),
+            extras,
+        }
+    }
+}
+
+impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
+    fn driver(&self) -> Arc<Mutex<dyn Driver>> {
+        self.search.clone()
+    }
+
+    fn found(&self, listening: bool) -> Found {
+        let search = self.search.lock().unwrap_or_else(|e| e.into_inner());
+        Found {
+            count: search.faults().counter(),
+            news: listening.then(|| search.faults().news()),
+        }
+    }
+
+    fn collect(self, ended: Ended<'_>) -> anyhow::Result<Collected> {
+        let Ended {
+            api,
+            target,
+            outcome,
+            options,
+            secrets,
+            tally,
+            settings,
+        } = ended;
+        let mut search = self.search.lock().unwrap_or_else(|e| e.into_inner());
+        let mut report = tally.report(settings, outcome, search.faults().faults());
+        report.search = Some(search.summary());
+        // Said once each, after the search: what it cost, and that it was
+        // held to its share.
+        let slow = search.slow_operations();
+        for s in &slow {
+            eprintln!("warning: {s}");
+            report.warnings.push(s.to_string());
+        }
+        report.graph_coverage = Some(reports::GraphCoverage::of(
+            search.graph(),
+            search.link_flows(),
+            &report.operations,
+        ));
+        (self.extras)(search.protocol(), &mut report);
+        outputs::write_graph(&options.out.join("graph-final.json"), search.graph()).map_err(
+            |e| RuntimeFailure::error("cannot write graph-final.json", format!("{e:#}")),
+        )?;
+        let graph = graph::export::to_document(search.graph());
+        // Written now, and again once the replays tell what became of each test.
+        let suite_doc = search.suite_document();
+        write_suite_document(&options.out, &suite_doc, secrets)?;
+        outputs::print_changes(search.changes());
+        let checker = search.checker().clone();
+        for w in checker.warnings() {
+            eprintln!("warning: {}", one_line(&secrets.redact(&w)));
+        }
+        // Causes first: each cause's representative, defects first, before
+        // any cause's second fault, so a replay time that runs out leaves
+        // the least telling faults unreplayed.
+        let kept: Vec<_> = search.faults().kept().collect();
+        let order = crate::oracles::causes::replay_order(&report.faults);
+        let faults: Vec<_> = order
+            .into_iter()
+            .filter_map(|i| kept.get(i))
+            .map(|k| {
+                reproduce::phase::fault_script(api, &checker, search.ledger(), target.as_str(), k)
+            })
+            .collect();
+        let answers = conformance_answers(search.faults());
+        let suite = Suite::Rerun(search.suite_runs());
+        let ledger = search.take_ledger();
+        Ok(Collected {
+            report,
+            graph,
+            replays: Replays {
+                api: api.clone(),
+                checker,
+                ledger,
+                faults,
+                suite,
+                slow: slow.into_iter().map(|s| s.operation).collect(),
+            },
+            suite_doc: Some(suite_doc),
+            answers,
+        })
+    }
+}
+
+/// Per conformance fault, the answers that showed it (the last exchange of
+/// its smallest and of its first witness): what the spec fixes read.
+fn conformance_answers(faults: &crate::oracles::Faults) -> HashMap<String, Vec<Exchange>> {
+    faults
+        .kept()
+        .filter(|k| k.fault.class == crate::oracles::registry::Class::Conformance)
+        .map(|k| {
+            let mut answers: Vec<Exchange> = Vec::new();
+            for e in [k.witness.last(), k.first.last()].into_iter().flatten() {
+                if !answers.iter().any(|a| a.seq == e.seq) {
+                    answers.push(e.clone());
+                }
+            }
+            (k.fault.signature.clone(), answers)
+        })
+        .collect()
+}
