@@ -287,14 +287,19 @@ async fn rate_limit_holds_in_every_sliding_second() {
         "the rate is used, not just respected: {}",
         times.len()
     );
+    // Measured where the requests arrive, on a machine other tests load:
+    // arrival jitters by the scheduler's tick, so the window is nine tenths
+    // of a second. The limiter allows 3 + 18 requests in it, the bound 23
+    // leaves two for the jitter, and a limiter that did not hold would send
+    // hundreds.
     for (i, t) in times.iter().enumerate() {
         let in_window = times[i..]
             .iter()
-            .take_while(|u| **u < *t + Duration::from_secs(1))
+            .take_while(|u| **u < *t + Duration::from_millis(900))
             .count();
         assert!(
             in_window <= 20 + 3,
-            "{in_window} requests in the second after request {i}"
+            "{in_window} requests in the 0.9 s after request {i}"
         );
     }
     server.shutdown().await;
