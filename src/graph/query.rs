@@ -275,79 +275,89 @@ pub fn chain(g: &PropertyGraph, target: NodeIndex) -> Chain {
         }
     }
 
-    let mut steps: Vec<ChainStep> = Vec::new();
-    let mut placed: BTreeSet<usize> = BTreeSet::new();
-    let mut unresolved = Vec::new();
-    expand(
+    let mut layout = Layout {
         g,
-        target,
-        &needs,
-        &cost,
-        &mut steps,
-        &mut placed,
-        &mut unresolved,
-        &mut Vec::new(),
-    );
-    Chain { steps, unresolved }
+        needs: &needs,
+        cost: &cost,
+        steps: Vec::new(),
+        placed: BTreeSet::new(),
+        unresolved: Vec::new(),
+        stack: Vec::new(),
+    };
+    layout.expand(target);
+    Chain {
+        steps: layout.steps,
+        unresolved: layout.unresolved,
+    }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn expand(
-    g: &PropertyGraph,
-    op: NodeIndex,
-    needs: &HashMap<NodeIndex, Needs>,
-    cost: &HashMap<NodeIndex, usize>,
-    steps: &mut Vec<ChainStep>,
-    placed: &mut BTreeSet<usize>,
-    unresolved: &mut Vec<(String, String, String)>,
-    stack: &mut Vec<NodeIndex>,
-) {
-    if placed.contains(&op.index()) || stack.contains(&op) {
-        return;
-    }
-    stack.push(op);
-    let name = g.graph[op].name.clone();
-    for (input, producers) in &needs[&op] {
-        if producers.is_empty() {
-            unresolved.push((
-                name.clone(),
-                input.clone(),
-                "no operation produces it".into(),
-            ));
-            continue;
+/// A chain being laid out, producers before the operations they feed: what
+/// it reads (each operation's needs and cost) and what it placed so far.
+struct Layout<'g> {
+    g: &'g PropertyGraph,
+    needs: &'g HashMap<NodeIndex, Needs>,
+    cost: &'g HashMap<NodeIndex, usize>,
+    steps: Vec<ChainStep>,
+    /// Operations already in the chain, by node index.
+    placed: BTreeSet<usize>,
+    /// Inputs no producer could be placed for: operation, input, why.
+    unresolved: Vec<(String, String, String)>,
+    /// The operations being expanded (a cycle guard).
+    stack: Vec<NodeIndex>,
+}
+
+impl Layout<'_> {
+    /// Places `op` after the cheapest producer of each of its inputs.
+    fn expand(&mut self, op: NodeIndex) {
+        let (g, needs, cost) = (self.g, self.needs, self.cost);
+        if self.placed.contains(&op.index()) || self.stack.contains(&op) {
+            return;
         }
-        // Cheapest producer; ties go to the one already in the chain, then by name.
-        let best = producers
-            .iter()
-            .filter(|(p, _)| !stack.contains(p) && cost[p] < cost[&op])
-            .min_by_key(|(p, _)| {
-                (
-                    !placed.contains(&p.index()),
-                    cost[p],
-                    g.graph[*p].name.clone(),
-                )
-            });
-        let Some((producer, via)) = best else {
-            unresolved.push((
-                name.clone(),
-                input.clone(),
-                "every producer needs a value of this kind first".into(),
-            ));
-            continue;
-        };
-        expand(g, *producer, needs, cost, steps, placed, unresolved, stack);
-        if let Some(step) = steps
-            .iter_mut()
-            .find(|s| s.operation == g.graph[*producer].name)
-        {
-            step.provides
-                .push((name.clone(), input.clone(), via.clone()));
+        self.stack.push(op);
+        let name = g.graph[op].name.clone();
+        for (input, producers) in &needs[&op] {
+            if producers.is_empty() {
+                self.unresolved.push((
+                    name.clone(),
+                    input.clone(),
+                    "no operation produces it".into(),
+                ));
+                continue;
+            }
+            // Cheapest producer; ties go to the one already in the chain, then by name.
+            let best = producers
+                .iter()
+                .filter(|(p, _)| !self.stack.contains(p) && cost[p] < cost[&op])
+                .min_by_key(|(p, _)| {
+                    (
+                        !self.placed.contains(&p.index()),
+                        cost[p],
+                        g.graph[*p].name.clone(),
+                    )
+                });
+            let Some((producer, via)) = best else {
+                self.unresolved.push((
+                    name.clone(),
+                    input.clone(),
+                    "every producer needs a value of this kind first".into(),
+                ));
+                continue;
+            };
+            self.expand(*producer);
+            if let Some(step) = self
+                .steps
+                .iter_mut()
+                .find(|s| s.operation == g.graph[*producer].name)
+            {
+                step.provides
+                    .push((name.clone(), input.clone(), via.clone()));
+            }
         }
+        self.stack.pop();
+        self.placed.insert(op.index());
+        self.steps.push(ChainStep {
+            operation: name,
+            provides: Vec::new(),
+        });
     }
-    stack.pop();
-    placed.insert(op.index());
-    steps.push(ChainStep {
-        operation: name,
-        provides: Vec::new(),
-    });
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::Loaded;
+use super::{Loaded, SpecError};
 
 /// The introspection query graphql-js and most tools send (types, fields with
 /// arguments, input fields, interfaces, possible types, enum values, wrapped
@@ -38,13 +38,56 @@ fragment TypeRef on __Type {
     ofType { kind name ofType { kind name ofType { kind name } } } } } } }
 }"#;
 
+/// Why a live endpoint's schema could not be had. Each message says what
+/// the server answered and what to do instead (give the schema file).
+#[derive(Debug, thiserror::Error)]
+pub enum IntrospectionError {
+    /// The request could not be sent or got no answer.
+    #[error(
+        "cannot ask {endpoint} for its schema: {error}; pass the schema file (SDL or introspection JSON) instead"
+    )]
+    Unreachable {
+        /// The endpoint asked.
+        endpoint: url::Url,
+        /// Why the request failed (part of the message, not a separate cause).
+        error: reqwest::Error,
+    },
+    /// The answer is not JSON.
+    #[error(
+        "{endpoint} answered the introspection query with {status} and no JSON ({start}); is it a GraphQL endpoint? Pass the schema file instead"
+    )]
+    NotJson {
+        /// The endpoint asked.
+        endpoint: url::Url,
+        /// The answer's status.
+        status: reqwest::StatusCode,
+        /// The answer's first 120 characters.
+        start: String,
+    },
+    /// The answer holds no schema: introspection is off, or it failed.
+    #[error(
+        "introspection is disabled or failed on {endpoint} ({status}: {reason}); pass the schema file: cartograph run schema.graphql --target {endpoint}"
+    )]
+    NoSchema {
+        /// The endpoint asked.
+        endpoint: url::Url,
+        /// The answer's status.
+        status: reqwest::StatusCode,
+        /// The first error the answer gives, or that it has no `__schema`.
+        reason: String,
+    },
+    /// The schema answered cannot be loaded.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+}
+
 /// Asks `endpoint` for its schema. Errors say what the server answered and
 /// what to do (give the schema file) when introspection is off.
 pub async fn fetch(
     client: &reqwest::Client,
     endpoint: &url::Url,
     headers: &[(String, String)],
-) -> anyhow::Result<Loaded> {
+) -> Result<Loaded, IntrospectionError> {
     let mut request = client
         .post(endpoint.clone())
         .header("content-type", "application/json")
@@ -55,16 +98,19 @@ pub async fn fetch(
     for (name, value) in headers {
         request = request.header(name.as_str(), value.as_str());
     }
-    let answer = request.send().await.map_err(|e| {
-        anyhow::anyhow!("cannot ask {endpoint} for its schema: {e}; pass the schema file (SDL or introspection JSON) instead")
-    })?;
+    let answer = request
+        .send()
+        .await
+        .map_err(|error| IntrospectionError::Unreachable {
+            endpoint: endpoint.clone(),
+            error,
+        })?;
     let status = answer.status();
     let text = answer.text().await.unwrap_or_default();
-    let body: Value = serde_json::from_str(&text).map_err(|_| {
-        anyhow::anyhow!(
-            "{endpoint} answered the introspection query with {status} and no JSON ({}); is it a GraphQL endpoint? Pass the schema file instead",
-            text.chars().take(120).collect::<String>()
-        )
+    let body: Value = serde_json::from_str(&text).map_err(|_| IntrospectionError::NotJson {
+        endpoint: endpoint.clone(),
+        status,
+        start: text.chars().take(120).collect::<String>(),
     })?;
     let has_schema = body
         .get("data")
@@ -77,9 +123,11 @@ pub async fn fetch(
             .and_then(|e| e.get("message"))
             .and_then(Value::as_str)
             .unwrap_or("no __schema in the answer");
-        anyhow::bail!(
-            "introspection is disabled or failed on {endpoint} ({status}: {reason}); pass the schema file: cartograph run schema.graphql --target {endpoint}"
-        );
+        return Err(IntrospectionError::NoSchema {
+            endpoint: endpoint.clone(),
+            status,
+            reason: reason.to_string(),
+        });
     }
     Ok(super::graphql::load_introspection(
         &body,

@@ -3,7 +3,7 @@
 //! line, or a batch array) or from a HAR file exported by a browser or a
 //! proxy, deduplicated on the query text plus its variables and operation name.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use graphql_parser::query as q;
 use indexmap::IndexMap;
@@ -68,13 +68,24 @@ impl QueryLog {
     }
 }
 
+/// A log file that cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot read {}: {error} (give an NDJSON file of GraphQL requests or a HAR file)",
+    path.display()
+)]
+pub struct QueryLogError {
+    /// The file.
+    pub path: PathBuf,
+    /// Why it cannot be read (part of the message, not a separate cause).
+    pub error: std::io::Error,
+}
+
 /// Reads a log file (NDJSON or HAR, told apart by content).
-pub fn read(path: &Path) -> anyhow::Result<QueryLog> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot read {}: {e} (give an NDJSON file of GraphQL requests or a HAR file)",
-            path.display()
-        )
+pub fn read(path: &Path) -> Result<QueryLog, QueryLogError> {
+    let text = std::fs::read_to_string(path).map_err(|error| QueryLogError {
+        path: path.to_path_buf(),
+        error,
     })?;
     let name = path.file_name().map_or_else(
         || path.display().to_string(),

@@ -63,6 +63,19 @@ pub struct Sent {
     pub params: Vec<(usize, Value, bool)>,
 }
 
+/// A positive request and its answer, as verdicts learn from them.
+#[derive(Debug, Clone, Copy)]
+pub struct Answered<'a> {
+    /// The operation requested (its position).
+    pub op: usize,
+    /// The inputs sent.
+    pub sent: &'a Sent,
+    /// The request and its answer.
+    pub ex: &'a Exchange,
+    /// The inputs the answer's message names.
+    pub named: &'a [(Location, String)],
+}
+
 #[derive(Debug, Clone, Default)]
 struct Tally {
     /// Made-up values refused, and answered 2xx.
@@ -141,21 +154,22 @@ impl Verdicts {
         self.verdicts.get(self.params.get(op)?.get(j)?)
     }
 
-    /// Learns from the answer `ex` to a positive request of `op` that sent
-    /// `sent`; `known` says whether a value of parameter `j` is one earlier
-    /// answers gave, `named` which inputs the answer's message names. New
-    /// verdicts are written into `graph` as evidence.
-    #[allow(clippy::too_many_arguments)]
+    /// Learns from the answer to a positive request; `known` says whether a
+    /// value of parameter `j` is one earlier answers gave. New verdicts are
+    /// written into `graph` as evidence.
     pub fn learn(
         &mut self,
         api: &Api,
-        op: usize,
-        sent: &Sent,
-        ex: &Exchange,
+        answered: &Answered<'_>,
         known: &mut dyn FnMut(usize, &Value) -> bool,
-        named: &[(Location, String)],
         mut graph: Option<&mut PropertyGraph>,
     ) -> bool {
+        let Answered {
+            op,
+            sent,
+            ex,
+            named,
+        } = *answered;
         let Some(status) = ex.status else {
             return false;
         };
@@ -381,23 +395,27 @@ paths:
         for seq in 0..3 {
             v.learn(
                 &api,
-                0,
-                &sent("xyz"),
-                &exchange(seq, 404),
+                &Answered {
+                    op: 0,
+                    sent: &sent("xyz"),
+                    ex: &exchange(seq, 404),
+                    named: &[],
+                },
                 &mut known,
-                &[],
                 Some(&mut graph),
             );
         }
         assert!(v.param(0, 0).is_none(), "no known value has worked yet");
         assert!(v.learn(
             &api,
-            0,
-            &sent("localhost"),
-            &exchange(3, 200),
+            &Answered {
+                op: 0,
+                sent: &sent("localhost"),
+                ex: &exchange(3, 200),
+                named: &[],
+            },
             &mut known,
-            &[],
-            Some(&mut graph)
+            Some(&mut graph),
         ));
         assert_eq!(v.param(0, 0), Some(&Verdict::Pooled));
         // The operation below the same parameter shares the verdict.
@@ -426,31 +444,37 @@ paths:
         };
         v.learn(
             &api,
-            1,
-            &without,
-            &exchange(0, 200),
+            &Answered {
+                op: 1,
+                sent: &without,
+                ex: &exchange(0, 200),
+                named: &[],
+            },
             &mut known,
-            &[],
             Some(&mut graph),
         );
         // A 400 that names another input says nothing about this one.
         v.learn(
             &api,
-            0,
-            &with,
-            &exchange(1, 400),
+            &Answered {
+                op: 0,
+                sent: &with,
+                ex: &exchange(1, 400),
+                named: &[],
+            },
             &mut known,
-            &[],
             Some(&mut graph),
         );
         for seq in 2..5 {
             v.learn(
                 &api,
-                seq as usize % 2,
-                &with,
-                &exchange(seq, 400),
+                &Answered {
+                    op: seq as usize % 2,
+                    sent: &with,
+                    ex: &exchange(seq, 400),
+                    named: &named,
+                },
                 &mut known,
-                &named,
                 Some(&mut graph),
             );
         }

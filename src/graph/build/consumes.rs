@@ -72,15 +72,16 @@ pub(super) struct InputSlot<'a> {
     pub(super) owner: Option<String>,
 }
 
+/// Bindings by (schema position, operation position), in a stable order.
+type Bindings = BTreeMap<(usize, usize), Vec<Binding>>;
+
 pub(super) fn consumes_edges(
     api: &Api,
     index: &NameIndex,
     produced: &Produced,
     g: &mut PropertyGraph,
 ) {
-    let schema_nodes: Vec<NodeIndex> = g.nodes(NodeKind::Schema).collect();
-    // (schema position, operation name) → bindings, in a stable order.
-    let mut edges: BTreeMap<(usize, usize), Vec<Binding>> = BTreeMap::new();
+    let mut edges: Bindings = BTreeMap::new();
     let op_pos: HashMap<&str, usize> = api
         .operations
         .iter()
@@ -94,56 +95,9 @@ pub(super) fn consumes_edges(
         .filter_map(|name| index.position(name))
         .collect();
     for (op_i, op) in api.operations.iter().enumerate() {
-        // A body that is a named schema consumes that schema whole.
-        if let Some((_, body)) = op.request_body.as_ref().and_then(|b| b.primary_schema()) {
-            let named = body
-                .reference
-                .as_deref()
-                .or_else(|| body.items.as_ref().and_then(|i| i.reference.as_deref()));
-            if let Some(i) = named.and_then(|n| index.position(n)) {
-                edges.entry((i, op_i)).or_default().push(Binding {
-                    location: Location::Body,
-                    input: String::new(),
-                    property: String::new(),
-                    origin: Origin::Spec,
-                    score: 1.0,
-                    rule: "body".into(),
-                });
-            }
-        }
-
+        body_binding(index, op, op_i, &mut edges);
         let context = op_context(api, index, op, &produced[op_i]);
-        let mut slots: Vec<InputSlot> = op
-            .parameters
-            .iter()
-            .map(|p| InputSlot {
-                location: p.location,
-                name: p.name.clone(),
-                schema: &p.schema,
-                owner: None,
-            })
-            .collect();
-        for f in body_fields(api, op) {
-            slots.push(InputSlot {
-                location: Location::Body,
-                name: f.name,
-                schema: f.schema,
-                owner: f.owner,
-            });
-        }
-        // Fields of object-valued parameters (GraphQL input objects, deepObject
-        // query parameters) are inputs too: `input.authorId`.
-        for p in &op.parameters {
-            for (field, schema) in &api.resolve(&p.schema).properties {
-                slots.push(InputSlot {
-                    location: p.location,
-                    name: format!("{}.{field}", p.name),
-                    schema,
-                    owner: p.schema.reference.clone(),
-                });
-            }
-        }
-        for slot in slots {
+        for slot in input_slots(api, op) {
             let mut best = bind_input(api, index, op, &slot, &context, &made);
             if best.is_empty() && slot.location == Location::Path {
                 best = listed_by_collection(api, op, &slot.name, produced);
@@ -159,53 +113,126 @@ pub(super) fn consumes_edges(
                 });
             }
         }
+        link_bindings(api, index, op, &op_pos, &mut edges);
+    }
+    add_consumes_edges(g, edges);
+}
 
-        // OpenAPI links state outright which response value feeds which parameter.
-        for (status, response) in op.success_responses() {
-            for link in &response.links {
-                let Some(&target_i) = op_pos.get(link.operation_id.as_str()) else {
+/// A body that is a named schema (or a list of one) consumes that schema
+/// whole.
+fn body_binding(index: &NameIndex, op: &Operation, op_i: usize, edges: &mut Bindings) {
+    if let Some((_, body)) = op.request_body.as_ref().and_then(|b| b.primary_schema()) {
+        let named = body
+            .reference
+            .as_deref()
+            .or_else(|| body.items.as_ref().and_then(|i| i.reference.as_deref()));
+        if let Some(i) = named.and_then(|n| index.position(n)) {
+            edges.entry((i, op_i)).or_default().push(Binding {
+                location: Location::Body,
+                input: String::new(),
+                property: String::new(),
+                origin: Origin::Spec,
+                score: 1.0,
+                rule: "body".into(),
+            });
+        }
+    }
+}
+
+/// The inputs of `op` a value can be bound to: its parameters, its body
+/// fields, and the fields of its object-valued parameters.
+fn input_slots<'a>(api: &'a Api, op: &'a Operation) -> Vec<InputSlot<'a>> {
+    let mut slots: Vec<InputSlot> = op
+        .parameters
+        .iter()
+        .map(|p| InputSlot {
+            location: p.location,
+            name: p.name.clone(),
+            schema: &p.schema,
+            owner: None,
+        })
+        .collect();
+    for f in body_fields(api, op) {
+        slots.push(InputSlot {
+            location: Location::Body,
+            name: f.name,
+            schema: f.schema,
+            owner: f.owner,
+        });
+    }
+    // Fields of object-valued parameters (GraphQL input objects, deepObject
+    // query parameters) are inputs too: `input.authorId`.
+    for p in &op.parameters {
+        for (field, schema) in &api.resolve(&p.schema).properties {
+            slots.push(InputSlot {
+                location: p.location,
+                name: format!("{}.{field}", p.name),
+                schema,
+                owner: p.schema.reference.clone(),
+            });
+        }
+    }
+    slots
+}
+
+/// OpenAPI links of `op`'s answers state outright which response value
+/// feeds which parameter of their target: such a binding replaces one
+/// inferred for the same input.
+fn link_bindings(
+    api: &Api,
+    index: &NameIndex,
+    op: &Operation,
+    op_pos: &HashMap<&str, usize>,
+    edges: &mut Bindings,
+) {
+    for (status, response) in op.success_responses() {
+        for link in &response.links {
+            let Some(&target_i) = op_pos.get(link.operation_id.as_str()) else {
+                continue;
+            };
+            let target = &api.operations[target_i];
+            for (param, expr) in &link.parameters {
+                let Some(pointer) = expr.strip_prefix("$response.body#") else {
                     continue;
                 };
-                let target = &api.operations[target_i];
-                for (param, expr) in &link.parameters {
-                    let Some(pointer) = expr.strip_prefix("$response.body#") else {
-                        continue;
-                    };
-                    let Some((_, schema)) = response.primary_schema() else {
-                        continue;
-                    };
-                    let Some((schema_i, property)) = locate_pointer(api, index, schema, pointer)
-                    else {
-                        continue;
-                    };
-                    let (pname, location) = match param.split_once('.') {
-                        Some((loc, name)) => (name, location_named(loc)),
-                        None => (param.as_str(), None),
-                    };
-                    let location = location.or_else(|| {
-                        target
-                            .parameters
-                            .iter()
-                            .find(|p| p.name == pname)
-                            .map(|p| p.location)
-                    });
-                    let Some(location) = location else { continue };
-                    let _ = status;
-                    let bindings = edges.entry((schema_i, target_i)).or_default();
-                    bindings.retain(|b| !(b.location == location && b.input == pname));
-                    bindings.push(Binding {
-                        location,
-                        input: pname.to_string(),
-                        property,
-                        origin: Origin::Spec,
-                        score: 1.0,
-                        rule: "link".into(),
-                    });
-                }
+                let Some((_, schema)) = response.primary_schema() else {
+                    continue;
+                };
+                let Some((schema_i, property)) = locate_pointer(api, index, schema, pointer) else {
+                    continue;
+                };
+                let (pname, location) = match param.split_once('.') {
+                    Some((loc, name)) => (name, location_named(loc)),
+                    None => (param.as_str(), None),
+                };
+                let location = location.or_else(|| {
+                    target
+                        .parameters
+                        .iter()
+                        .find(|p| p.name == pname)
+                        .map(|p| p.location)
+                });
+                let Some(location) = location else { continue };
+                let _ = status;
+                let bindings = edges.entry((schema_i, target_i)).or_default();
+                bindings.retain(|b| !(b.location == location && b.input == pname));
+                bindings.push(Binding {
+                    location,
+                    input: pname.to_string(),
+                    property,
+                    origin: Origin::Spec,
+                    score: 1.0,
+                    rule: "link".into(),
+                });
             }
         }
     }
+}
 
+/// One consumes edge per (schema, operation) with bindings, of their best
+/// origin and score.
+fn add_consumes_edges(g: &mut PropertyGraph, edges: Bindings) {
+    let schema_nodes: Vec<NodeIndex> = g.nodes(NodeKind::Schema).collect();
     let op_nodes: Vec<NodeIndex> = g.nodes(NodeKind::Operation).collect();
     for ((schema_i, op_i), bindings) in edges {
         let origin = bindings

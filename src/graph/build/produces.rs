@@ -24,19 +24,14 @@ pub(super) fn produced_schemas(api: &Api, index: &NameIndex) -> Produced {
                     if !crate::model::is_json_mime(mime) && response.content.len() > 1 {
                         continue;
                     }
-                    let mut visiting = Vec::new();
-                    let mut sites = Vec::new();
-                    walk_produced(
+                    let mut walk = ProducedWalk {
                         api,
                         index,
-                        schema,
-                        "$".into(),
-                        0,
-                        0,
-                        &mut visiting,
-                        &mut sites,
-                    );
-                    for (schema, path, depth) in sites {
+                        visiting: Vec::new(),
+                        sites: Vec::new(),
+                    };
+                    walk.walk(schema, "$".into(), 0, 0);
+                    for (schema, path, depth) in walk.sites {
                         let site = Site {
                             status: status.clone(),
                             path,
@@ -85,91 +80,60 @@ pub(super) fn answered_schemas(api: &Api) -> std::collections::HashSet<&str> {
     seen
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(super) fn walk_produced(
-    api: &Api,
-    index: &NameIndex,
-    schema: &Schema,
-    path: String,
-    named_depth: usize,
-    depth: usize,
-    visiting: &mut Vec<String>,
-    out: &mut Vec<(usize, String, usize)>,
-) {
-    if depth > MAX_WALK_DEPTH {
-        return;
-    }
-    if let Some(name) = &schema.reference {
-        if visiting.contains(name) {
+/// A walk through one answer's schema for the named node schemas it holds.
+struct ProducedWalk<'a> {
+    api: &'a Api,
+    index: &'a NameIndex<'a>,
+    /// The named schemas on the way down (a cycle guard).
+    visiting: Vec<String>,
+    /// What was found: the schema's node position, the path to it, and how
+    /// many named levels down it is.
+    sites: Vec<(usize, String, usize)>,
+}
+
+impl ProducedWalk<'_> {
+    /// Walks `schema` at `path`, `named_depth` named levels and `depth`
+    /// schemas below the answer.
+    fn walk(&mut self, schema: &Schema, path: String, named_depth: usize, depth: usize) {
+        if depth > MAX_WALK_DEPTH {
             return;
         }
-        let Some(def) = api.schemas.get(name) else {
-            return;
-        };
-        let mut next_depth = named_depth;
-        if let Some(i) = index.position(name) {
-            out.push((i, path.clone(), named_depth));
-            // A body's inline objects got names only to be seen: an envelope
-            // (`{data: Task}`) counts as no level, as it would inline.
-            if !api.inline.contains_key(name) {
-                if named_depth >= MAX_NESTED_NAMED {
-                    return;
-                }
-                next_depth += 1;
+        if let Some(name) = &schema.reference {
+            if self.visiting.contains(name) {
+                return;
             }
+            let Some(def) = self.api.schemas.get(name) else {
+                return;
+            };
+            let mut next_depth = named_depth;
+            if let Some(i) = self.index.position(name) {
+                self.sites.push((i, path.clone(), named_depth));
+                // A body's inline objects got names only to be seen: an envelope
+                // (`{data: Task}`) counts as no level, as it would inline.
+                if !self.api.inline.contains_key(name) {
+                    if named_depth >= MAX_NESTED_NAMED {
+                        return;
+                    }
+                    next_depth += 1;
+                }
+            }
+            self.visiting.push(name.clone());
+            self.walk(def, path, next_depth, depth + 1);
+            self.visiting.pop();
+            return;
         }
-        visiting.push(name.clone());
-        walk_produced(api, index, def, path, next_depth, depth + 1, visiting, out);
-        visiting.pop();
-        return;
-    }
-    if let Some(items) = &schema.items {
-        walk_produced(
-            api,
-            index,
-            items,
-            format!("{path}[*]"),
-            named_depth,
-            depth + 1,
-            visiting,
-            out,
-        );
-    }
-    for (name, prop) in &schema.properties {
-        walk_produced(
-            api,
-            index,
-            prop,
-            format!("{path}.{name}"),
-            named_depth,
-            depth + 1,
-            visiting,
-            out,
-        );
-    }
-    if let Some(extra) = &schema.additional_properties {
-        walk_produced(
-            api,
-            index,
-            extra,
-            format!("{path}.*"),
-            named_depth,
-            depth + 1,
-            visiting,
-            out,
-        );
-    }
-    for alt in &schema.alternatives {
-        walk_produced(
-            api,
-            index,
-            alt,
-            path.clone(),
-            named_depth,
-            depth + 1,
-            visiting,
-            out,
-        );
+        if let Some(items) = &schema.items {
+            self.walk(items, format!("{path}[*]"), named_depth, depth + 1);
+        }
+        for (name, prop) in &schema.properties {
+            self.walk(prop, format!("{path}.{name}"), named_depth, depth + 1);
+        }
+        if let Some(extra) = &schema.additional_properties {
+            self.walk(extra, format!("{path}.*"), named_depth, depth + 1);
+        }
+        for alt in &schema.alternatives {
+            self.walk(alt, path.clone(), named_depth, depth + 1);
+        }
     }
 }
 

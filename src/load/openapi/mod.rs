@@ -22,6 +22,7 @@ mod tests;
 use super::document::{DocId, DocSet, Target, escape_pointer};
 use super::{Loaded, SpecError, Warning};
 use crate::model::{Api, Method, Operation, Schema, SourceDocument, SpecFormat, Webhook};
+use operations::MediaDefaults;
 use schemas::pointer_ref_targets;
 
 /// Nesting depth past which inline schemas are cut off. A `$ref` that could recur
@@ -195,15 +196,11 @@ impl<'a> Converter<'a> {
                         continue;
                     }
                     let pointer = format!("/paths/{}", escape_pointer(path));
-                    self.path_item(
-                        path,
-                        item,
-                        0,
-                        &pointer,
-                        &global_consumes,
-                        &global_produces,
-                        &mut operations,
-                    );
+                    let media = MediaDefaults {
+                        consumes: &global_consumes,
+                        produces: &global_produces,
+                    };
+                    self.path_item(path, item, 0, &pointer, media, &mut operations);
                 }
             }
             Some(_) => self.warn(

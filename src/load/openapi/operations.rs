@@ -3,7 +3,7 @@
 //! be read.
 
 use indexmap::IndexMap;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::Converter;
 use super::Skip;
@@ -16,16 +16,49 @@ use crate::model::{
     SpecFormat,
 };
 
+/// The media types a Swagger 2 document declares for all its operations
+/// (`consumes`, `produces`); an operation's own lists replace them.
+#[derive(Clone, Copy)]
+pub(super) struct MediaDefaults<'d> {
+    /// What request bodies are sent as.
+    pub(super) consumes: &'d [String],
+    /// What responses come back as.
+    pub(super) produces: &'d [String],
+}
+
+/// The path item an operation is declared in: its path, the document it was
+/// read from (after following a `$ref`), and the parameters it declares for
+/// all its operations.
+struct PathItem<'a, 'p> {
+    path: &'p str,
+    doc: DocId,
+    shared_params: Vec<&'a Value>,
+}
+
+/// What an operation's parameter declarations hold: parameters proper, and
+/// Swagger 2's `body` and `formData` parameters, which make its body.
+#[derive(Default)]
+struct DeclaredInputs {
+    parameters: Vec<Parameter>,
+    body: Option<RequestBody>,
+    /// `formData` fields: name, schema, whether required.
+    form_fields: Vec<(String, Schema, bool)>,
+    /// Whether a `formData` field is a file.
+    has_file: bool,
+}
+
+/// Parameter declarations by (name, location), each with the document it is
+/// in and its pointer.
+type ParamDecls<'a> = IndexMap<(String, String), (DocId, &'a Value, String)>;
+
 impl<'a> Converter<'a> {
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn path_item(
         &mut self,
         path: &str,
         item: &'a Value,
         doc: DocId,
         pointer: &str,
-        global_consumes: &[String],
-        global_produces: &[String],
+        media: MediaDefaults<'_>,
         out: &mut Vec<Operation>,
     ) {
         let Some((doc, item)) = self.follow_or_warn(doc, item, &format!("#{pointer}")) else {
@@ -43,21 +76,17 @@ impl<'a> Converter<'a> {
             Some(Value::Array(ps)) => ps.iter().collect(),
             _ => Vec::new(),
         };
+        let context = PathItem {
+            path,
+            doc,
+            shared_params,
+        };
         for (key, op) in item {
             let Some(method) = Method::from_http(key) else {
                 continue;
             };
             let op_pointer = format!("{pointer}/{key}");
-            match self.operation(
-                path,
-                method,
-                op,
-                doc,
-                &op_pointer,
-                &shared_params,
-                global_consumes,
-                global_produces,
-            ) {
+            match self.operation(&context, method, op, &op_pointer, media) {
                 Ok(operation) => out.push(operation),
                 Err(Skip(reason)) => self.warn(
                     doc,
@@ -68,17 +97,13 @@ impl<'a> Converter<'a> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn operation(
+    fn operation(
         &mut self,
-        path: &str,
+        item: &PathItem<'a, '_>,
         method: Method,
         op: &'a Value,
-        doc: DocId,
         pointer: &str,
-        shared_params: &[&'a Value],
-        global_consumes: &[String],
-        global_produces: &[String],
+        media: MediaDefaults<'_>,
     ) -> Result<Operation, Skip> {
         let op = op.as_object().ok_or_else(|| Skip("not a mapping".into()))?;
         let operation_id = op
@@ -88,156 +113,33 @@ impl<'a> Converter<'a> {
             .map(str::to_string);
         let consumes = match op.get("consumes") {
             Some(v) => string_list(Some(v)),
-            None => global_consumes.to_vec(),
+            None => media.consumes.to_vec(),
         };
         let produces = match op.get("produces") {
             Some(v) => string_list(Some(v)),
-            None => global_produces.to_vec(),
+            None => media.produces.to_vec(),
         };
-
-        // Operation-level parameters override path-level ones with the same name
-        // and location.
-        let mut raw: Vec<(DocId, &'a Value, String)> = Vec::new();
-        for (i, p) in shared_params.iter().enumerate() {
-            let loc = format!("{}/parameters/{i}", parent_pointer(pointer));
-            raw.push((doc, p, loc));
-        }
-        if let Some(Value::Array(ps)) = op.get("parameters") {
-            for (i, p) in ps.iter().enumerate() {
-                raw.push((doc, p, format!("{pointer}/parameters/{i}")));
-            }
-        }
-        let mut params: IndexMap<(String, String), (DocId, &'a Value, String)> = IndexMap::new();
-        for (pdoc, p, loc) in raw {
-            let (pdoc, p) = self
-                .follow(pdoc, p)
-                .map_err(|why| Skip(format!("parameter at #{loc}: {why}")))?;
-            let name = p.get("name").and_then(Value::as_str).unwrap_or("");
-            let location = p.get("in").and_then(Value::as_str).unwrap_or("");
-            if name.is_empty() || location.is_empty() {
-                return Err(Skip(format!("parameter at #{loc} has no `name` or `in`")));
-            }
-            params.insert((name.to_string(), location.to_string()), (pdoc, p, loc));
-        }
-
-        let mut parameters = Vec::new();
-        let mut body: Option<RequestBody> = None;
-        let mut form_fields: Vec<(String, Schema, bool)> = Vec::new();
-        let mut has_file = false;
-        for ((name, location), (pdoc, p, loc)) in params {
-            let location = match location.as_str() {
-                "path" => Location::Path,
-                "query" => Location::Query,
-                "header" => Location::Header,
-                "cookie" => Location::Cookie,
-                "body" if self.format == SpecFormat::Swagger2 => {
-                    let schema = match p.get("schema") {
-                        Some(s) => self.schema_root(pdoc, s, &format!("{loc}/schema")),
-                        None => Schema::default(),
-                    };
-                    let content_types = if consumes.is_empty() {
-                        vec!["application/json".to_string()]
-                    } else {
-                        consumes.clone()
-                    };
-                    let examples = p
-                        .get("x-examples")
-                        .and_then(Value::as_object)
-                        .map(|m| m.values().cloned().collect())
-                        .unwrap_or_default();
-                    body = Some(RequestBody {
-                        required: p.get("required").and_then(Value::as_bool).unwrap_or(false),
-                        content: content_types
-                            .into_iter()
-                            .map(|c| (c, schema.clone()))
-                            .collect(),
-                        examples,
-                    });
-                    continue;
-                }
-                "formData" if self.format == SpecFormat::Swagger2 => {
-                    if p.get("type").and_then(Value::as_str) == Some("file") {
-                        has_file = true;
-                    }
-                    let schema = self.schema_root(pdoc, p, &loc);
-                    let required = p.get("required").and_then(Value::as_bool).unwrap_or(false);
-                    form_fields.push((name, schema, required));
-                    continue;
-                }
-                other => {
-                    self.warn(
-                        pdoc,
-                        format!("#{loc}"),
-                        format!("parameter location {other:?} is not supported; parameter skipped"),
-                    );
-                    continue;
-                }
-            };
-            parameters.push(self.parameter(pdoc, p, &loc, name, location));
-        }
-        // Every `{name}` in the path must be a parameter, even when the description
-        // forgot to declare it, or the operation can never be called.
-        for name in path_template_names(path) {
-            if !parameters
-                .iter()
-                .any(|p| p.location == Location::Path && p.name == name)
-            {
-                parameters.push(Parameter {
-                    name,
-                    location: Location::Path,
-                    required: true,
-                    schema: Schema::of_type(SchemaType::String),
-                    deep_object: false,
-                    description: None,
-                    examples: Vec::new(),
-                });
-            }
-        }
-
-        if !form_fields.is_empty() {
-            let mut schema = Schema::of_type(SchemaType::Object);
-            for (name, field, required) in form_fields {
-                if required {
-                    schema.required.push(name.clone());
-                }
-                schema.properties.insert(name, field);
-            }
-            let mime = if has_file || consumes.iter().any(|c| c.contains("multipart")) {
-                "multipart/form-data"
-            } else {
-                "application/x-www-form-urlencoded"
-            };
-            let required = !schema.required.is_empty();
-            body = Some(RequestBody {
-                required,
-                content: IndexMap::from([(mime.to_string(), schema)]),
-                examples: Vec::new(),
-            });
+        let params = self.parameter_declarations(item, op, pointer)?;
+        let DeclaredInputs {
+            mut parameters,
+            mut body,
+            form_fields,
+            has_file,
+        } = self.declared_inputs(params, &consumes);
+        declare_template_parameters(item.path, &mut parameters);
+        if let Some(form) = form_body(form_fields, has_file, &consumes) {
+            body = Some(form);
         }
         if let Some(rb) = op.get("requestBody") {
-            body = self.request_body(doc, rb, &format!("{pointer}/requestBody"))?;
+            body = self.request_body(item.doc, rb, &format!("{pointer}/requestBody"))?;
         }
-
-        let mut responses = IndexMap::new();
-        if let Some(Value::Object(rs)) = op.get("responses") {
-            for (code, r) in rs {
-                if code.starts_with("x-") {
-                    continue;
-                }
-                let loc = format!("{pointer}/responses/{}", escape_pointer(code));
-                let (rdoc, r) = self
-                    .follow(doc, r)
-                    .map_err(|why| Skip(format!("response {code}: {why}")))?;
-                let response = self.response(rdoc, r, &loc, &produces);
-                responses.insert(code.clone(), response);
-            }
-        }
+        let responses = self.responses(item.doc, op, pointer, &produces)?;
 
         Ok(Operation {
             name: String::new(),
             operation_id,
             method,
-            path: path.to_string(),
+            path: item.path.to_string(),
             summary: op
                 .get("summary")
                 .and_then(Value::as_str)
@@ -256,6 +158,138 @@ impl<'a> Converter<'a> {
                 .or_else(|| super::security::requirements(self.root().get("security")))
                 .unwrap_or_default(),
         })
+    }
+
+    /// The parameter declarations of operation `op` (at `pointer`), each
+    /// followed to where it is written: the path item's, overridden by the
+    /// operation's own with the same name and location.
+    fn parameter_declarations(
+        &mut self,
+        item: &PathItem<'a, '_>,
+        op: &'a Map<String, Value>,
+        pointer: &str,
+    ) -> Result<ParamDecls<'a>, Skip> {
+        let doc = item.doc;
+        let mut raw: Vec<(DocId, &'a Value, String)> = Vec::new();
+        for (i, p) in item.shared_params.iter().enumerate() {
+            let loc = format!("{}/parameters/{i}", parent_pointer(pointer));
+            raw.push((doc, p, loc));
+        }
+        if let Some(Value::Array(ps)) = op.get("parameters") {
+            for (i, p) in ps.iter().enumerate() {
+                raw.push((doc, p, format!("{pointer}/parameters/{i}")));
+            }
+        }
+        let mut params: ParamDecls<'a> = IndexMap::new();
+        for (pdoc, p, loc) in raw {
+            let (pdoc, p) = self
+                .follow(pdoc, p)
+                .map_err(|why| Skip(format!("parameter at #{loc}: {why}")))?;
+            let name = p.get("name").and_then(Value::as_str).unwrap_or("");
+            let location = p.get("in").and_then(Value::as_str).unwrap_or("");
+            if name.is_empty() || location.is_empty() {
+                return Err(Skip(format!("parameter at #{loc} has no `name` or `in`")));
+            }
+            params.insert((name.to_string(), location.to_string()), (pdoc, p, loc));
+        }
+        Ok(params)
+    }
+
+    /// Reads each parameter declaration by its location; an unsupported
+    /// location is skipped with a warning.
+    fn declared_inputs(&mut self, params: ParamDecls<'a>, consumes: &[String]) -> DeclaredInputs {
+        let mut out = DeclaredInputs::default();
+        for ((name, location), (pdoc, p, loc)) in params {
+            let location = match location.as_str() {
+                "path" => Location::Path,
+                "query" => Location::Query,
+                "header" => Location::Header,
+                "cookie" => Location::Cookie,
+                "body" if self.format == SpecFormat::Swagger2 => {
+                    out.body = Some(self.swagger_body(pdoc, p, &loc, consumes));
+                    continue;
+                }
+                "formData" if self.format == SpecFormat::Swagger2 => {
+                    if p.get("type").and_then(Value::as_str) == Some("file") {
+                        out.has_file = true;
+                    }
+                    let schema = self.schema_root(pdoc, p, &loc);
+                    let required = p.get("required").and_then(Value::as_bool).unwrap_or(false);
+                    out.form_fields.push((name, schema, required));
+                    continue;
+                }
+                other => {
+                    self.warn(
+                        pdoc,
+                        format!("#{loc}"),
+                        format!("parameter location {other:?} is not supported; parameter skipped"),
+                    );
+                    continue;
+                }
+            };
+            out.parameters
+                .push(self.parameter(pdoc, p, &loc, name, location));
+        }
+        out
+    }
+
+    /// The request body a Swagger 2 `body` parameter declares, in each of
+    /// the media types the operation consumes (JSON when it names none).
+    fn swagger_body(
+        &mut self,
+        pdoc: DocId,
+        p: &'a Value,
+        loc: &str,
+        consumes: &[String],
+    ) -> RequestBody {
+        let schema = match p.get("schema") {
+            Some(s) => self.schema_root(pdoc, s, &format!("{loc}/schema")),
+            None => Schema::default(),
+        };
+        let content_types = if consumes.is_empty() {
+            vec!["application/json".to_string()]
+        } else {
+            consumes.to_vec()
+        };
+        let examples = p
+            .get("x-examples")
+            .and_then(Value::as_object)
+            .map(|m| m.values().cloned().collect())
+            .unwrap_or_default();
+        RequestBody {
+            required: p.get("required").and_then(Value::as_bool).unwrap_or(false),
+            content: content_types
+                .into_iter()
+                .map(|c| (c, schema.clone()))
+                .collect(),
+            examples,
+        }
+    }
+
+    /// The responses of operation `op` by status code (`x-` keys left out);
+    /// one that cannot be followed skips the operation.
+    fn responses(
+        &mut self,
+        doc: DocId,
+        op: &'a Map<String, Value>,
+        pointer: &str,
+        produces: &[String],
+    ) -> Result<IndexMap<String, Response>, Skip> {
+        let mut responses = IndexMap::new();
+        if let Some(Value::Object(rs)) = op.get("responses") {
+            for (code, r) in rs {
+                if code.starts_with("x-") {
+                    continue;
+                }
+                let loc = format!("{pointer}/responses/{}", escape_pointer(code));
+                let (rdoc, r) = self
+                    .follow(doc, r)
+                    .map_err(|why| Skip(format!("response {code}: {why}")))?;
+                let response = self.response(rdoc, r, &loc, produces);
+                responses.insert(code.clone(), response);
+            }
+        }
+        Ok(responses)
     }
 
     pub(super) fn parameter(
@@ -452,4 +486,56 @@ pub(super) fn media_examples(media: &Value, out: &mut Vec<Value>) {
             }
         }
     }
+}
+
+/// Declares every `{name}` of `path` that no parameter declares: the
+/// description forgot it, and without it the operation can never be called.
+fn declare_template_parameters(path: &str, parameters: &mut Vec<Parameter>) {
+    for name in path_template_names(path) {
+        if !parameters
+            .iter()
+            .any(|p| p.location == Location::Path && p.name == name)
+        {
+            parameters.push(Parameter {
+                name,
+                location: Location::Path,
+                required: true,
+                schema: Schema::of_type(SchemaType::String),
+                deep_object: false,
+                description: None,
+                examples: Vec::new(),
+            });
+        }
+    }
+}
+
+/// The body Swagger 2 `formData` fields make: multipart when one is a file
+/// or the operation consumes multipart, else URL-encoded; none without
+/// fields.
+fn form_body(
+    form_fields: Vec<(String, Schema, bool)>,
+    has_file: bool,
+    consumes: &[String],
+) -> Option<RequestBody> {
+    if form_fields.is_empty() {
+        return None;
+    }
+    let mut schema = Schema::of_type(SchemaType::Object);
+    for (name, field, required) in form_fields {
+        if required {
+            schema.required.push(name.clone());
+        }
+        schema.properties.insert(name, field);
+    }
+    let mime = if has_file || consumes.iter().any(|c| c.contains("multipart")) {
+        "multipart/form-data"
+    } else {
+        "application/x-www-form-urlencoded"
+    };
+    let required = !schema.required.is_empty();
+    Some(RequestBody {
+        required,
+        content: IndexMap::from([(mime.to_string(), schema)]),
+        examples: Vec::new(),
+    })
 }

@@ -5,7 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::Converter;
 use super::MAX_INLINE_DEPTH;
@@ -162,121 +162,87 @@ impl<'a> Converter<'a> {
             return Schema::default();
         }
         if let Some(r) = obj.get("$ref").and_then(Value::as_str) {
-            let Some(target) =
-                self.target_or_warn(doc, r, pointer, "; the schema is treated as `any`")
-            else {
-                return Schema::default();
-            };
-            let name = match named_schema_name(self.docs, &target) {
-                Some(name) => Some(self.register_named(target.clone(), name)),
-                None => self.pointer_target_name(&target),
-            };
-            if let Some(name) = name {
-                let mut s = Schema::named(name);
-                // 3.1 allows siblings of $ref; a description is all we keep.
-                s.description = obj
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(str::to_string);
-                return s;
-            }
-            if visiting.contains(&target) {
-                // Only `$ref`s that are nothing else come back here (a target
-                // with a shape of its own that recurs is named): a cycle.
-                self.warn(
-                    doc,
-                    format!("#{pointer}"),
-                    format!("`$ref` cycle through {r}: the references only lead to each other and never to a shape; read as any JSON value"),
-                );
-                return Schema::default();
-            }
-            let Some(inner) = self.docs.get(target.doc, &target.pointer) else {
-                return Schema::default();
-            };
-            visiting.push(target.clone());
-            let s = self.schema_body(target.doc, inner, &target.pointer, depth + 1, visiting);
-            visiting.pop();
-            return s;
-        }
-
-        let mut s = Schema::default();
-        match obj.get("type") {
-            Some(Value::String(t)) => s.types.extend(SchemaType::parse(t)),
-            Some(Value::Array(ts)) => {
-                s.types.extend(
-                    ts.iter()
-                        .filter_map(Value::as_str)
-                        .filter_map(SchemaType::parse),
-                );
-            }
-            _ => {}
-        }
-        // Swagger's `file` type is a binary string for every purpose we have.
-        if obj.get("type").and_then(Value::as_str) == Some("file") {
-            s.types = vec![SchemaType::String];
-            s.format = Some("binary".into());
+            return self.ref_schema(doc, obj, r, pointer, depth, visiting);
         }
         let nullable = obj.get("nullable").and_then(Value::as_bool) == Some(true)
             || obj.get("x-nullable").and_then(Value::as_bool) == Some(true);
-        if let Some(f) = obj.get("format").and_then(Value::as_str) {
-            s.format = Some(f.to_string());
-        }
-        if let Some(Value::Array(e)) = obj.get("enum") {
-            s.enum_values = e.clone();
-        }
-        if let Some(c) = obj.get("const") {
-            s.enum_values = vec![c.clone()];
-        }
-        s.default = obj.get("default").cloned();
-        if let Some(e) = obj.get("example") {
-            s.examples.push(e.clone());
-        }
-        if let Some(Value::Array(es)) = obj.get("examples") {
-            s.examples.extend(es.iter().cloned());
-        }
-        s.minimum = obj.get("minimum").and_then(Value::as_f64);
-        s.maximum = obj.get("maximum").and_then(Value::as_f64);
-        // 3.0 writes exclusiveMinimum as a flag beside minimum; 3.1 as the bound.
-        match obj.get("exclusiveMinimum") {
-            Some(Value::Bool(b)) => s.exclusive_minimum = *b,
-            Some(v) if v.is_number() => {
-                s.minimum = v.as_f64();
-                s.exclusive_minimum = true;
+        let mut s = keywords(obj);
+        self.subschemas(&mut s, doc, obj, pointer, depth, visiting);
+        if s.types.is_empty() {
+            if !s.properties.is_empty() || s.additional_properties.is_some() {
+                s.types.push(SchemaType::Object);
+            } else if s.items.is_some() {
+                s.types.push(SchemaType::Array);
             }
-            _ => {}
         }
-        match obj.get("exclusiveMaximum") {
-            Some(Value::Bool(b)) => s.exclusive_maximum = *b,
-            Some(v) if v.is_number() => {
-                s.maximum = v.as_f64();
-                s.exclusive_maximum = true;
-            }
-            _ => {}
+        // `nullable` next to `oneOf`/`anyOf` allows null besides the members.
+        let typed = !s.types.is_empty() || !s.alternatives.is_empty();
+        if nullable && typed && !s.types.contains(&SchemaType::Null) {
+            s.types.push(SchemaType::Null);
         }
-        s.multiple_of = obj.get("multipleOf").and_then(Value::as_f64);
-        s.min_length = obj.get("minLength").and_then(Value::as_u64);
-        s.max_length = obj.get("maxLength").and_then(Value::as_u64);
-        s.pattern = obj
-            .get("pattern")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        s.min_items = obj.get("minItems").and_then(Value::as_u64);
-        s.max_items = obj.get("maxItems").and_then(Value::as_u64);
-        s.unique_items = obj.get("uniqueItems").and_then(Value::as_bool) == Some(true);
-        s.read_only = obj.get("readOnly").and_then(Value::as_bool) == Some(true);
-        s.write_only = obj.get("writeOnly").and_then(Value::as_bool) == Some(true);
-        s.description = obj
-            .get("description")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        s.discriminator = match obj.get("discriminator") {
-            Some(Value::String(p)) => Some(p.clone()),
-            Some(d) => d
-                .get("propertyName")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            None => None,
+        s
+    }
+
+    /// A schema that is a `$ref` to `r`: a reference to the name its target
+    /// is converted under, else the target converted in place (a cycle of
+    /// bare `$ref`s, or one that leads nowhere, reads as any value).
+    fn ref_schema(
+        &mut self,
+        doc: DocId,
+        obj: &Map<String, Value>,
+        r: &str,
+        pointer: &str,
+        depth: usize,
+        visiting: &mut Vec<Target>,
+    ) -> Schema {
+        let Some(target) = self.target_or_warn(doc, r, pointer, "; the schema is treated as `any`")
+        else {
+            return Schema::default();
         };
+        let name = match named_schema_name(self.docs, &target) {
+            Some(name) => Some(self.register_named(target.clone(), name)),
+            None => self.pointer_target_name(&target),
+        };
+        if let Some(name) = name {
+            let mut s = Schema::named(name);
+            // 3.1 allows siblings of $ref; a description is all we keep.
+            s.description = obj
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            return s;
+        }
+        if visiting.contains(&target) {
+            // Only `$ref`s that are nothing else come back here (a target
+            // with a shape of its own that recurs is named): a cycle.
+            self.warn(
+                doc,
+                format!("#{pointer}"),
+                format!("`$ref` cycle through {r}: the references only lead to each other and never to a shape; read as any JSON value"),
+            );
+            return Schema::default();
+        }
+        let Some(inner) = self.docs.get(target.doc, &target.pointer) else {
+            return Schema::default();
+        };
+        visiting.push(target.clone());
+        let s = self.schema_body(target.doc, inner, &target.pointer, depth + 1, visiting);
+        visiting.pop();
+        s
+    }
+
+    /// Converts the subschemas of `obj` into `s`: items, properties,
+    /// additional properties, `oneOf`/`anyOf` alternatives, and `allOf`
+    /// members merged in.
+    fn subschemas(
+        &mut self,
+        s: &mut Schema,
+        doc: DocId,
+        obj: &Map<String, Value>,
+        pointer: &str,
+        depth: usize,
+        visiting: &mut Vec<Target>,
+    ) {
         if let Some(items) = obj.get("items") {
             let it = self.schema(doc, items, &format!("{pointer}/items"), depth + 1, visiting);
             s.items = Some(Box::new(it));
@@ -315,22 +281,9 @@ impl<'a> Converter<'a> {
             for (i, part) in parts.iter().enumerate() {
                 let ploc = format!("{pointer}/allOf/{i}");
                 let merged = self.all_of_member(doc, part, &ploc, depth + 1, visiting);
-                merge_into(&mut s, merged);
+                merge_into(s, merged);
             }
         }
-        if s.types.is_empty() {
-            if !s.properties.is_empty() || s.additional_properties.is_some() {
-                s.types.push(SchemaType::Object);
-            } else if s.items.is_some() {
-                s.types.push(SchemaType::Array);
-            }
-        }
-        // `nullable` next to `oneOf`/`anyOf` allows null besides the members.
-        let typed = !s.types.is_empty() || !s.alternatives.is_empty();
-        if nullable && typed && !s.types.contains(&SchemaType::Null) {
-            s.types.push(SchemaType::Null);
-        }
-        s
     }
 
     /// An `allOf` member is merged into its parent, so a reference to a named schema
@@ -388,6 +341,88 @@ impl<'a> Converter<'a> {
         }
         s
     }
+}
+
+/// A schema object's own keywords (types, format, values, bounds, flags,
+/// description, discriminator), its subschemas left out.
+fn keywords(obj: &Map<String, Value>) -> Schema {
+    let mut s = Schema::default();
+    match obj.get("type") {
+        Some(Value::String(t)) => s.types.extend(SchemaType::parse(t)),
+        Some(Value::Array(ts)) => {
+            s.types.extend(
+                ts.iter()
+                    .filter_map(Value::as_str)
+                    .filter_map(SchemaType::parse),
+            );
+        }
+        _ => {}
+    }
+    // Swagger's `file` type is a binary string for every purpose we have.
+    if obj.get("type").and_then(Value::as_str) == Some("file") {
+        s.types = vec![SchemaType::String];
+        s.format = Some("binary".into());
+    }
+    if let Some(f) = obj.get("format").and_then(Value::as_str) {
+        s.format = Some(f.to_string());
+    }
+    if let Some(Value::Array(e)) = obj.get("enum") {
+        s.enum_values = e.clone();
+    }
+    if let Some(c) = obj.get("const") {
+        s.enum_values = vec![c.clone()];
+    }
+    s.default = obj.get("default").cloned();
+    if let Some(e) = obj.get("example") {
+        s.examples.push(e.clone());
+    }
+    if let Some(Value::Array(es)) = obj.get("examples") {
+        s.examples.extend(es.iter().cloned());
+    }
+    s.minimum = obj.get("minimum").and_then(Value::as_f64);
+    s.maximum = obj.get("maximum").and_then(Value::as_f64);
+    // 3.0 writes exclusiveMinimum as a flag beside minimum; 3.1 as the bound.
+    match obj.get("exclusiveMinimum") {
+        Some(Value::Bool(b)) => s.exclusive_minimum = *b,
+        Some(v) if v.is_number() => {
+            s.minimum = v.as_f64();
+            s.exclusive_minimum = true;
+        }
+        _ => {}
+    }
+    match obj.get("exclusiveMaximum") {
+        Some(Value::Bool(b)) => s.exclusive_maximum = *b,
+        Some(v) if v.is_number() => {
+            s.maximum = v.as_f64();
+            s.exclusive_maximum = true;
+        }
+        _ => {}
+    }
+    s.multiple_of = obj.get("multipleOf").and_then(Value::as_f64);
+    s.min_length = obj.get("minLength").and_then(Value::as_u64);
+    s.max_length = obj.get("maxLength").and_then(Value::as_u64);
+    s.pattern = obj
+        .get("pattern")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    s.min_items = obj.get("minItems").and_then(Value::as_u64);
+    s.max_items = obj.get("maxItems").and_then(Value::as_u64);
+    s.unique_items = obj.get("uniqueItems").and_then(Value::as_bool) == Some(true);
+    s.read_only = obj.get("readOnly").and_then(Value::as_bool) == Some(true);
+    s.write_only = obj.get("writeOnly").and_then(Value::as_bool) == Some(true);
+    s.description = obj
+        .get("description")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    s.discriminator = match obj.get("discriminator") {
+        Some(Value::String(p)) => Some(p.clone()),
+        Some(d) => d
+            .get("propertyName")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        None => None,
+    };
+    s
 }
 
 /// Merges an `allOf` member into the schema being built.
