@@ -271,25 +271,7 @@ fn operation<'a>(
     doc: &'a q::Document<'a, &'a str>,
     name: Option<&str>,
 ) -> Option<(OpKind, Vec<String>)> {
-    let ops: Vec<&q::OperationDefinition<'a, &'a str>> = doc
-        .definitions
-        .iter()
-        .filter_map(|d| match d {
-            q::Definition::Operation(o) => Some(o),
-            q::Definition::Fragment(_) => None,
-        })
-        .collect();
-    let named = |o: &q::OperationDefinition<'a, &'a str>| match o {
-        q::OperationDefinition::SelectionSet(_) => None,
-        q::OperationDefinition::Query(x) => x.name,
-        q::OperationDefinition::Mutation(x) => x.name,
-        q::OperationDefinition::Subscription(x) => x.name,
-    };
-    let op = match name {
-        Some(n) => *ops.iter().find(|o| named(o) == Some(n))?,
-        None if ops.len() == 1 => ops[0],
-        None => return None,
-    };
+    let op = crate::model::graphql::executed_operation(doc, name)?;
     let (kind, word, set) = match op {
         q::OperationDefinition::SelectionSet(s) => (OpKind::Query, "Query", s),
         q::OperationDefinition::Query(x) => (OpKind::Query, "Query", &x.selection_set),

@@ -254,6 +254,35 @@ pub fn write_string_literal(s: &str, out: &mut String) {
     out.push('"');
 }
 
+/// The operation of a GraphQL document that a request with `name` (its
+/// `operationName`; empty counts as none) executes: the one so named, or
+/// the document's only operation; none when neither is there.
+pub fn executed_operation<'d, 'a>(
+    doc: &'d graphql_parser::query::Document<'a, &'a str>,
+    name: Option<&str>,
+) -> Option<&'d graphql_parser::query::OperationDefinition<'a, &'a str>> {
+    use graphql_parser::query::{Definition, OperationDefinition};
+    let ops: Vec<&OperationDefinition<'a, &'a str>> = doc
+        .definitions
+        .iter()
+        .filter_map(|d| match d {
+            Definition::Operation(o) => Some(o),
+            Definition::Fragment(_) => None,
+        })
+        .collect();
+    let named = |o: &OperationDefinition<'a, &'a str>| match o {
+        OperationDefinition::SelectionSet(_) => None,
+        OperationDefinition::Query(x) => x.name,
+        OperationDefinition::Mutation(x) => x.name,
+        OperationDefinition::Subscription(x) => x.name,
+    };
+    match name.filter(|n| !n.is_empty()) {
+        Some(n) => ops.into_iter().find(|o| named(o) == Some(n)),
+        None if ops.len() == 1 => ops.into_iter().next(),
+        None => None,
+    }
+}
+
 /// Builds the protocol-neutral Api from a type system (the SDL and
 /// introspection loaders' last step, and a live endpoint's): one operation
 /// per root field, one named schema per object, interface, union, input

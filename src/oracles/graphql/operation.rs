@@ -22,25 +22,7 @@ impl<'q> Operation<'q> {
         doc: &'q q::Document<'q, &'q str>,
         name: Option<&str>,
     ) -> Option<Operation<'q>> {
-        let ops: Vec<&q::OperationDefinition<&str>> = doc
-            .definitions
-            .iter()
-            .filter_map(|d| match d {
-                q::Definition::Operation(o) => Some(o),
-                q::Definition::Fragment(_) => None,
-            })
-            .collect();
-        let op_name = |o: &q::OperationDefinition<'q, &'q str>| match o {
-            q::OperationDefinition::SelectionSet(_) => None,
-            q::OperationDefinition::Query(x) => x.name,
-            q::OperationDefinition::Mutation(x) => x.name,
-            q::OperationDefinition::Subscription(x) => x.name,
-        };
-        let op = match name.filter(|n| !n.is_empty()) {
-            Some(n) => *ops.iter().find(|o| op_name(o) == Some(n))?,
-            None if ops.len() == 1 => ops[0],
-            None => return None,
-        };
+        let op = crate::model::graphql::executed_operation(doc, name)?;
         let (word, root, selection, variables): (_, _, _, &[_]) = match op {
             q::OperationDefinition::SelectionSet(s) => ("Query", &ts.query_type, s, &[]),
             q::OperationDefinition::Query(x) => (
