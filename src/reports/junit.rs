@@ -159,127 +159,241 @@ fn cause_body(c: &crate::oracles::causes::Cause, report: &Report) -> String {
 /// `secrets.redact` before it is escaped, so a secret holding `&` or `<` is
 /// still found.
 pub fn render_junit(report: &Report, started: SystemTime, secrets: &Secrets) -> String {
-    let text = |s: &str| escape_text(&secrets.redact(s));
-    let attr = |s: &str| escape_attr(&secrets.redact(s));
-    let timestamp = utc_timestamp(started);
-    // The schema wants the host the tests ran on; for a black-box tester that
-    // is the server under test, which is also what a CI reader wants to see.
-    let hostname = url::Url::parse(&report.settings.target)
-        .ok()
-        .and_then(|u| u.host_str().map(str::to_string))
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".to_string());
-    let time = format!("{:.3}", report.elapsed_s.max(0.0));
-
-    let mut properties = String::from("    <properties>\n");
-    let mut prop = |name: &str, value: String| {
-        let _ = writeln!(
-            properties,
-            "      <property name=\"{}\" value=\"{}\"/>",
-            name,
-            attr(&value)
-        );
-    };
-    let s = &report.settings;
-    prop(
-        "tool",
-        format!(
-            "cartograph {}",
-            report
-                .tool
-                .get("version")
-                .copied()
-                .unwrap_or(env!("CARGO_PKG_VERSION"))
-        ),
-    );
-    prop("target", s.target.clone());
-    prop("seed", s.seed.to_string());
-    prop("requests", report.requests.to_string());
-    prop("stop", report.stop.clone());
-    prop("elapsed_s", report.elapsed_s.to_string());
-    if let Some(b) = s.budget_s {
-        prop("budget_s", b.to_string());
-    }
-    if let Some(m) = s.max_requests {
-        prop("max_requests", m.to_string());
-    }
-    if let Some(r) = s.rate_per_s {
-        prop("rate_per_s", r.to_string());
-    }
-    prop("concurrency", s.concurrency.to_string());
-    prop("read_only", s.read_only.to_string());
-    prop(
-        "operations_reached",
-        format!(
-            "{} of {}",
-            report.operations_reached,
-            report.operations.len()
-        ),
-    );
-    if report.refused_mutations > 0 {
-        prop("refused_mutations", report.refused_mutations.to_string());
-    }
-    properties.push_str("    </properties>\n");
-
-    let suite_open = |name: &str,
-                      id: usize,
-                      tests: usize,
-                      failures: usize,
-                      errors: usize,
-                      skipped: usize| {
-        format!(
-            "  <testsuite name=\"{name}\" package=\"cartograph\" id=\"{id}\" timestamp=\"{timestamp}\" hostname=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{time}\">\n",
-            attr(&hostname)
-        )
-    };
-
+    let suites = Suites::new(report, started, secrets);
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
+    suites.operations(&mut out);
+    suites.causes(&mut out);
+    out.push_str("</testsuites>\n");
+    out
+}
 
-    // Operations.
-    let verdicts: Vec<Verdict> = report.operations.iter().map(verdict).collect();
-    let skipped = verdicts
-        .iter()
-        .filter(|v| matches!(v, Verdict::Skipped(_)))
-        .count();
-    let errors = verdicts
-        .iter()
-        .filter(|v| matches!(v, Verdict::Error(_)))
-        .count();
-    out.push_str(&suite_open(
-        "operations",
-        0,
-        report.operations.len(),
-        0,
-        errors,
-        skipped,
-    ));
-    out.push_str(&properties);
-    for (op, v) in report.operations.iter().zip(&verdicts) {
-        let name = attr(&operation_case_name(op));
-        match v {
-            Verdict::Passed => {
-                let _ = writeln!(
-                    out,
-                    "    <testcase classname=\"operations\" name=\"{name}\" time=\"0\"/>"
-                );
-            }
-            Verdict::Skipped(why) => {
-                let _ = writeln!(
-                    out,
-                    "    <testcase classname=\"operations\" name=\"{name}\" time=\"0\">\n      <skipped message=\"{}\"/>\n    </testcase>",
-                    attr(why)
-                );
-            }
-            Verdict::Error(why) => {
-                let _ = writeln!(
-                    out,
-                    "    <testcase classname=\"operations\" name=\"{name}\" time=\"0\">\n      <error message=\"{}\" type=\"no_response\">{}</error>\n    </testcase>",
-                    attr(why),
-                    text(why)
-                );
+/// What both suites of the document share: the run they report, how its
+/// texts are redacted, and the attributes and properties every suite opens
+/// with.
+struct Suites<'a> {
+    report: &'a Report,
+    secrets: &'a Secrets,
+    /// When the run began, in UTC.
+    timestamp: String,
+    /// The server under test's host.
+    hostname: String,
+    /// The run's duration in seconds, to the millisecond.
+    time: String,
+    /// The `<properties>` element, the run's settings and totals.
+    properties: String,
+}
+
+impl<'a> Suites<'a> {
+    fn new(report: &'a Report, started: SystemTime, secrets: &'a Secrets) -> Suites<'a> {
+        // The schema wants the host the tests ran on; for a black-box tester that
+        // is the server under test, which is also what a CI reader wants to see.
+        let hostname = url::Url::parse(&report.settings.target)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "localhost".to_string());
+        let mut suites = Suites {
+            report,
+            secrets,
+            timestamp: utc_timestamp(started),
+            hostname,
+            time: format!("{:.3}", report.elapsed_s.max(0.0)),
+            properties: String::new(),
+        };
+        suites.properties = suites.properties();
+        suites
+    }
+
+    /// Text from the run for an element, redacted and escaped.
+    fn text(&self, s: &str) -> String {
+        escape_text(&self.secrets.redact(s))
+    }
+
+    /// Text from the run for an attribute, redacted and escaped.
+    fn attr(&self, s: &str) -> String {
+        escape_attr(&self.secrets.redact(s))
+    }
+
+    /// The `<properties>` element: the tool, the run's settings and totals.
+    fn properties(&self) -> String {
+        let report = self.report;
+        let mut properties = String::from("    <properties>\n");
+        let mut prop = |name: &str, value: String| {
+            let _ = writeln!(
+                properties,
+                "      <property name=\"{}\" value=\"{}\"/>",
+                name,
+                self.attr(&value)
+            );
+        };
+        let s = &report.settings;
+        prop(
+            "tool",
+            format!(
+                "cartograph {}",
+                report
+                    .tool
+                    .get("version")
+                    .copied()
+                    .unwrap_or(env!("CARGO_PKG_VERSION"))
+            ),
+        );
+        prop("target", s.target.clone());
+        prop("seed", s.seed.to_string());
+        prop("requests", report.requests.to_string());
+        prop("stop", report.stop.clone());
+        prop("elapsed_s", report.elapsed_s.to_string());
+        if let Some(b) = s.budget_s {
+            prop("budget_s", b.to_string());
+        }
+        if let Some(m) = s.max_requests {
+            prop("max_requests", m.to_string());
+        }
+        if let Some(r) = s.rate_per_s {
+            prop("rate_per_s", r.to_string());
+        }
+        prop("concurrency", s.concurrency.to_string());
+        prop("read_only", s.read_only.to_string());
+        prop(
+            "operations_reached",
+            format!(
+                "{} of {}",
+                report.operations_reached,
+                report.operations.len()
+            ),
+        );
+        if report.refused_mutations > 0 {
+            prop("refused_mutations", report.refused_mutations.to_string());
+        }
+        properties.push_str("    </properties>\n");
+        properties
+    }
+
+    /// Opens a suite, with its counts and the properties.
+    fn open(&self, out: &mut String, name: &str, id: usize, counts: SuiteCounts) {
+        let SuiteCounts {
+            tests,
+            failures,
+            errors,
+            skipped,
+        } = counts;
+        let (timestamp, time) = (&self.timestamp, &self.time);
+        let _ = writeln!(
+            out,
+            "  <testsuite name=\"{name}\" package=\"cartograph\" id=\"{id}\" timestamp=\"{timestamp}\" hostname=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{time}\">",
+            self.attr(&self.hostname)
+        );
+        out.push_str(&self.properties);
+    }
+
+    /// Closes a suite after its `summary`.
+    fn close(&self, out: &mut String, summary: &str) {
+        let _ = writeln!(out, "    <system-out>{}</system-out>", self.text(summary));
+        out.push_str("    <system-err></system-err>\n  </testsuite>\n");
+    }
+
+    /// The `operations` suite: one test case per operation.
+    fn operations(&self, out: &mut String) {
+        let report = self.report;
+        let verdicts: Vec<Verdict> = report.operations.iter().map(verdict).collect();
+        let skipped = verdicts
+            .iter()
+            .filter(|v| matches!(v, Verdict::Skipped(_)))
+            .count();
+        let errors = verdicts
+            .iter()
+            .filter(|v| matches!(v, Verdict::Error(_)))
+            .count();
+        let counts = SuiteCounts {
+            tests: report.operations.len(),
+            failures: 0,
+            errors,
+            skipped,
+        };
+        self.open(out, "operations", 0, counts);
+        for (op, v) in report.operations.iter().zip(&verdicts) {
+            let name = self.attr(&operation_case_name(op));
+            match v {
+                Verdict::Passed => {
+                    let _ = writeln!(
+                        out,
+                        "    <testcase classname=\"operations\" name=\"{name}\" time=\"0\"/>"
+                    );
+                }
+                Verdict::Skipped(why) => {
+                    let _ = writeln!(
+                        out,
+                        "    <testcase classname=\"operations\" name=\"{name}\" time=\"0\">\n      <skipped message=\"{}\"/>\n    </testcase>",
+                        self.attr(why)
+                    );
+                }
+                Verdict::Error(why) => {
+                    let _ = writeln!(
+                        out,
+                        "    <testcase classname=\"operations\" name=\"{name}\" time=\"0\">\n      <error message=\"{}\" type=\"no_response\">{}</error>\n    </testcase>",
+                        self.attr(why),
+                        self.text(why)
+                    );
+                }
             }
         }
+        self.close(out, &operations_summary(report));
     }
+
+    /// The `causes` suite: what a person fixes, most important first, one
+    /// failing test case each.
+    fn causes(&self, out: &mut String) {
+        let report = self.report;
+        let counts = SuiteCounts {
+            tests: report.causes.len(),
+            failures: report.causes.len(),
+            errors: 0,
+            skipped: 0,
+        };
+        self.open(out, "causes", 1, counts);
+        for c in &report.causes {
+            let message = match c.confirmation {
+                Confirmation::Flaky => format!("{} (flaky)", c.title),
+                _ => c.title.clone(),
+            };
+            let _ = writeln!(
+                out,
+                "    <testcase classname=\"causes.{}.{}\" name=\"{} {}\" time=\"0\">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
+                c.class.as_str(),
+                self.attr(&c.code),
+                self.attr(&c.id),
+                self.attr(&c.title),
+                self.attr(&message),
+                self.attr(&c.code),
+                self.text(&cause_body(c, report))
+            );
+        }
+        let defects = report
+            .causes
+            .iter()
+            .filter(|c| c.class == crate::oracles::registry::Class::Defect)
+            .count();
+        let summary = format!(
+            "{} cause(s) ({defects} defect(s), {} conformance) from {} fault(s)\n",
+            report.causes.len(),
+            report.causes.len() - defects,
+            report.faults.len()
+        );
+        self.close(out, &summary);
+    }
+}
+
+/// The counts a suite opens with.
+struct SuiteCounts {
+    tests: usize,
+    failures: usize,
+    errors: usize,
+    skipped: usize,
+}
+
+/// The `operations` suite's output: how many operations answered 2xx, and
+/// what each was answered.
+fn operations_summary(report: &Report) -> String {
     let mut summary = format!(
         "{} of {} operations answered 2xx in {} requests ({} s, stopped: {})\n",
         report.operations_reached,
@@ -307,48 +421,5 @@ pub fn render_junit(report: &Report, started: SystemTime, secrets: &Secrets) -> 
             }
         );
     }
-    let _ = writeln!(out, "    <system-out>{}</system-out>", text(&summary));
-    out.push_str("    <system-err></system-err>\n  </testsuite>\n");
-
-    // Causes: what a person fixes, most important first.
-    out.push_str(&suite_open(
-        "causes",
-        1,
-        report.causes.len(),
-        report.causes.len(),
-        0,
-        0,
-    ));
-    out.push_str(&properties);
-    for c in &report.causes {
-        let message = match c.confirmation {
-            Confirmation::Flaky => format!("{} (flaky)", c.title),
-            _ => c.title.clone(),
-        };
-        let _ = writeln!(
-            out,
-            "    <testcase classname=\"causes.{}.{}\" name=\"{} {}\" time=\"0\">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
-            c.class.as_str(),
-            attr(&c.code),
-            attr(&c.id),
-            attr(&c.title),
-            attr(&message),
-            attr(&c.code),
-            text(&cause_body(c, report))
-        );
-    }
-    let defects = report
-        .causes
-        .iter()
-        .filter(|c| c.class == crate::oracles::registry::Class::Defect)
-        .count();
-    let summary = format!(
-        "{} cause(s) ({defects} defect(s), {} conformance) from {} fault(s)\n",
-        report.causes.len(),
-        report.causes.len() - defects,
-        report.faults.len()
-    );
-    let _ = writeln!(out, "    <system-out>{}</system-out>", text(&summary));
-    out.push_str("    <system-err></system-err>\n  </testsuite>\n</testsuites>\n");
-    out
+    summary
 }

@@ -183,38 +183,12 @@ pub fn script(
     location: &dyn Fn(&str) -> Option<String>,
 ) -> Script {
     let positions = api.operation_positions();
-    let mut steps: Vec<Step> = Vec::new();
-    // What steps name, literally, that no earlier step made.
-    let mut unmade: Vec<Unmade> = Vec::new();
-    // (step, source) → var, so one captured value keeps one name.
-    let mut vars: Vec<((usize, Source), String)> = Vec::new();
-    let mut names: HashMap<String, usize> = HashMap::new();
-    let mut capture = |steps: &mut Vec<Step>, c: &Candidate, name: &str| -> String {
-        if let Some((_, v)) = vars
-            .iter()
-            .find(|((s, src), _)| *s == c.step && src == &c.source)
-        {
-            return v.clone();
-        }
-        let base = if name == "id" || name.is_empty() {
-            let r = resource(&steps[c.step].path);
-            if r.is_empty() {
-                "id".to_string()
-            } else {
-                format!("{}_id", snake(&r))
-            }
-        } else {
-            snake(name)
-        };
-        let n = names.entry(base.clone()).or_insert(0);
-        *n += 1;
-        let var = if *n == 1 { base } else { format!("{base}_{n}") };
-        steps[c.step].captures.push(Capture {
-            var: var.clone(),
-            from: c.source.clone(),
-        });
-        vars.push(((c.step, c.source.clone()), var.clone()));
-        var
+    let mut draft = Draft {
+        location,
+        steps: Vec::new(),
+        unmade: Vec::new(),
+        vars: Vec::new(),
+        names: HashMap::new(),
     };
     for (i, ex) in exchanges.iter().enumerate() {
         let earlier = &exchanges[..i];
@@ -226,6 +200,104 @@ pub fn script(
         let op = positions
             .get(&ex.request.operation)
             .map(|&o| &api.operations[o]);
+        let mut out_path = draft.path(ex, op, earlier, path);
+        if let Some(q) = query {
+            out_path.push('?');
+            out_path.push_str(&draft.query(ex, earlier, q));
+        }
+        let body = draft.body(ex, earlier);
+        draft.steps.push(Step {
+            operation: ex.request.operation.clone(),
+            method: ex.request.method.clone(),
+            path: out_path,
+            headers: ex.request.headers.clone(),
+            content_type: ex.request.content_type.clone(),
+            body,
+            graphql_query: ex.request.graphql_query,
+            breach: ex.request.breach.clone(),
+            captures: Vec::new(),
+            status: ex.status,
+            graphql_clean: false,
+        });
+    }
+    let Draft { steps, unmade, .. } = draft;
+    // Operations that document a redirect are sent without following it
+    // (the redirect is their answer): a replay must do the same.
+    let mut direct: Vec<String> = Vec::new();
+    for s in &steps {
+        let documents = positions
+            .get(&s.operation)
+            .is_some_and(|&o| api.operations[o].documents_redirect());
+        if documents && !direct.contains(&s.operation) {
+            direct.push(s.operation.clone());
+        }
+    }
+    Script {
+        target: target.to_string(),
+        fault: None,
+        steps,
+        standalone: unmade.is_empty(),
+        unmade,
+        not_standalone: Vec::new(),
+        direct,
+    }
+}
+
+/// A script being built: its steps so far, the values captured on them,
+/// and what the steps name literally that no earlier step made.
+struct Draft<'a> {
+    /// Resolves a `Location` header to a request path under the target.
+    location: &'a dyn Fn(&str) -> Option<String>,
+    steps: Vec<Step>,
+    unmade: Vec<Unmade>,
+    /// (step, source) → var, so one captured value keeps one name.
+    vars: Vec<((usize, Source), String)>,
+    /// How many vars each name has given so far (`book_id`, `book_id_2`).
+    names: HashMap<String, usize>,
+}
+
+impl Draft<'_> {
+    /// The var that carries the value `c` points at, captured on its step
+    /// the first time it is asked for; named after the input `name`, or
+    /// for a bare `id` after the collection its step made or read.
+    fn capture(&mut self, c: &Candidate, name: &str) -> String {
+        if let Some((_, v)) = self
+            .vars
+            .iter()
+            .find(|((s, src), _)| *s == c.step && src == &c.source)
+        {
+            return v.clone();
+        }
+        let base = if name == "id" || name.is_empty() {
+            let r = resource(&self.steps[c.step].path);
+            if r.is_empty() {
+                "id".to_string()
+            } else {
+                format!("{}_id", snake(&r))
+            }
+        } else {
+            snake(name)
+        };
+        let n = self.names.entry(base.clone()).or_insert(0);
+        *n += 1;
+        let var = if *n == 1 { base } else { format!("{base}_{n}") };
+        self.steps[c.step].captures.push(Capture {
+            var: var.clone(),
+            from: c.source.clone(),
+        });
+        self.vars.push(((c.step, c.source.clone()), var.clone()));
+        var
+    }
+
+    /// The request path of `ex` (without its query), each segment an
+    /// earlier answer gave as a `{{var}}`.
+    fn path(
+        &mut self,
+        ex: &Exchange,
+        op: Option<&crate::model::Operation>,
+        earlier: &[Exchange],
+        path: &str,
+    ) -> String {
         // Segments as the request sent them, empty ones included: a path
         // the description writes with a trailing slash (`/flow_runs/`) is
         // another route than the one without (a 307 away, at best).
@@ -267,14 +339,14 @@ pub fn script(
                 _ => false,
             };
             let var = param.as_deref().and_then(|name| {
-                sources(earlier, &value, name, &chain, location)
-                    .map(|c| capture(&mut steps, &c, name))
+                sources(earlier, &value, name, &chain, self.location)
+                    .map(|c| self.capture(&c, name))
             });
             if identifies && var.is_none() {
                 let name = param.as_deref().unwrap_or("id");
                 let mut u = Unmade::new(ex, name, &value);
                 u.at = Some(format!("{chain}/{seg}"));
-                unmade.push(u);
+                self.unmade.push(u);
             }
             match var {
                 Some(v) => out_path.push_str(&format!("{{{{{v}}}}}")),
@@ -283,37 +355,42 @@ pub fn script(
             chain.push('/');
             chain.push_str(seg);
         }
-        if let Some(q) = query {
-            // Each pair as it was sent (its encoding included), but for a
-            // value an earlier answer gave.
-            let mut pairs = Vec::new();
-            for raw in q.split('&') {
-                let Some((k, v)) = url::form_urlencoded::parse(raw.as_bytes()).next() else {
-                    pairs.push(raw.to_string());
-                    continue;
-                };
-                let var = if is_id_name(&k) {
-                    sources(earlier, &v, &k, "", location).map(|c| capture(&mut steps, &c, &k))
-                } else {
-                    None
-                };
-                match var {
-                    Some(var) => {
-                        let key = raw.split('=').next().unwrap_or("");
-                        pairs.push(format!("{key}={{{{{var}}}}}"))
+        out_path
+    }
+
+    /// The query `q` of `ex`: each pair as it was sent (its encoding
+    /// included), but for an id-like value an earlier answer gave.
+    fn query(&mut self, ex: &Exchange, earlier: &[Exchange], q: &str) -> String {
+        let mut pairs = Vec::new();
+        for raw in q.split('&') {
+            let Some((k, v)) = url::form_urlencoded::parse(raw.as_bytes()).next() else {
+                pairs.push(raw.to_string());
+                continue;
+            };
+            let var = if is_id_name(&k) {
+                sources(earlier, &v, &k, "", self.location).map(|c| self.capture(&c, &k))
+            } else {
+                None
+            };
+            match var {
+                Some(var) => {
+                    let key = raw.split('=').next().unwrap_or("");
+                    pairs.push(format!("{key}={{{{{var}}}}}"))
+                }
+                None => {
+                    if is_id_name(&k) {
+                        self.unmade.push(Unmade::new(ex, &k, &v));
                     }
-                    None => {
-                        if is_id_name(&k) {
-                            unmade.push(Unmade::new(ex, &k, &v));
-                        }
-                        pairs.push(raw.to_string())
-                    }
+                    pairs.push(raw.to_string())
                 }
             }
-            out_path.push('?');
-            out_path.push_str(&pairs.join("&"));
         }
-        // The JSON body's id-like fields.
+        pairs.join("&")
+    }
+
+    /// The body of `ex`, each id-like field of a JSON body that an earlier
+    /// answer gave as a `{{var}}` (bare where the value was a number).
+    fn body(&mut self, ex: &Exchange, earlier: &[Exchange]) -> Option<String> {
         let mut body = ex.request.body.clone();
         let json_body = ex
             .request
@@ -331,12 +408,12 @@ pub fn script(
                 if !is_id_name(&field) {
                     continue;
                 }
-                let found = sources(earlier, &t, &field, "", location);
+                let found = sources(earlier, &t, &field, "", self.location);
                 if found.is_none() {
-                    unmade.push(Unmade::new(ex, &pointer[1..], &t));
+                    self.unmade.push(Unmade::new(ex, &pointer[1..], &t));
                 }
                 if let Some(c) = found {
-                    let var = capture(&mut steps, &c, &field);
+                    let var = self.capture(&c, &field);
                     if let Some(slot) = value.pointer_mut(&pointer) {
                         let bare = slot.is_number();
                         *slot = Value::String(format!("{MARK}{var}{MARK}"));
@@ -358,39 +435,7 @@ pub fn script(
                 body = Some(s);
             }
         }
-        steps.push(Step {
-            operation: ex.request.operation.clone(),
-            method: ex.request.method.clone(),
-            path: out_path,
-            headers: ex.request.headers.clone(),
-            content_type: ex.request.content_type.clone(),
-            body,
-            graphql_query: ex.request.graphql_query,
-            breach: ex.request.breach.clone(),
-            captures: Vec::new(),
-            status: ex.status,
-            graphql_clean: false,
-        });
-    }
-    // Operations that document a redirect are sent without following it
-    // (the redirect is their answer): a replay must do the same.
-    let mut direct: Vec<String> = Vec::new();
-    for s in &steps {
-        let documents = positions
-            .get(&s.operation)
-            .is_some_and(|&o| api.operations[o].documents_redirect());
-        if documents && !direct.contains(&s.operation) {
-            direct.push(s.operation.clone());
-        }
-    }
-    Script {
-        target: target.to_string(),
-        fault: None,
-        steps,
-        standalone: unmade.is_empty(),
-        unmade,
-        not_standalone: Vec::new(),
-        direct,
+        body
     }
 }
 

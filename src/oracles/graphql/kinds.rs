@@ -2,11 +2,10 @@
 //! the wrong JSON type, a value outside its enum, a list where none was
 //! promised (or none where one was), a `__typename` naming another type.
 
-use graphql_parser::query as q;
 use serde_json::Value;
 
 use super::findings::{Out, Seg, json_kind, render, show};
-use super::walk::Walker;
+use super::walk::{Field, Walker};
 use crate::model::graphql::{NamedType, TypeKind, TypeRef};
 
 impl<'q> Walker<'q> {
@@ -37,18 +36,20 @@ impl<'q> Walker<'q> {
         );
     }
 
-    /// Checks `v` against `ty` (a part of `full`, the field's type `label`).
-    #[allow(clippy::too_many_arguments)]
+    /// Checks `v` against `ty` (a part of the type of `field`).
     pub(super) fn check_value(
         &self,
+        field: &Field<'_, 'q>,
         ty: &TypeRef,
-        full: &TypeRef,
         v: &Value,
-        sets: &[&'q q::SelectionSet<'q, &'q str>],
-        label: &str,
         path: &mut Vec<Seg>,
         out: &mut Out,
     ) {
+        let Field {
+            ty: full,
+            label,
+            sets,
+        } = *field;
         match ty {
             TypeRef::NonNull(inner) => {
                 if v.is_null() {
@@ -65,7 +66,7 @@ impl<'q> Walker<'q> {
                         );
                     }
                 } else {
-                    self.check_value(inner, full, v, sets, label, path, out);
+                    self.check_value(field, inner, v, path, out);
                 }
             }
             _ if v.is_null() => {}
@@ -73,7 +74,7 @@ impl<'q> Walker<'q> {
                 Value::Array(items) => {
                     for (i, item) in items.iter().enumerate() {
                         path.push(Seg::Index(i));
-                        self.check_value(inner, full, item, sets, label, path, out);
+                        self.check_value(field, inner, item, path, out);
                         path.pop();
                     }
                 }

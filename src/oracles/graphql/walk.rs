@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::findings::{Out, Seg, render};
 use super::messages::ErrorEntry;
 use super::operation::Operation;
-use crate::model::graphql::{NamedType, TypeKind, TypeSystem};
+use crate::model::graphql::{NamedType, TypeKind, TypeRef, TypeSystem};
 
 /// Whether a selection is in the response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +41,26 @@ pub(super) struct Collected<'q> {
     pub(super) owner: &'q str,
     pub(super) include: Incl,
     pub(super) fields: Vec<&'q q::Field<'q, &'q str>>,
+}
+
+/// The selected field whose value is checked, as the checks of its
+/// value and of every item in it see it.
+pub(super) struct Field<'a, 'q> {
+    /// The field's type as the schema declares it (`[Book!]!`).
+    pub(super) ty: &'a TypeRef,
+    /// The field as findings name it (`Author.books`).
+    pub(super) label: &'a str,
+    /// The selection sets under the field, merged.
+    pub(super) sets: &'a [&'q q::SelectionSet<'q, &'q str>],
+}
+
+/// The fields collected so far from a selection, with the fragment spreads
+/// being followed (a fragment that spreads itself is not followed again).
+pub(super) struct Collection<'q> {
+    /// The fields by response key, in order.
+    pub(super) collected: Vec<Collected<'q>>,
+    /// The names of the fragments being spread, innermost last.
+    pub(super) spreads: Vec<&'q str>,
 }
 
 /// Walks one operation's selection against a response.
@@ -255,8 +275,10 @@ impl<'q> Walker<'q> {
         runtime: Option<&'q NamedType>,
         stat: &'q NamedType,
     ) -> Vec<Collected<'q>> {
-        let mut out = Vec::new();
-        let mut visiting = Vec::new();
+        let mut collection = Collection {
+            collected: Vec::new(),
+            spreads: Vec::new(),
+        };
         for set in sets {
             self.collect_into(
                 set,
@@ -264,14 +286,15 @@ impl<'q> Walker<'q> {
                 stat,
                 stat.name.as_str(),
                 Incl::Yes,
-                &mut out,
-                &mut visiting,
+                &mut collection,
             );
         }
-        out
+        collection.collected
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Collects the fields of `set` on `owner` (a type condition that holds,
+    /// or the static type) into `collection`, each at most as included as
+    /// `outer` says.
     pub(super) fn collect_into(
         &self,
         set: &'q q::SelectionSet<'q, &'q str>,
@@ -279,8 +302,7 @@ impl<'q> Walker<'q> {
         stat: &'q NamedType,
         owner: &'q str,
         outer: Incl,
-        out: &mut Vec<Collected<'q>>,
-        visiting: &mut Vec<&'q str>,
+        collection: &mut Collection<'q>,
     ) {
         for item in &set.items {
             let (directives, cond, inner): (_, Option<&'q str>, _) = match item {
@@ -290,12 +312,12 @@ impl<'q> Walker<'q> {
                         continue;
                     }
                     let key = f.alias.unwrap_or(f.name);
-                    match out.iter_mut().find(|c| c.key == key) {
+                    match collection.collected.iter_mut().find(|c| c.key == key) {
                         Some(c) => {
                             c.include = c.include.max_incl(incl);
                             c.fields.push(f);
                         }
-                        None => out.push(Collected {
+                        None => collection.collected.push(Collected {
                             key,
                             name: f.name,
                             owner,
@@ -315,7 +337,7 @@ impl<'q> Walker<'q> {
                         continue;
                     };
                     // A fragment that spreads itself is invalid; do not loop.
-                    if visiting.contains(&sp.fragment_name) {
+                    if collection.spreads.contains(&sp.fragment_name) {
                         continue;
                     }
                     let q::TypeCondition::On(t) = &def.type_condition;
@@ -338,11 +360,11 @@ impl<'q> Walker<'q> {
                 _ => None,
             };
             if let Some(name) = spread {
-                visiting.push(name);
+                collection.spreads.push(name);
             }
-            self.collect_into(inner, runtime, stat, owner, incl, out, visiting);
+            self.collect_into(inner, runtime, stat, owner, incl, collection);
             if spread.is_some() {
-                visiting.pop();
+                collection.spreads.pop();
             }
         }
     }
@@ -474,7 +496,12 @@ impl<'q> Walker<'q> {
                             out.covered.insert((on.to_string(), def.name.clone()));
                         }
                         let label = format!("{on}.{}", def.name);
-                        self.check_value(&def.ty, &def.ty, v, &sub, &label, path, out);
+                        let field = Field {
+                            ty: &def.ty,
+                            label: &label,
+                            sets: &sub,
+                        };
+                        self.check_value(&field, &def.ty, v, path, out);
                     }
                 }
             }

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::*;
-use crate::execution::{Breach, Failure, RequestSpec};
-use crate::oracles::{Checker, Faults, witness::Ledger};
+use crate::execution::{Breach, Exchange, Failure, FailureKind, RequestSpec};
+use crate::oracles::{Checker, FaultCheck, Faults, witness::Ledger};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

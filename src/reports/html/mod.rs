@@ -139,8 +139,22 @@ fn seconds(s: f64) -> String {
     }
 }
 
+/// The summary: the run in numbers, then how it ran and what it covered.
 fn summary(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
+    out.push_str("<h2 id=\"summary\">Summary</h2>\n<div class=\"cards\">\n");
+    cards(out, report);
+    out.push_str("</div>\n<dl class=\"kv\">\n");
+    facts(out, report, t);
+    coverage_facts(out, report, t);
     let s = &report.settings;
+    if !s.skipped_checks.is_empty() {
+        kv(out, "Checks off", t(&s.skipped_checks.join(", ")));
+    }
+    out.push_str("</dl>\n");
+}
+
+/// The summary's cards: requests, time, reach, causes and faults.
+fn cards(out: &mut String, report: &Report) {
     let confirmed = count_confirmation(report, Confirmation::Confirmed);
     let flaky = count_confirmation(report, Confirmation::Flaky);
     let total_ops = report.operations.len();
@@ -151,7 +165,6 @@ fn summary(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
     } else {
         "warn"
     };
-    out.push_str("<h2 id=\"summary\">Summary</h2>\n<div class=\"cards\">\n");
     let mut card = |class: &str, n: String, label: &str| {
         let _ = writeln!(
             out,
@@ -198,13 +211,59 @@ fn summary(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
             "graph links exercised",
         );
     }
-    out.push_str("</div>\n<dl class=\"kv\">\n");
-    let mut kv = |k: &str, v: String| {
-        let _ = writeln!(out, "<dt>{k}</dt><dd>{v}</dd>");
-    };
-    kv("Target", format!("<code>{}</code>", t(&s.target)));
-    kv("Seed", s.seed.to_string());
-    kv("Stop reason", t(&report.stop));
+}
+
+/// One entry of the summary's list.
+fn kv(out: &mut String, k: &str, v: String) {
+    let _ = writeln!(out, "<dt>{k}</dt><dd>{v}</dd>");
+}
+
+/// The summary's list of how the run ran: target, seed, why it stopped,
+/// its limits, and the faults by code and by confirmation.
+fn facts(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
+    let s = &report.settings;
+    let confirmed = count_confirmation(report, Confirmation::Confirmed);
+    let flaky = count_confirmation(report, Confirmation::Flaky);
+    kv(out, "Target", format!("<code>{}</code>", t(&s.target)));
+    kv(out, "Seed", s.seed.to_string());
+    kv(out, "Stop reason", t(&report.stop));
+    kv(out, "Limits", t(&limits(s)));
+    if report.refused_mutations > 0 {
+        kv(
+            out,
+            "Refused (read-only)",
+            report.refused_mutations.to_string(),
+        );
+    }
+    let mut by_code: BTreeMap<&str, usize> = BTreeMap::new();
+    for f in &report.faults {
+        *by_code.entry(f.code.as_str()).or_default() += 1;
+    }
+    kv(
+        out,
+        "Faults by code",
+        if by_code.is_empty() {
+            "none".to_string()
+        } else {
+            by_code
+                .iter()
+                .map(|(c, n)| format!("<span class=\"badge code\">{} {n}</span>", t(c)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        },
+    );
+    kv(
+        out,
+        "Confirmation",
+        format!(
+            "{confirmed} confirmed, {flaky} flaky, {} not replayed",
+            count_confirmation(report, Confirmation::NotReplayed)
+        ),
+    );
+}
+
+/// The run's limits in words: `budget 30.0 s, concurrency 4, read-only`.
+fn limits(s: &super::Settings) -> String {
     let mut limits = Vec::new();
     if let Some(b) = s.budget_s {
         limits.push(format!("budget {}", seconds(b)));
@@ -225,35 +284,15 @@ fn summary(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
     if !s.feedback {
         limits.push("no feedback".to_string());
     }
-    kv("Limits", t(&limits.join(", ")));
-    if report.refused_mutations > 0 {
-        kv("Refused (read-only)", report.refused_mutations.to_string());
-    }
-    let mut by_code: BTreeMap<&str, usize> = BTreeMap::new();
-    for f in &report.faults {
-        *by_code.entry(f.code.as_str()).or_default() += 1;
-    }
-    kv(
-        "Faults by code",
-        if by_code.is_empty() {
-            "none".to_string()
-        } else {
-            by_code
-                .iter()
-                .map(|(c, n)| format!("<span class=\"badge code\">{} {n}</span>", t(c)))
-                .collect::<Vec<_>>()
-                .join(" ")
-        },
-    );
-    kv(
-        "Confirmation",
-        format!(
-            "{confirmed} confirmed, {flaky} flaky, {} not replayed",
-            count_confirmation(report, Confirmation::NotReplayed)
-        ),
-    );
+    limits.join(", ")
+}
+
+/// The summary's list of what the run covered: the search's targets, the
+/// GraphQL schema, the graph's links (and why some were not exercised).
+fn coverage_facts(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
     if let Some(search) = &report.search {
         kv(
+            out,
             "Search",
             t(&format!(
                 "{} of {} testing targets covered ({}); {} tests run, {} kept in the suite",
@@ -278,6 +317,7 @@ fn summary(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
             100.0 * c.covered as f64 / c.total as f64
         };
         kv(
+            out,
             "Schema coverage",
             t(&format!(
                 "{} of {} (type, field) pairs ({share:.0}%); {} of {} root fields answered data: {}",
@@ -292,6 +332,7 @@ fn summary(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
     if let Some(c) = &report.graph_coverage {
         let flows: u64 = c.edges.iter().map(|l| l.flows).sum();
         kv(
+            out,
             "Graph links",
             t(&format!(
                 "links exercised: {} of {} (consumes links of the graph; {flows} values passed along them)",
@@ -299,33 +340,38 @@ fn summary(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
             )),
         );
         // Why the others were not: the step of the chain that never happened.
-        let missed: Vec<&super::LinkCoverage> = c.edges.iter().filter(|l| !l.exercised).collect();
-        if !missed.is_empty() {
-            let mut list = String::from("<ul class=\"why-not\">");
-            for l in missed.iter().take(MISSED_LINKS) {
-                let _ = write!(
-                    list,
-                    "<li><span class=\"mono\">{} → {}</span>: {}</li>",
-                    t(&l.schema),
-                    t(&l.operation),
-                    t(l.why.as_deref().unwrap_or("not exercised"))
-                );
-            }
-            if missed.len() > MISSED_LINKS {
-                let _ = write!(
-                    list,
-                    "<li>… and {} more (report.json graph_coverage)</li>",
-                    missed.len() - MISSED_LINKS
-                );
-            }
-            list.push_str("</ul>");
-            kv("Links not exercised", list);
+        if let Some(list) = missed_links(c, t) {
+            kv(out, "Links not exercised", list);
         }
     }
-    if !s.skipped_checks.is_empty() {
-        kv("Checks off", t(&s.skipped_checks.join(", ")));
+}
+
+/// The graph links not exercised, with why, as a list (the first
+/// [`MISSED_LINKS`]); `None` when every link was.
+fn missed_links(c: &super::GraphCoverage, t: &dyn Fn(&str) -> String) -> Option<String> {
+    let missed: Vec<&super::LinkCoverage> = c.edges.iter().filter(|l| !l.exercised).collect();
+    if missed.is_empty() {
+        return None;
     }
-    out.push_str("</dl>\n");
+    let mut list = String::from("<ul class=\"why-not\">");
+    for l in missed.iter().take(MISSED_LINKS) {
+        let _ = write!(
+            list,
+            "<li><span class=\"mono\">{} → {}</span>: {}</li>",
+            t(&l.schema),
+            t(&l.operation),
+            t(l.why.as_deref().unwrap_or("not exercised"))
+        );
+    }
+    if missed.len() > MISSED_LINKS {
+        let _ = write!(
+            list,
+            "<li>… and {} more (report.json graph_coverage)</li>",
+            missed.len() - MISSED_LINKS
+        );
+    }
+    list.push_str("</ul>");
+    Some(list)
 }
 
 fn count_confirmation(report: &Report, c: Confirmation) -> usize {

@@ -1,0 +1,260 @@
+//! What a fault is: the check a script runs to tell that it showed
+//! ([`FaultCheck`]), what one check found in one answer ([`Finding`]), and
+//! the report's record of a fault ([`Fault`]) with its witness, its
+//! confirmation and its reproducer.
+
+use serde::{Deserialize, Serialize};
+
+use super::registry;
+use crate::execution::Exchange;
+
+/// A condition on the last step's response that a shell script can evaluate
+/// as `cartograph replay` does ([`pointer`](mod@super::pointer) says how pointers are read: a
+/// `*` token is any item of an array, and nothing is there under a missing
+/// or null parent). Each says what the oracle judged, so that a server
+/// without the fault never passes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FaultCheck {
+    /// The status is exactly this.
+    Status {
+        /// The status.
+        status: u16,
+    },
+    /// The status is 5xx.
+    ServerError,
+    /// The status is 2xx.
+    Success,
+    /// The status is this, and a JSON value at `pointer` is of a kind the
+    /// schema does not allow: none of `allowed` ([`pointer::kind`](super::pointer::kind)'s names;
+    /// `number` allows integers). Without `allowed` (a reproducer of an
+    /// earlier version), a value of jq's type `json_type`.
+    JsonType {
+        /// The status.
+        status: u16,
+        /// JSON pointer into the body (`/price`, `/*/price`).
+        pointer: String,
+        /// The kind the run saw there.
+        json_type: String,
+        /// The kinds the schema allows there.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        allowed: Vec<String>,
+    },
+    /// The status is this, and a JSON value at `pointer` is this value.
+    JsonValue {
+        /// The status.
+        status: u16,
+        /// JSON pointer into the body.
+        pointer: String,
+        /// The value the run saw there, which the schema does not allow.
+        value: serde_json::Value,
+    },
+    /// The status is this, and an object is where `pointer`'s parent is,
+    /// without `pointer`'s last member.
+    JsonMissing {
+        /// The status.
+        status: u16,
+        /// JSON pointer into the body.
+        pointer: String,
+    },
+    /// The status is this, and the `Content-Type` is this media type.
+    ContentType {
+        /// The status.
+        status: u16,
+        /// The media type (without parameters).
+        media: String,
+    },
+    /// No answer came within `seconds`.
+    Timeout {
+        /// The timeout the run used, rounded up.
+        seconds: u64,
+    },
+    /// The connection was closed or reset before any answer.
+    NoAnswer,
+    /// What came back is not valid HTTP (or was cut off mid-answer).
+    InvalidHttp,
+    /// The status is this, the `Content-Type` says JSON, and the body does
+    /// not parse as JSON.
+    NotJson {
+        /// The status.
+        status: u16,
+    },
+    /// The status is this, and the body contains `text`.
+    BodyContains {
+        /// The status.
+        status: u16,
+        /// The text.
+        text: String,
+    },
+}
+
+/// A fault, with how often it was seen and its first witness.
+#[derive(Debug, Clone, Serialize)]
+pub struct Fault {
+    /// The oracle's code.
+    pub code: String,
+    /// The oracle's class: `defect` or `conformance`.
+    pub class: registry::Class,
+    /// The oracle's severity.
+    pub severity: registry::Severity,
+    /// The id of its cause (`report.json` `causes`).
+    pub cause: String,
+    /// Its cause's title, values hidden.
+    #[serde(skip)]
+    pub cause_title: String,
+    /// The operation.
+    pub operation: String,
+    /// The status, when there was a response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// What makes two occurrences the same fault: code, operation, status.
+    pub signature: String,
+    /// What was seen.
+    pub message: String,
+    /// How many exchanges showed it.
+    pub count: u64,
+    /// The first exchange that showed it (its `seq` in the trace).
+    pub first_seq: u64,
+    /// The smallest witness seen: the requests of the test that showed it,
+    /// up to the one that did.
+    pub witness: Vec<WitnessStep>,
+    /// Whether replaying the witness showed the fault again.
+    pub confirmation: Confirmation,
+    /// The minimised reproducer, when the fault was confirmed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reproducer: Option<Reproducer>,
+}
+
+/// One request of a witness, as sent during the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct WitnessStep {
+    /// Its `seq` in the trace.
+    pub seq: u64,
+    /// The operation.
+    pub operation: String,
+    /// HTTP method.
+    pub method: String,
+    /// Path and query.
+    pub path: String,
+    /// The status, when there was a response.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+}
+
+/// What replaying a fault's witness showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confirmation {
+    /// Not replayed (replay turned off, read-only refusals, or the run was cut short).
+    NotReplayed,
+    /// Replayed, but the server gave no answer to the replays (it timed out
+    /// or dropped the connection): no verdict either way.
+    NoAnswer,
+    /// The replay showed the same signature.
+    Confirmed,
+    /// The replays did not show it: kept, but marked.
+    Flaky,
+}
+
+/// A confirmed fault's minimised sequence and the files that replay it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Reproducer {
+    /// The minimised steps: method, path (with `{{var}}` for carried values)
+    /// and the status the last replay saw.
+    pub steps: Vec<WitnessStep>,
+    /// The shell script, relative to the output folder (`reproducers/….sh`).
+    pub shell: String,
+    /// The same sequence as JSON, for `cartograph replay`.
+    pub json: String,
+    /// Requests spent confirming and shrinking it.
+    pub requests: u64,
+    /// Whether it creates what it uses; false when it names resources it does
+    /// not create (the server's own data, or what the run made earlier).
+    pub standalone: bool,
+    /// What it names without creating (`getBook bookId = 4`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unmade: Vec<String>,
+    /// Why it may not show the fault on a freshly started server (empty
+    /// when it is standalone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_standalone: Vec<String>,
+}
+
+/// What one check found in one answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// The oracle's code.
+    pub code: &'static str,
+    /// The operation the fault is reported under.
+    pub operation: String,
+    /// What was seen, for people.
+    pub message: String,
+    /// The part of the signature beyond code, operation and status (a schema
+    /// location, a media type, a leak marker), possibly empty.
+    pub detail: String,
+    /// How a script without Cartograph tells that the fault showed.
+    pub check: Option<FaultCheck>,
+    /// Whether the fault belongs to `detail` alone (a GraphQL schema
+    /// location such as `Book.author`), whichever operation reached it: its
+    /// signature then leaves the operation out.
+    pub shared: bool,
+    /// Where the description says what the answer broke, when the oracle
+    /// knows (`#/components/schemas/Book/properties/price: type`): faults
+    /// at one place are one cause, whichever operation answered them.
+    pub place: Option<String>,
+}
+
+impl Finding {
+    /// A finding without a script check (one is derived from the status).
+    pub fn new(code: &'static str, operation: &str, message: String, detail: String) -> Finding {
+        Finding {
+            code,
+            operation: operation.to_string(),
+            message,
+            detail,
+            check: None,
+            shared: false,
+            place: None,
+        }
+    }
+
+    /// What makes two occurrences the same fault.
+    pub fn signature(&self, status: Option<u16>) -> String {
+        let status = status.map_or("-".to_string(), |s| s.to_string());
+        if self.shared {
+            return format!("{}:{}:{status}", self.code, self.detail);
+        }
+        if self.detail.is_empty() {
+            format!("{}:{}:{status}", self.code, self.operation)
+        } else {
+            format!("{}:{}:{status}:{}", self.code, self.operation, self.detail)
+        }
+    }
+
+    /// The script check, derived from the code and status when not given.
+    pub fn script_check(&self, status: Option<u16>) -> FaultCheck {
+        if let Some(c) = &self.check {
+            return c.clone();
+        }
+        match (self.code, status) {
+            ("server_error", _) => FaultCheck::ServerError,
+            ("use_after_delete", _) => FaultCheck::Success,
+            (_, Some(status)) => FaultCheck::Status { status },
+            (_, None) => FaultCheck::ServerError,
+        }
+    }
+}
+
+/// The witness steps of some exchanges.
+pub fn steps(exchanges: &[Exchange]) -> Vec<WitnessStep> {
+    exchanges
+        .iter()
+        .map(|e| WitnessStep {
+            seq: e.seq,
+            operation: e.request.operation.clone(),
+            method: e.request.method.clone(),
+            path: e.request.path.clone(),
+            status: e.status,
+        })
+        .collect()
+}

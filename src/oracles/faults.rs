@@ -1,0 +1,223 @@
+//! The faults of a run ([`Faults`]): what each test's answers showed,
+//! deduplicated by signature, counted, with the first and the smallest
+//! witness kept (completed by the [`witness::Ledger`]), and the faults
+//! first seen told to whoever listens.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use indexmap::IndexMap;
+
+use super::{Confirmation, Fault, FaultCheck, Finding, causes, registry, steps, witness};
+use crate::execution::Exchange;
+
+/// A fault as kept during a run: the report's record, the script check, and
+/// the exchanges of its smallest witness (with the earlier requests that
+/// created the ids it uses).
+#[derive(Debug, Clone)]
+pub struct Kept {
+    /// The report's record.
+    pub fault: Fault,
+    /// How a script tells that it showed.
+    pub check: FaultCheck,
+    /// The smallest witness: producers of the ids it uses, then the test's
+    /// requests up to the one that showed the fault.
+    pub witness: Vec<Exchange>,
+    /// The first witness, completed the same way (replayed when the smallest
+    /// does not show the fault: it may rely on less of the run's state).
+    pub first: Vec<Exchange>,
+}
+
+/// The faults of a run, by signature, in the order first seen.
+#[derive(Default)]
+pub struct Faults {
+    kept: IndexMap<String, Kept>,
+    count: Arc<AtomicUsize>,
+    news: Arc<News>,
+}
+
+/// Faults first seen since the last look, for whoever listens (`--events`).
+#[derive(Default)]
+pub struct News {
+    listening: std::sync::atomic::AtomicBool,
+    fresh: std::sync::Mutex<Vec<Fault>>,
+}
+
+impl News {
+    /// The faults first seen since the last call, in the order seen.
+    pub fn take(&self) -> Vec<Fault> {
+        std::mem::take(&mut *self.fresh.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+impl Faults {
+    /// An empty record.
+    pub fn new() -> Faults {
+        Faults::default()
+    }
+
+    /// A counter of distinct faults that other threads can read (progress).
+    pub fn counter(&self) -> Arc<AtomicUsize> {
+        self.count.clone()
+    }
+
+    /// Faults first seen from now on, as other threads can read them; only
+    /// a caller of this keeps them.
+    pub fn news(&self) -> Arc<News> {
+        self.news.listening.store(true, Ordering::Relaxed);
+        self.news.clone()
+    }
+
+    /// How many distinct faults so far.
+    pub fn len(&self) -> usize {
+        self.kept.len()
+    }
+
+    /// Whether none was found.
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+
+    /// Records what a test's answers showed (`findings` from [`Checker::test`](super::Checker::test)).
+    pub fn record(
+        &mut self,
+        exchanges: &[Exchange],
+        findings: &[Vec<Finding>],
+        ledger: &witness::Ledger,
+    ) {
+        for (k, found) in findings.iter().enumerate() {
+            let ex = &exchanges[k];
+            for f in found {
+                let signature = f.signature(ex.status);
+                let shorter = |kept: &Kept| kept.fault.witness.len() > k + 1;
+                match self.kept.get_mut(&signature) {
+                    Some(kept) => {
+                        kept.fault.count += 1;
+                        if shorter(kept) {
+                            if kept.first.is_empty() {
+                                kept.first = std::mem::take(&mut kept.witness);
+                            }
+                            kept.witness = ledger.complete(&exchanges[..=k]);
+                            kept.fault.witness = steps(&exchanges[..=k]);
+                        }
+                    }
+                    None => {
+                        let reason = causes::reason(f, ex);
+                        let fault = Fault {
+                            code: f.code.to_string(),
+                            class: registry::class_of(f.code),
+                            severity: registry::severity_of(f.code),
+                            cause: causes::id(&reason.key),
+                            cause_title: reason.title,
+                            operation: f.operation.clone(),
+                            status: ex.status,
+                            signature: signature.clone(),
+                            message: f.message.clone(),
+                            count: 1,
+                            first_seq: ex.seq,
+                            witness: steps(&exchanges[..=k]),
+                            confirmation: Confirmation::NotReplayed,
+                            reproducer: None,
+                        };
+                        if self.news.listening.load(Ordering::Relaxed) {
+                            self.news
+                                .fresh
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push(fault.clone());
+                        }
+                        self.kept.insert(
+                            signature.clone(),
+                            Kept {
+                                fault,
+                                check: f.script_check(ex.status),
+                                witness: ledger.complete(&exchanges[..=k]),
+                                first: Vec::new(),
+                            },
+                        );
+                        self.count.store(self.kept.len(), Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The faults as kept.
+    pub fn kept(&self) -> impl Iterator<Item = &Kept> {
+        self.kept.values()
+    }
+
+    /// The faults, in the order first seen.
+    pub fn faults(&self) -> Vec<Fault> {
+        self.kept.values().map(|k| k.fault.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execution::RequestSpec;
+    use crate::oracles::Checker;
+
+    fn answer(seq: u64, query: &str, body: serde_json::Value) -> Exchange {
+        Exchange {
+            seq,
+            request: RequestSpec {
+                operation: "Query.book".into(),
+                method: "POST".into(),
+                path: String::new(),
+                headers: Vec::new(),
+                body: Some(serde_json::json!({ "query": query }).to_string()),
+                content_type: Some("application/json".into()),
+                graphql_query: true,
+                breach: None,
+            },
+            status: Some(200),
+            body: body.to_string(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn one_broken_field_is_one_fault_whatever_path_reaches_it() {
+        let api = crate::load::load_text(
+            crate::demo::GRAPHQL_SDL,
+            std::path::Path::new("schema.graphql"),
+        )
+        .unwrap()
+        .api;
+        let checker = Checker::new(&api, Vec::new(), None);
+        let mut faults = Faults::new();
+        let ledger = witness::Ledger::new();
+        let answers = [
+            answer(
+                0,
+                "{ book(id: \"4\") { author { name } } }",
+                serde_json::json!({"data": {"book": {"author": null}}}),
+            ),
+            answer(
+                1,
+                "{ order(id: \"2\") { book { author { name } } } }",
+                serde_json::json!({"data": {"order": {"book": {"author": null}}}}),
+            ),
+            answer(
+                2,
+                "{ authors { books { author { name } } } }",
+                serde_json::json!({"data": {"authors": [{"books": [{"author": null}, {"author": null}]}]}}),
+            ),
+        ];
+        for ex in &answers {
+            let findings = checker.test(&api, std::slice::from_ref(ex));
+            faults.record(std::slice::from_ref(ex), &findings, &ledger);
+        }
+        let all = faults.faults();
+        assert_eq!(all.len(), 1, "{all:#?}");
+        assert_eq!(all[0].code, "graphql_null_violation");
+        assert_eq!(all[0].count, 3);
+        assert!(
+            all[0].signature.contains("Book.author"),
+            "{}",
+            all[0].signature
+        );
+    }
+}

@@ -1,0 +1,377 @@
+//! The run's counts as exchanges arrive: per operation, its answers and
+//! the requests that got none, which operations were reached, and what the
+//! counts say about the run itself (most answers 404, refusals that ask
+//! for credentials, credentials that stopped working).
+
+use std::collections::BTreeMap;
+
+use super::credentials::{AuthWatch, OpWatch, REFUSED_STREAK};
+use super::{OperationReport, Report, Settings};
+use crate::execution::{Exchange, RunOutcome};
+use crate::model::Api;
+use crate::oracles::Fault;
+
+/// Answers looked at before deciding that most of them are 404.
+const EARLY_ANSWERS: u64 = 40;
+
+/// Operations that must turn so before the run's credentials count as lost
+/// (and at least a quarter of those that had worked): a few may just need
+/// more rights on one resource after a change the run made to it.
+const TURNED: usize = 3;
+
+/// Accumulates per-operation counts as exchanges arrive.
+pub struct Tally {
+    operations: Vec<OperationReport>,
+    positions: std::collections::HashMap<String, usize>,
+    reached: usize,
+    /// Answers and 404s among the first [`EARLY_ANSWERS`] answers.
+    early: (u64, u64),
+    warned_early: bool,
+    /// Warnings given during the run, for the report.
+    warnings: Vec<String>,
+    auth: AuthWatch,
+    /// Whether the run sends credentials (`-H`, `--auth-command`, a user in
+    /// the target): the advice for refusals differs.
+    credentials_given: bool,
+}
+
+impl Tally {
+    /// A tally with every operation of the API at zero.
+    pub fn new(api: &Api) -> Tally {
+        Tally {
+            positions: api.operation_positions(),
+            reached: 0,
+            early: (0, 0),
+            warned_early: false,
+            warnings: Vec::new(),
+            credentials_given: false,
+            auth: AuthWatch {
+                ops: vec![OpWatch::default(); api.operations.len()],
+                ..AuthWatch::default()
+            },
+            operations: api
+                .operations
+                .iter()
+                .map(|o| OperationReport {
+                    operation: o.name.clone(),
+                    method: o.method.as_str().to_string(),
+                    path: o.path.clone(),
+                    line: None,
+                    spec: None,
+                    status_counts: BTreeMap::new(),
+                    failures: BTreeMap::new(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Records where the description writes each operation (operation name →
+    /// line, as [`crate::load::operation_lines`] finds them).
+    pub fn with_lines(mut self, lines: &std::collections::HashMap<String, u32>) -> Tally {
+        for op in &mut self.operations {
+            op.line = lines.get(&op.operation).copied();
+        }
+        self
+    }
+
+    /// Records that the run sends credentials.
+    pub fn with_credentials(mut self, given: bool) -> Tally {
+        self.credentials_given = given;
+        self
+    }
+
+    /// Counts one exchange.
+    pub fn add(&mut self, ex: &Exchange) {
+        let Some(&i) = self.positions.get(&ex.request.operation) else {
+            return;
+        };
+        let op = &mut self.operations[i];
+        if let Some(s) = ex.status {
+            if self.early.0 < EARLY_ANSWERS {
+                self.early.0 += 1;
+                self.early.1 += u64::from(s == 404);
+            }
+            let worked = op.status_counts.keys().any(|k| k.starts_with('2'));
+            self.auth.see(i, worked, ex, s);
+        }
+        match (ex.status, &ex.failure) {
+            // A head, then a reset or close mid-body: no answer a client
+            // could read, and no status to count as reached.
+            (Some(_), Some(f)) if f.kind == crate::execution::FailureKind::InvalidHttp => {
+                *op.failures.entry(f.kind.as_str().to_string()).or_default() += 1;
+            }
+            (Some(s), _) => {
+                let first_2xx =
+                    (200..300).contains(&s) && !op.status_counts.keys().any(|k| k.starts_with('2'));
+                *op.status_counts.entry(s.to_string()).or_default() += 1;
+                if first_2xx {
+                    self.reached += 1;
+                }
+            }
+            (None, Some(f)) => {
+                *op.failures.entry(f.kind.as_str().to_string()).or_default() += 1;
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// Once, as soon as it shows: most of the first answers were 404, which
+    /// usually means the requests go to the wrong place (`base` is the path
+    /// the description's paths are relative to, as the run uses it).
+    pub fn early_warning(&mut self, base: &str) -> Option<String> {
+        let (answers, not_found) = self.early;
+        if self.warned_early || answers < EARLY_ANSWERS || not_found * 5 < answers * 4 {
+            return None;
+        }
+        self.warned_early = true;
+        let w = format!(
+            "{not_found} of the first {answers} answers were 404: the requests may go to the wrong place; the description's paths are sent under {base}: check --target's path (or the description's base path)"
+        );
+        self.warnings.push(w.clone());
+        Some(w)
+    }
+
+    /// What the counts say about the run as a whole, for the user: the early
+    /// 404s, and the operations the server only ever refused (401/403).
+    pub fn diagnose(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        // Out of the operations that answered at all: a short run over a
+        // large API calls many only once or never.
+        let answered = self
+            .operations
+            .iter()
+            .filter(|op| op.status_counts.values().sum::<u64>() > 0)
+            .count();
+        // Only refusals that speak of credentials (a 401, a challenge)
+        // earn the advice: a 403 alone often means "no such id".
+        let refused: Vec<(&str, &str)> = self
+            .operations
+            .iter()
+            .zip(&self.auth.ops)
+            .filter(|(op, _)| {
+                let total: u64 = op.status_counts.values().sum();
+                let denied: u64 = op
+                    .status_counts
+                    .iter()
+                    .filter(|(s, _)| *s == "401" || *s == "403")
+                    .map(|(_, n)| n)
+                    .sum();
+                total > 0 && denied == total
+            })
+            .filter_map(|(op, watch)| {
+                watch
+                    .evidence
+                    .as_deref()
+                    .map(|e| (op.operation.as_str(), e))
+            })
+            .collect();
+        if !refused.is_empty() {
+            let shown: Vec<&str> = refused.iter().take(8).map(|(op, _)| *op).collect();
+            let advice = if self.credentials_given {
+                "the credentials the run sends are refused there: check that they are the ones these operations take (or --exclude them)"
+            } else {
+                "pass them with -H 'Authorization: …' or --auth-command"
+            };
+            out.push(format!(
+                "{} of the {} operations called got only 401 or 403 answers ({}{}), and the server asked for credentials ({}): {advice}",
+                refused.len(),
+                answered,
+                shown.join(", "),
+                if refused.len() > shown.len() { ", …" } else { "" },
+                refused[0].1
+            ));
+        }
+        // Operations with a 2xx: those whose credentials could stop working.
+        let worked = self.reached;
+        if let Some((ops, before, evidence)) = self
+            .auth
+            .lost
+            .as_ref()
+            .filter(|(ops, _, _)| ops.len() >= TURNED && ops.len() * 4 >= worked)
+        {
+            let turned = ops.len();
+            let cause = match before {
+                Some((op, request)) => format!(
+                    "; the last change that succeeded before was {request}: if it removed or changed the account the run uses, leave it out with --exclude '{op}', or run with a throwaway account"
+                ),
+                None => String::new(),
+            };
+            let shown: Vec<&str> = ops.iter().take(4).map(String::as_str).collect();
+            out.push(format!(
+                "the credentials stopped working during the run: {turned} of the {worked} operations that had answered 2xx then answered 401 or 403 {REFUSED_STREAK} times in a row on what the run had not deleted ({}{}; first: {evidence}){cause}",
+                shown.join(", "),
+                if ops.len() > shown.len() { ", …" } else { "" }
+            ));
+        }
+        out
+    }
+
+    /// Operations with at least one 2xx.
+    pub fn reached(&self) -> usize {
+        self.reached
+    }
+
+    /// Operations counted.
+    pub fn operation_count(&self) -> usize {
+        self.operations.len()
+    }
+
+    /// The finished report.
+    pub fn report(self, settings: Settings, outcome: &RunOutcome, faults: Vec<Fault>) -> Report {
+        let reached = self.reached();
+        let mut warnings = self.warnings.clone();
+        warnings.extend(self.diagnose());
+        Report {
+            tool: BTreeMap::from([
+                ("name", "cartograph"),
+                ("version", env!("CARGO_PKG_VERSION")),
+            ]),
+            settings,
+            requests: outcome.requests,
+            refused_mutations: outcome.refused,
+            excluded_requests: outcome.fenced,
+            stop: serde_json::to_value(outcome.stop)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            elapsed_s: (outcome.elapsed.as_secs_f64() * 1000.0).round() / 1000.0,
+            operations: self.operations,
+            operations_reached: reached,
+            causes: crate::oracles::causes::group(&faults),
+            faults,
+            search: None,
+            schema_coverage: None,
+            query_log: None,
+            warnings,
+            graph_coverage: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn answer(op: &str, method: &str, status: u16) -> Exchange {
+        Exchange {
+            request: crate::execution::RequestSpec {
+                operation: op.into(),
+                method: method.into(),
+                path: format!("/{op}"),
+                ..Default::default()
+            },
+            status: Some(status),
+            ..Default::default()
+        }
+    }
+
+    fn api_of(ops: &[&str]) -> Api {
+        let mut paths = String::new();
+        for op in ops {
+            paths.push_str(&format!(
+                "  /{op}:\n    get:\n      operationId: {op}\n      responses: {{\"200\": {{description: ok}}}}\n"
+            ));
+        }
+        let yaml = format!("openapi: 3.0.0\ninfo: {{title: t, version: '1'}}\npaths:\n{paths}");
+        crate::load::load_text(&yaml, Path::new("t.yaml"))
+            .unwrap()
+            .api
+    }
+
+    #[test]
+    fn credentials_that_stop_working_are_told_with_the_change_before() {
+        let ops = ["a", "b", "c", "d", "health", "drop_accounts"];
+        let mut tally = Tally::new(&api_of(&ops));
+        for op in ["a", "b", "c", "d", "health"] {
+            tally.add(&answer(op, "GET", 200));
+        }
+        tally.add(&answer("drop_accounts", "DELETE", 204));
+        assert!(tally.diagnose().is_empty());
+        for _ in 0..REFUSED_STREAK {
+            for op in ["a", "b", "c"] {
+                tally.add(&answer(op, "GET", 401));
+                // An endpoint open to all goes on answering.
+                tally.add(&answer("health", "GET", 200));
+            }
+        }
+        let said = tally.diagnose().join("\n");
+        assert!(said.contains("credentials stopped working"), "{said}");
+        assert!(said.contains("3 of the 6"), "{said}");
+        assert!(said.contains("--exclude 'drop_accounts'"), "{said}");
+        assert!(said.contains("first: GET /a answered 401"), "{said}");
+
+        // Two operations refused on one resource whose rights a change
+        // took away, among many that still work: no loss.
+        let mut tally = Tally::new(&api_of(&ops));
+        for op in ops {
+            tally.add(&answer(op, "GET", 200));
+        }
+        for _ in 0..REFUSED_STREAK {
+            for op in ["a", "b"] {
+                tally.add(&answer(op, "GET", 403));
+            }
+            tally.add(&answer("c", "GET", 404));
+        }
+        assert!(tally.diagnose().is_empty(), "{:?}", tally.diagnose());
+    }
+
+    fn at(op: &str, method: &str, path: &str, status: u16) -> Exchange {
+        let mut ex = answer(op, method, status);
+        ex.request.path = path.into();
+        ex
+    }
+
+    #[test]
+    fn refusals_of_what_the_run_deleted_are_not_lost_credentials() {
+        let ops = ["a", "b", "c", "d", "create", "remove"];
+        let mut tally = Tally::new(&api_of(&ops));
+        for op in ["a", "b", "c", "d"] {
+            tally.add(&at(op, "GET", &format!("/{op}/1"), 200));
+        }
+        for op in ["a", "b", "c"] {
+            tally.add(&at("remove", "DELETE", &format!("/{op}/1"), 204));
+        }
+        for _ in 0..REFUSED_STREAK {
+            for op in ["a", "b", "c"] {
+                tally.add(&at(op, "GET", &format!("/{op}/1"), 403));
+                tally.add(&at(op, "GET", &format!("/{op}/1/items"), 403));
+            }
+            // Creations keep succeeding.
+            tally.add(&at("create", "POST", "/a", 201));
+        }
+        assert!(tally.diagnose().is_empty(), "{:?}", tally.diagnose());
+    }
+
+    #[test]
+    fn the_advice_to_pass_credentials_needs_the_server_to_ask_for_them() {
+        let mut tally = Tally::new(&api_of(&["vault", "admin"]));
+        for _ in 0..5 {
+            tally.add(&answer("vault", "GET", 403));
+        }
+        assert!(tally.diagnose().is_empty(), "{:?}", tally.diagnose());
+        let mut asked = answer("admin", "GET", 403);
+        asked
+            .headers
+            .push(("www-authenticate".into(), "Bearer realm=\"admin\"".into()));
+        tally.add(&asked);
+        let said = tally.diagnose().join("\n");
+        assert!(said.contains("(admin)"), "{said}");
+        assert!(
+            said.contains("WWW-Authenticate: Bearer realm=\"admin\""),
+            "{said}"
+        );
+        assert!(!said.contains("vault"), "{said}");
+        assert!(said.contains("pass them with -H"), "{said}");
+        // With credentials sent, the advice is about them, not to send some.
+        let mut given = Tally::new(&api_of(&["admin"])).with_credentials(true);
+        given.add(&asked);
+        let said = given.diagnose().join("\n");
+        assert!(!said.contains("pass them with -H"), "{said}");
+        assert!(
+            said.contains("credentials the run sends are refused"),
+            "{said}"
+        );
+    }
+}
