@@ -13,6 +13,9 @@
 //! also prints per-5,000-request windows (rate, body size, latency, CPU) and
 //! per-operation figures.
 
+// A bench prints what it measured.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -5,6 +5,9 @@
 //! mode. Run with `cargo bench --bench graph_build`; skipped when the corpus is not
 //! beside the checkout.
 
+// A bench prints what it measured.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::path::Path;
 
 use cartograph::graph::{self, export};

@@ -6,6 +6,9 @@
 //! Targets (generation issue): at least 5,000 requests/s and under 1 GB.
 //! Run with `cargo bench --bench large_api`; skipped when the corpus is absent.
 
+// A bench prints what it measured.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

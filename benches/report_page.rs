@@ -6,6 +6,9 @@
 //! and gave up. Run with `cargo bench --bench report_page`; skipped when the
 //! corpus is not beside the checkout (or `CARTOGRAPH_K8S_SPEC` names the file).
 
+// A bench prints what it measured.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

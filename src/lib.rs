@@ -47,6 +47,9 @@
 //! say how a call is sampled and mutated, how it becomes a request and how
 //! an answer is read.
 
+// Unit tests that skip (a corpus not beside the checkout) say so.
+#![cfg_attr(test, allow(clippy::print_stdout, clippy::print_stderr))]
+
 pub mod cli;
 #[cfg(feature = "demo")]
 pub mod demo;

@@ -9,6 +9,10 @@
 //! `UPDATE_GOLDEN=1 cargo test` rewrites every golden file instead of comparing
 //! with it (`support/golden.rs`).
 
+// A test binary is no library: its `pub` items serve its own modules, and a
+// test that skips says why on stderr.
+#![allow(unreachable_pub, clippy::print_stdout, clippy::print_stderr)]
+
 mod support;
 
 mod architecture;

@@ -19,7 +19,7 @@ use crate::run::RunOptions;
 /// How requests reach the server: how long to wait, how much to read, TLS.
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Connection")]
-pub struct ConnectionArgs {
+pub(super) struct ConnectionArgs {
     /// Give up on a request after this long (above zero).
     #[arg(long, value_parser = parse_timeout, default_value = "10s", value_name = "DURATION")]
     pub timeout: Duration,
@@ -50,7 +50,7 @@ pub struct ConnectionArgs {
 /// What every request carries to say who sends it; all of it secret.
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Credentials")]
-pub struct CredentialArgs {
+pub(super) struct CredentialArgs {
     /// A header sent with every request, `Name: value` (repeatable). Its value
     /// is a secret, and so is the token after a scheme word (`Bearer …`):
     /// replaced by `[REDACTED]` in every output file and on the terminal,
@@ -72,7 +72,7 @@ pub struct CredentialArgs {
 /// How hard the run may press on the server, and whether it may change it.
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Politeness")]
-pub struct PolitenessArgs {
+pub(super) struct PolitenessArgs {
     /// Global rate limit across all operations: `10/s`, `120/m`, `1000/h`.
     #[arg(long, value_parser = execution::parse_rate, value_name = "RATE")]
     pub rate: Option<Rate>,
@@ -94,7 +94,7 @@ pub struct PolitenessArgs {
 /// whether faults are replayed.
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Checks")]
-pub struct CheckArgs {
+pub(super) struct CheckArgs {
     /// Turn an oracle off by its code (repeatable).
     #[arg(long = "skip-check", value_name = "CODE", value_parser = check_code,
           long_help = crate::oracles::registry::flag_help("Turn an oracle off by its code (repeatable)."))]
@@ -113,7 +113,7 @@ pub struct CheckArgs {
 /// Where the run writes, and who hears of it as it goes.
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Output")]
-pub struct OutputArgs {
+pub(super) struct OutputArgs {
     /// Output folder: report.json, report.html, junit.xml, report.sarif (for
     /// code-scanning uploads), reproducers/ (a
     /// shell script per confirmed fault), tests/ (the regression suite as Hurl
@@ -134,7 +134,7 @@ pub struct OutputArgs {
 /// How long the search goes and how it searches.
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Search")]
-pub struct SearchArgs {
+pub(super) struct SearchArgs {
     /// Time budget (`90s`, `5m`, `1h`); the run stops cleanly when it is spent.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub budget: Option<Duration>,
@@ -171,7 +171,7 @@ pub struct SearchArgs {
 /// MIO's parameters (EvoMaster's defaults).
 #[derive(Debug, Args, Clone)]
 #[command(next_help_heading = "Search (MIO)")]
-pub struct MioArgs {
+pub(super) struct MioArgs {
     /// MIO: tests kept per uncovered target at the start (n; 1 from the focus point on).
     #[arg(long, default_value_t = MioConfig::default().population, value_name = "N")]
     pub population: usize,
@@ -197,7 +197,7 @@ pub struct MioArgs {
 /// Which operations a command works on.
 #[derive(Debug, Args, Clone, Default)]
 #[command(next_help_heading = "Selection")]
-pub struct SelectArgs {
+pub(super) struct SelectArgs {
     /// Only the operations this pattern names (repeatable): an operationId
     /// glob (`get*`), `METHOD /path` as written in the description
     /// (`GET /users/*`; `*` is any text, `/` included), `tag:NAME`, or a
@@ -214,7 +214,7 @@ pub struct SelectArgs {
 
 /// Every flag of a run (`run` and `demo`).
 #[derive(Debug, Args, Clone)]
-pub struct RunFlags {
+pub(super) struct RunFlags {
     /// How long the search goes and how it searches.
     #[command(flatten)]
     pub search: SearchArgs,
@@ -240,7 +240,7 @@ pub struct RunFlags {
 
 impl RunFlags {
     /// The settings these flags give.
-    pub fn options(&self) -> RunOptions {
+    pub(super) fn options(&self) -> RunOptions {
         let mut options = RunOptions::default();
         self.search.apply(&mut options);
         self.politeness.apply(&mut options);
@@ -275,7 +275,7 @@ impl SearchArgs {
 
 impl PolitenessArgs {
     /// Sets these flags on `o`.
-    pub fn apply(&self, o: &mut RunOptions) {
+    pub(super) fn apply(&self, o: &mut RunOptions) {
         o.rate = self.rate;
         o.rate_for = self.rate_for.clone();
         o.burst = self.burst;
@@ -285,7 +285,7 @@ impl PolitenessArgs {
 
 impl CredentialArgs {
     /// Sets these flags on `o`.
-    pub fn apply(&self, o: &mut RunOptions) {
+    pub(super) fn apply(&self, o: &mut RunOptions) {
         o.headers = self.headers.clone();
         o.auth_command = self.auth_command.clone();
         o.auth_refresh = self.auth_refresh;
@@ -294,7 +294,7 @@ impl CredentialArgs {
 
 impl ConnectionArgs {
     /// Sets these flags on `o`.
-    pub fn apply(&self, o: &mut RunOptions) {
+    pub(super) fn apply(&self, o: &mut RunOptions) {
         o.timeout = self.timeout;
         o.max_body = self.max_body;
         o.retries = self.retries;
@@ -307,7 +307,7 @@ impl ConnectionArgs {
 
 impl CheckArgs {
     /// Sets these flags on `o`.
-    pub fn apply(&self, o: &mut RunOptions) {
+    pub(super) fn apply(&self, o: &mut RunOptions) {
         o.skip_checks = self.skip_checks.clone();
         o.fail_on = self.fail_on.clone();
         o.no_replay = self.no_replay;
@@ -316,7 +316,7 @@ impl CheckArgs {
 
 impl OutputArgs {
     /// Sets these flags on `o`.
-    pub fn apply(&self, o: &mut RunOptions) {
+    pub(super) fn apply(&self, o: &mut RunOptions) {
         o.out = self.out.clone();
         o.events = self.events.clone();
     }
@@ -324,7 +324,7 @@ impl OutputArgs {
 
 impl SelectArgs {
     /// Sets these flags on `o`.
-    pub fn apply(&self, o: &mut RunOptions) {
+    pub(super) fn apply(&self, o: &mut RunOptions) {
         o.include = self.include.clone();
         o.exclude = self.exclude.clone();
     }
@@ -335,7 +335,7 @@ impl SelectArgs {
 /// `run`.
 #[derive(Debug, Args, Clone, Default)]
 #[command(next_help_heading = "Fetching a description from a URL")]
-pub struct FetchArgs {
+pub(super) struct FetchArgs {
     /// A header sent when fetching the description from a URL, `Name: value`
     /// (repeatable); values are secrets, never written anywhere.
     #[arg(long = "header", short = 'H', value_name = "'NAME: VALUE'")]
@@ -359,12 +359,12 @@ pub struct FetchArgs {
 
 impl FetchArgs {
     /// The headers, parsed.
-    pub fn headers(&self) -> anyhow::Result<Vec<(String, String)>> {
+    pub(super) fn headers(&self) -> anyhow::Result<Vec<(String, String)>> {
         crate::run::session::parse_headers(&self.headers)
     }
 
     /// The client that fetches the description.
-    pub fn client(&self) -> anyhow::Result<reqwest::Client> {
+    pub(super) fn client(&self) -> anyhow::Result<reqwest::Client> {
         let tls = execution::tls::Tls {
             cacert: self.cacert.clone(),
             insecure: self.insecure,

@@ -17,7 +17,7 @@ const PATHS: [&str; 4] = ["spec", "cacert", "cert", "key"];
 
 /// `argv` with the flags of the `--config` file of a `run` command added
 /// (none when there is no such file).
-pub fn expand(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
+pub(super) fn expand(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
     if argv.get(1).map(OsString::as_os_str) != Some(OsStr::new("run")) {
         return Ok(argv);
     }

@@ -23,7 +23,7 @@ const GRAPHQL_SPEC: &str = "models/demo/schema.graphql";
 #[command(
     after_help = "Without --serve: starts the demo API on a free 127.0.0.1 port, tests its REST API and then its GraphQL endpoint (four fifths and one fifth of the budget, 1m unless --budget or --max-requests), prints a summary scored against the planted faults, and writes one report for both (the GraphQL part's own files are in OUT/graphql/).\n\nExit status: 0 when every planted fault was found, 1 when one was missed, 2 usage error, 3 the demo API could not be reached, 4 the outputs could not be written.\n\nExamples:\n  cartograph demo\n  cartograph demo --budget 20s --seed 7\n  cartograph demo --serve --port 8080    # then try any tool on http://127.0.0.1:8080"
 )]
-pub struct DemoArgs {
+pub(super) struct DemoArgs {
     /// Only serve the demo API (until Ctrl-C), so other tools can be tried on it.
     #[arg(long)]
     pub serve: bool,
@@ -36,7 +36,7 @@ pub struct DemoArgs {
 }
 
 /// Runs the command.
-pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         let server = DemoServer::start(args.port.unwrap_or(0))

@@ -12,7 +12,7 @@ use crate::graph::{self, export};
 #[command(
     after_help = "The JSON shape is published as models/graph.schema.json.\n\nExamples:\n  cartograph graph petstore.yaml\n  cartograph graph petstore.yaml --format dot | dot -Tsvg > graph.svg\n  cartograph graph schema.graphql --format mermaid -o graph.mmd"
 )]
-pub struct GraphArgs {
+pub(super) struct GraphArgs {
     /// The API description: OpenAPI 3.0/3.1 or Swagger 2.0 (JSON or YAML), GraphQL SDL
     /// (.graphql) or a GraphQL introspection result (JSON); a file or an
     /// http(s):// URL.
@@ -36,7 +36,7 @@ pub struct GraphArgs {
 }
 
 /// Runs the command.
-pub fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
     if let Some(files) = &args.diff {
         let read = |p: &PathBuf| -> anyhow::Result<export::GraphDocument> {
             let text = std::fs::read_to_string(p)

@@ -16,7 +16,7 @@ use crate::model::Location;
 #[command(
     after_help = "Examples:\n  cartograph inspect petstore.yaml\n  cartograph inspect petstore.yaml --op getPetById\n  cartograph inspect petstore.yaml --chain deleteOrder\n  cartograph inspect petstore.yaml --sequences"
 )]
-pub struct InspectArgs {
+pub(super) struct InspectArgs {
     /// The API description (OpenAPI, Swagger, GraphQL SDL or introspection
     /// JSON): a file or an http(s):// URL.
     pub spec: PathBuf,
@@ -46,7 +46,7 @@ pub struct InspectArgs {
 }
 
 /// Runs the command.
-pub fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
     let (mut loaded, _) =
         super::load_any(&args.spec, &args.fetch.client()?, &args.fetch.headers()?)?;
     super::select(&mut [&mut loaded.api], &args.select)?;

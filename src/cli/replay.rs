@@ -19,7 +19,7 @@ use crate::run::{EXIT_FAULTS, EXIT_UNREACHABLE};
 #[command(
     after_help = "Exit status: 1 the fault showed, 0 it did not, 2 usage error (or the sequence could not run: a response lacked a value a later request needs), 3 target unreachable.\n\nExamples:\n  cartograph replay cartograph-out/reproducers/01-server_error-placeOrder.sh\n  cartograph replay cartograph-out/reproducers/01-server_error-placeOrder.json --target http://127.0.0.1:8080"
 )]
-pub struct ReplayArgs {
+pub(super) struct ReplayArgs {
     /// A reproducer from a run's output folder: `reproducers/NAME.json`, or
     /// `reproducers/NAME.sh` (its `.json` twin is read).
     pub reproducer: PathBuf,
@@ -36,7 +36,7 @@ pub struct ReplayArgs {
 }
 
 /// Runs the command.
-pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     let path = if args.reproducer.extension().is_some_and(|e| e == "sh") {
         args.reproducer.with_extension("json")
     } else {

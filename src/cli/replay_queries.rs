@@ -20,7 +20,7 @@ use crate::run::{RunOptions, queries};
 #[command(
     after_help = "The log holds one GraphQL request per line as JSON, {\"query\": \"…\", \"variables\": {…}, \"operationName\": \"…\"} (a batch array on a line is read too), or is a HAR file saved from a browser's network panel or a proxy. Requests that repeat the same query text (layout aside), variables and operation name are sent once.\n\nOutput folder: report.json (faults, schema coverage and a `query_log` summary), report.html, junit.xml, report.sarif, trace.ndjson, reproducers/ for confirmed faults, and tests/ (one Hurl file per request: hurl --test --variable base=URL tests/*.hurl).\n\nExit status: 0 no faults, 1 faults found, 2 usage error (unreadable log or schema), 3 target unreachable, 4 the run could not do its work for another reason (the server asked to wait past the budget's end with Retry-After, or the outputs could not be written).\n\nExamples:\n  cartograph replay-queries queries.ndjson --target http://127.0.0.1:4000/graphql\n  cartograph replay-queries session.har --target https://staging.example.com/graphql --schema schema.graphql --read-only --rate 2/s"
 )]
-pub struct ReplayQueriesArgs {
+pub(super) struct ReplayQueriesArgs {
     /// The log of GraphQL requests: NDJSON or HAR.
     pub log: PathBuf,
     /// The GraphQL endpoint to send them to (`http://127.0.0.1:4000/graphql`);
@@ -67,7 +67,7 @@ fn options(args: &ReplayQueriesArgs) -> RunOptions {
 }
 
 /// Runs the command.
-pub fn run(args: &ReplayQueriesArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &ReplayQueriesArgs) -> anyhow::Result<ExitCode> {
     let flags = options(args);
     let log = query_log::read(&args.log)?;
     for w in &log.warnings {

@@ -15,7 +15,7 @@ use crate::run::{execute, introspect};
 #[command(
     after_help = "Exit status: 0 no faults, 1 faults found, 2 usage or configuration error (a bad flag or --config file, an unreadable description or one with no operation to test), 3 target unreachable or nothing ever answered, 4 the run could not do its work for another reason (the server asked to wait past the budget's end with Retry-After, or the outputs could not be written); when several apply, 3 comes first, then 4, then 1.\n\nExamples:\n  cartograph run openapi.yaml --target http://127.0.0.1:8080 --budget 2m\n  cartograph run openapi.yaml --target https://staging.example.com --rate 2/s --read-only -H 'Authorization: Bearer $TOKEN'\n  cartograph run http://127.0.0.1:8080/openapi.json --exclude 'POST /admin/*'\n  cartograph run --config cartograph.toml --seed 9"
 )]
-pub struct RunArgs {
+pub(super) struct RunArgs {
     /// The API description: OpenAPI 3.0/3.1 or Swagger 2.0 (JSON or YAML), or
     /// a GraphQL schema (SDL or introspection JSON); a file or an http(s)://
     /// URL (fetched with the run's headers and TLS settings; its relative
@@ -46,7 +46,7 @@ pub struct RunArgs {
 }
 
 /// Runs the command.
-pub fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let options = args.flags.options();
     if options.insecure {
         eprintln!(

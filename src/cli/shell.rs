@@ -9,7 +9,7 @@ use clap::{Args, CommandFactory, ValueEnum};
 
 /// The shells completions are written for.
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Shell {
+pub(super) enum Shell {
     /// Bash.
     Bash,
     /// Zsh.
@@ -27,14 +27,14 @@ pub enum Shell {
 #[command(
     after_help = "Install them where your shell looks for completions, for example:\n  cartograph completions bash > ~/.local/share/bash-completion/completions/cartograph\n  cartograph completions zsh > \"${fpath[1]}/_cartograph\"\n  cartograph completions fish > ~/.config/fish/completions/cartograph.fish\n  cartograph completions powershell >> $PROFILE"
 )]
-pub struct CompletionsArgs {
+pub(super) struct CompletionsArgs {
     /// The shell to write completions for.
     #[arg(value_enum)]
     shell: Shell,
 }
 
 /// Writes the completions of every command and flag to stdout.
-pub fn completions(args: &CompletionsArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn completions(args: &CompletionsArgs) -> anyhow::Result<ExitCode> {
     let mut cmd = super::Cli::command();
     let shell = match args.shell {
         Shell::Bash => clap_complete::Shell::Bash,
@@ -52,7 +52,7 @@ pub fn completions(args: &CompletionsArgs) -> anyhow::Result<ExitCode> {
 #[command(
     after_help = "Examples:\n  cartograph man | man -l -\n  cartograph man --out /usr/local/share/man/man1   # cartograph.1, cartograph-run.1, …"
 )]
-pub struct ManArgs {
+pub(super) struct ManArgs {
     /// Write one page per command into this folder (`cartograph.1`,
     /// `cartograph-run.1`, …) instead of the main page to stdout.
     #[arg(long, value_name = "DIR")]
@@ -60,7 +60,7 @@ pub struct ManArgs {
 }
 
 /// Writes the man page (or one per command).
-pub fn man(args: &ManArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn man(args: &ManArgs) -> anyhow::Result<ExitCode> {
     let cmd = super::Cli::command();
     match &args.out {
         None => {

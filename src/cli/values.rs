@@ -7,18 +7,18 @@ use crate::execution;
 
 /// An oracle's code, or an earlier name of one, as `--skip-check` and
 /// `--fail-on` take it.
-pub fn check_code(name: &str) -> Result<String, String> {
+pub(super) fn check_code(name: &str) -> Result<String, String> {
     crate::oracles::registry::resolve(name).map(|_| name.to_string())
 }
 
 /// Checks an `--include`/`--exclude` pattern (so that a bad one in a
 /// configuration file is reported at its line).
-pub fn parse_pattern(text: &str) -> Result<String, String> {
+pub(super) fn parse_pattern(text: &str) -> Result<String, String> {
     crate::model::select::Pattern::parse(text).map(|_| text.to_string())
 }
 
 /// Parses `PATTERN=RATE` (`POST /search=1/s`).
-pub fn parse_rate_for(text: &str) -> Result<(String, execution::Rate), String> {
+pub(super) fn parse_rate_for(text: &str) -> Result<(String, execution::Rate), String> {
     let Some((pattern, rate)) = text.rsplit_once('=') else {
         return Err(format!(
             "{text:?}: write PATTERN=RATE, e.g. 'POST /search=1/s'"
@@ -32,13 +32,13 @@ pub fn parse_rate_for(text: &str) -> Result<(String, execution::Rate), String> {
 }
 
 /// Parses `90s`, `5m`, `1h`.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(super) fn parse_duration(text: &str) -> Result<Duration, String> {
     humantime::parse_duration(text).map_err(|e| format!("{text:?}: {e} (write e.g. 90s, 5m, 1h)"))
 }
 
 /// Parses a per-request timeout: a duration above zero (`0s` would make
 /// every request a timeout before it is sent).
-pub fn parse_timeout(text: &str) -> Result<Duration, String> {
+pub(super) fn parse_timeout(text: &str) -> Result<Duration, String> {
     let d = parse_duration(text)?;
     if d.is_zero() {
         return Err(format!(
@@ -51,7 +51,7 @@ pub fn parse_timeout(text: &str) -> Result<Duration, String> {
 /// Parses a size: bytes (`1000000`), or a number with a unit: `k`, `M`, `G`
 /// (also `KiB`, `MiB`, `GiB`) count by 1024, `kB`, `MB`, `GB` by 1000, as dd
 /// reads them; `1.5M` is allowed. Zero is refused: no body would be read.
-pub fn parse_bytes(text: &str) -> Result<usize, String> {
+pub(super) fn parse_bytes(text: &str) -> Result<usize, String> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
@@ -85,7 +85,7 @@ pub fn parse_bytes(text: &str) -> Result<usize, String> {
 /// Parses a seed: a number up to 2^64 - 1, as reports write it (a JSON
 /// string, so that JavaScript and jq keep every digit; its quotes may come
 /// along when it is copied from there).
-pub fn parse_seed(text: &str) -> Result<u64, String> {
+pub(super) fn parse_seed(text: &str) -> Result<u64, String> {
     let t = text.trim().trim_matches('"');
     t.parse().map_err(|_| {
         format!("{text:?} is not a seed: write a whole number from 0 to 18446744073709551615")

@@ -9,7 +9,7 @@ pub const JSON_ITEMS: usize = 16;
 
 /// `text` as JSON with every array cut at [`JSON_ITEMS`] items; `None` when
 /// it is not JSON.
-pub fn parse(text: &str) -> Option<Value> {
+pub(super) fn parse(text: &str) -> Option<Value> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value = Bounded.deserialize(&mut de).ok()?;
     de.end().ok()?;

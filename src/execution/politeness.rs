@@ -43,7 +43,7 @@ pub fn parse_rate(text: &str) -> Result<Rate, String> {
 
 /// The longest `Retry-After` a run without a deadline (no `--budget`)
 /// waits: a longer one sets its operation aside, as one past the budget.
-pub const LONGEST_WAIT: Duration = Duration::from_secs(60);
+pub(super) const LONGEST_WAIT: Duration = Duration::from_secs(60);
 
 /// Shared state deciding when the next request may go: one per run, for
 /// every phase (search, replays, suite), so that the rate holds from the
@@ -257,7 +257,7 @@ fn backoff(strikes: u32) -> Duration {
 }
 
 /// `Retry-After` as seconds or as an HTTP date.
-pub fn parse_retry_after(value: &str) -> Option<Duration> {
+pub(super) fn parse_retry_after(value: &str) -> Option<Duration> {
     if let Ok(secs) = value.parse::<f64>() {
         return (secs >= 0.0 && secs.is_finite())
             .then(|| Duration::from_secs_f64(secs.min(3600.0)));

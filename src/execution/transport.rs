@@ -330,7 +330,7 @@ const FIRST_BYTES: usize = 96;
 
 /// Bytes as printable ASCII: `\r`, `\n`, `\"`, `\\` and `\xNN` for the rest,
 /// so that what a hostile server sends stays inert in every file.
-pub fn escape_bytes(bytes: &[u8]) -> String {
+pub(super) fn escape_bytes(bytes: &[u8]) -> String {
     bytes
         .iter()
         .flat_map(|b| std::ascii::escape_default(*b))
@@ -447,7 +447,7 @@ pub fn fetch_client(
 /// Follows at most 5 redirects, and only within the first request's
 /// origin: another host never receives the run's headers (`-H` values
 /// included); its 3xx is the answer.
-pub fn same_origin_redirects() -> reqwest::redirect::Policy {
+pub(super) fn same_origin_redirects() -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(|attempt| {
         let same = attempt
             .previous()

@@ -113,10 +113,10 @@ fn yaml_key(k: yaml_rust2::Yaml) -> String {
 }
 
 /// Index of a document in a [`DocSet`].
-pub type DocId = usize;
+pub(super) type DocId = usize;
 
 /// One parsed file.
-pub struct Doc {
+pub(super) struct Doc {
     /// Where it was read from.
     pub path: PathBuf,
     /// Its content.
@@ -124,7 +124,7 @@ pub struct Doc {
 }
 
 /// The root document and every file reachable from it through `$ref`s.
-pub struct DocSet {
+pub(super) struct DocSet {
     /// The documents; index 0 is the root.
     pub docs: Vec<Doc>,
     by_path: HashMap<PathBuf, DocId>,
@@ -134,7 +134,7 @@ pub struct DocSet {
 
 /// Where a `$ref` points: a document and a JSON pointer inside it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Target {
+pub(super) struct Target {
     /// The document.
     pub doc: DocId,
     /// The pointer, without the leading `#` (`/components/schemas/Pet`, or empty).
@@ -146,7 +146,7 @@ impl DocSet {
     /// transitively. A file that cannot be loaded is remembered, not reported: a
     /// reference in a part that is never read (a description, an extension) costs
     /// nothing, and one that is read fails there, with a warning at that place.
-    pub fn load(root: Value, root_path: &Path) -> DocSet {
+    pub(super) fn load(root: Value, root_path: &Path) -> DocSet {
         let mut set = DocSet {
             docs: vec![Doc {
                 path: root_path.to_path_buf(),
@@ -196,7 +196,7 @@ impl DocSet {
     }
 
     /// Resolves a `$ref` string written in document `from`.
-    pub fn target(&self, from: DocId, reference: &str) -> Option<Target> {
+    pub(super) fn target(&self, from: DocId, reference: &str) -> Option<Target> {
         let (file, fragment) = match reference.split_once('#') {
             Some((f, p)) => (f, p),
             None => (reference, ""),
@@ -213,7 +213,7 @@ impl DocSet {
     }
 
     /// Why a `$ref` written in document `from` does not resolve, for messages.
-    pub fn unresolvable(&self, from: DocId, reference: &str) -> String {
+    pub(super) fn unresolvable(&self, from: DocId, reference: &str) -> String {
         let file = reference.split('#').next().unwrap_or("");
         if !file.is_empty() {
             let path = normalise(&resolve_relative(&self.docs[from].path, file));
@@ -225,7 +225,7 @@ impl DocSet {
     }
 
     /// The value at a pointer.
-    pub fn get(&self, doc: DocId, pointer: &str) -> Option<&Value> {
+    pub(super) fn get(&self, doc: DocId, pointer: &str) -> Option<&Value> {
         let root = &self.docs.get(doc)?.value;
         if pointer.is_empty() || pointer == "/" {
             Some(root)
@@ -235,7 +235,7 @@ impl DocSet {
     }
 
     /// The path of a document.
-    pub fn path(&self, doc: DocId) -> &Path {
+    pub(super) fn path(&self, doc: DocId) -> &Path {
         &self.docs[doc].path
     }
 }
@@ -293,7 +293,7 @@ fn percent_decode(s: &str) -> String {
         .into_owned()
 }
 
-pub use crate::model::text::pointer_token as escape_pointer;
+pub(super) use crate::model::text::pointer_token as escape_pointer;
 
 #[cfg(test)]
 mod tests {

@@ -42,7 +42,7 @@ pub const GRAPH_DATA_ID: &str = "cartograph-graph-data";
 pub const NOSCRIPT_EDGES: usize = 200;
 
 /// Evidence notes kept per observed edge.
-pub const EVIDENCE_NOTES: usize = 3;
+pub(super) const EVIDENCE_NOTES: usize = 3;
 
 const SCRIPT: &str = include_str!("explorer.js");
 /// The explorer's style, added to the page's.

@@ -51,6 +51,9 @@ pub struct Channel {
     /// Every exchange of the phase so far, in order (the run's ledger learns
     /// from them what the replays created).
     pub seen: Vec<Exchange>,
+    /// Why `replay.ndjson` is incomplete, when a write to it failed (the
+    /// run warns: the replays themselves went on).
+    pub trace_error: Option<String>,
 }
 
 impl Channel {
@@ -74,6 +77,7 @@ impl Channel {
             time,
             requests,
             seen: Vec::new(),
+            trace_error: None,
         })
     }
 
@@ -105,7 +109,7 @@ impl Channel {
         )
         .await;
         if let Some(e) = error {
-            eprintln!("warning: replay.ndjson is incomplete: {e}");
+            self.trace_error.get_or_insert(e.to_string());
         }
         self.time = self.time.saturating_sub(outcome.elapsed);
         self.requests = self.requests.saturating_sub(outcome.requests);

@@ -78,7 +78,7 @@ pub async fn replay(
         Suite::Recorded(scripts) => {
             confirm_faults(&mut replays, report, &mut channel, options, secrets).await?;
             let written = reproduce::phase::write_suite(&options.out, scripts, secrets)?;
-            channel.trace.finish()?;
+            close(channel)?;
             let outcome = SuiteOutcome {
                 files: written.files,
                 fates: Vec::new(),
@@ -125,7 +125,7 @@ pub async fn replay(
     );
     let scripts = reproduce::phase::settle(scripts, &checker, &mut channel, &mut left_out).await?;
     let written = reproduce::phase::write_suite(&options.out, scripts, secrets)?;
-    channel.trace.finish()?;
+    close(channel)?;
     let mut fates = vec![Fate::LeftOut(String::new()); left_out.archived];
     for (k, why) in std::mem::take(&mut left_out.reasons) {
         if let Some(f) = fates.get_mut(k) {
@@ -196,4 +196,13 @@ async fn confirm_faults(
     )
     .await?;
     reproduce::phase::attach_reproducers(&mut report.faults, &options.out, &outcomes, secrets)
+}
+
+/// Finishes `replay.ndjson`, warning when a write to it failed.
+fn close(channel: Channel) -> anyhow::Result<()> {
+    channel.trace.finish()?;
+    if let Some(e) = &channel.trace_error {
+        eprintln!("warning: replay.ndjson is incomplete: {e}");
+    }
+    Ok(())
 }

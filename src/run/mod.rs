@@ -2,7 +2,7 @@
 //! and GraphQL and for every source of tests: the session is opened
 //! ([`session`]), the tests' source made (the search over the graph,
 //! [`searched`], or a log of requests, [`queries`]), and one pipeline
-//! ([`drive`]) runs them against the target ([`search`]), replays the
+//! ([`drive`](mod@drive)) runs them against the target ([`search`]), replays the
 //! faults and records the suite ([`confirm`]), and writes everything
 //! ([`outputs`], `reports`). The `run`, `demo` and `replay-queries`
 //! commands prepare a run and hand it here.

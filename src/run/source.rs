@@ -1,4 +1,4 @@
-//! Where a run's tests come from. The pipeline ([`super::drive`]) is the
+//! Where a run's tests come from. The pipeline ([`super::drive`](mod@super::drive)) is the
 //! same for every source: the engine drives the source's tests against the
 //! target, then the source says what it found, and the pipeline replays,
 //! confirms and writes. Two sources exist: the search (MIO over the graph,

@@ -7,7 +7,7 @@ use petgraph::visit::EdgeRef;
 use crate::graph::{EdgeKind, EdgeState, NodeKind, Origin, PropertyGraph};
 
 /// Renders DOT text that `dot -Tsvg` lays out.
-pub fn to_dot(g: &PropertyGraph) -> String {
+pub(super) fn to_dot(g: &PropertyGraph) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "digraph \"{}\" {{", esc(&g.title));
     out.push_str("  graph [rankdir=LR, fontname=\"Helvetica\", overlap=false];\n");

@@ -9,7 +9,7 @@ use crate::graph::PropertyGraph;
 
 /// Renders a GraphML document. Undirected edges are marked per edge
 /// (`directed="false"`), since the graph mixes both kinds.
-pub fn to_graphml(g: &PropertyGraph) -> String {
+pub(super) fn to_graphml(g: &PropertyGraph) -> String {
     let mut out = String::new();
     out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     out.push_str("<graphml xmlns=\"http://graphml.graphdrawing.org/xmlns\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:schemaLocation=\"http://graphml.graphdrawing.org/xmlns http://graphml.graphdrawing.org/xmlns/1.0/graphml.xsd\">\n");

@@ -137,7 +137,7 @@ pub fn to_document(g: &PropertyGraph) -> GraphDocument {
 }
 
 /// Renders the JSON export, pretty-printed, with a final newline.
-pub fn to_json(g: &PropertyGraph) -> String {
+pub(super) fn to_json(g: &PropertyGraph) -> String {
     let mut s = serde_json::to_string_pretty(&to_document(g)).unwrap_or_else(|_| "{}".into());
     s.push('\n');
     s

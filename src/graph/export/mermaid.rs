@@ -8,7 +8,7 @@ use petgraph::visit::EdgeRef;
 use crate::graph::{EdgeKind, EdgeState, NodeKind, Origin, PropertyGraph};
 
 /// Renders a `flowchart LR` block (without the Markdown fence).
-pub fn to_mermaid(g: &PropertyGraph) -> String {
+pub(super) fn to_mermaid(g: &PropertyGraph) -> String {
     let mut out = String::from("flowchart LR\n");
     // Mermaid ids must be plain words; node ids contain `:`, `/` and spaces.
     let ids: HashMap<_, String> = g

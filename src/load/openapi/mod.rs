@@ -31,7 +31,7 @@ use schemas::pointer_ref_targets;
 pub(super) const MAX_INLINE_DEPTH: usize = 40;
 
 /// Loads a parsed Swagger/OpenAPI document.
-pub fn load(root: Value, path: &Path) -> Result<Loaded, SpecError> {
+pub(super) fn load(root: Value, path: &Path) -> Result<Loaded, SpecError> {
     let format = detect_version(&root, path)?;
     if !root.is_object() {
         return Err(SpecError::new(path, "the document is not a JSON/YAML mapping").at("#/"));
@@ -476,7 +476,7 @@ pub(super) fn parent_pointer(pointer: &str) -> &str {
 }
 
 /// `{name}` segments of a path template, in order.
-pub fn path_template_names(path: &str) -> Vec<String> {
+pub(super) fn path_template_names(path: &str) -> Vec<String> {
     let mut names = Vec::new();
     let mut rest = path;
     while let Some(start) = rest.find('{') {

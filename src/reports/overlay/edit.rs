@@ -24,7 +24,7 @@ use crate::model::source;
 
 /// One action of the overlay.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Action {
+pub(super) struct Action {
     /// RFC 9535 JSONPath of what it changes.
     pub target: String,
     /// The cause it settles and its evidence, and what it does.
@@ -37,7 +37,7 @@ pub struct Action {
 
 /// What an action does to the nodes it selects.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Change {
+pub(super) enum Change {
     /// Merges this object in.
     Update(Map<String, Value>),
     /// Removes them.
@@ -46,7 +46,7 @@ pub enum Change {
 
 impl Action {
     /// The action as the overlay writes it.
-    pub fn to_value(&self) -> Value {
+    pub(super) fn to_value(&self) -> Value {
         let mut out = Map::new();
         out.insert("target".into(), Value::String(self.target.clone()));
         out.insert(
@@ -67,7 +67,7 @@ impl Action {
 
 /// Why the next actions are written: the cause and the sentence that says so.
 #[derive(Debug, Clone)]
-pub struct Why {
+pub(super) struct Why {
     /// The cause's id.
     pub cause: String,
     /// The cause, its evidence and what the actions do.
@@ -75,7 +75,7 @@ pub struct Why {
 }
 
 /// The working copy and the actions written so far.
-pub struct Editor {
+pub(super) struct Editor {
     /// The description as the actions so far leave it.
     pub doc: Value,
     /// The actions, in order.
@@ -84,7 +84,7 @@ pub struct Editor {
 
 impl Editor {
     /// Starts from the description `doc`.
-    pub fn new(doc: Value) -> Editor {
+    pub(super) fn new(doc: Value) -> Editor {
         Editor {
             doc,
             actions: Vec::new(),
@@ -92,13 +92,13 @@ impl Editor {
     }
 
     /// The node at `at`, as the actions so far leave it.
-    pub fn get(&self, at: &[String]) -> Option<&Value> {
+    pub(super) fn get(&self, at: &[String]) -> Option<&Value> {
         source::get(&self.doc, at)
     }
 
     /// Merges `patch` into the object at `at`; false when that changes
     /// nothing (or there is no object there).
-    pub fn update(&mut self, at: &[String], patch: Map<String, Value>, why: &Why) -> bool {
+    pub(super) fn update(&mut self, at: &[String], patch: Map<String, Value>, why: &Why) -> bool {
         let Some(node) = self.get(at) else {
             return false;
         };
@@ -131,7 +131,7 @@ impl Editor {
     }
 
     /// Removes the node at `at`; false when there is none.
-    pub fn remove(&mut self, at: &[String], why: &Why) -> bool {
+    pub(super) fn remove(&mut self, at: &[String], why: &Why) -> bool {
         let Some((last, parent)) = at.split_last() else {
             return false;
         };
@@ -162,7 +162,7 @@ impl Editor {
 
     /// Removes the members `keys` of the object at `at` (those it has), in
     /// one action; false when it has none of them.
-    pub fn remove_keys(&mut self, at: &[String], keys: &[&str], why: &Why) -> bool {
+    pub(super) fn remove_keys(&mut self, at: &[String], keys: &[&str], why: &Why) -> bool {
         let Some(Value::Object(map)) = self.get(at) else {
             return false;
         };
@@ -197,7 +197,7 @@ impl Editor {
 
     /// Removes the items equal to the string `item` from the array at `at`;
     /// false when it holds none.
-    pub fn remove_item(&mut self, at: &[String], item: &str, why: &Why) -> bool {
+    pub(super) fn remove_item(&mut self, at: &[String], item: &str, why: &Why) -> bool {
         let Some(Value::Array(items)) = self.get(at) else {
             return false;
         };
@@ -240,7 +240,7 @@ fn source_get_mut<'a>(root: &'a mut Value, tokens: &[String]) -> Option<&'a mut 
 
 /// Merges `patch` into `into` as the overlay tools do: objects member by
 /// member, arrays appended to, anything else replaced.
-pub fn merge(into: &mut Value, patch: &Value) {
+pub(super) fn merge(into: &mut Value, patch: &Value) {
     match (into, patch) {
         (Value::Object(a), Value::Object(b)) => {
             for (k, v) in b {
@@ -276,7 +276,7 @@ fn changes(node: &Value, patch: &Map<String, Value>) -> bool {
 /// `doc`, as the tools do: the test of a whole overlay without a tool. Only
 /// the targets [`jsonpath`] writes are read.
 #[cfg(test)]
-pub fn apply(doc: &mut Value, actions: &[Value]) {
+pub(super) fn apply(doc: &mut Value, actions: &[Value]) {
     for a in actions {
         let target = a["target"].as_str().expect("a target");
         let (tokens, tail) = parse_target(target);

@@ -16,7 +16,7 @@ const MAX_DEPTH: usize = 8;
 const MAX_PROPERTIES: usize = 64;
 
 /// A schema every one of `bodies` matches, in `format`'s dialect.
-pub fn schema(bodies: &[&Value], format: SpecFormat) -> Value {
+pub(super) fn schema(bodies: &[&Value], format: SpecFormat) -> Value {
     let mut shape = Shape::default();
     for b in bodies {
         shape.add(b, 0);

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 /// The JSONPath that selects exactly the node at `tokens` of `root` (a
 /// position in an array is an index, anything else a name).
-pub fn path(root: &Value, tokens: &[String]) -> String {
+pub(super) fn path(root: &Value, tokens: &[String]) -> String {
     let mut out = String::from("$");
     let mut at = Some(root);
     for t in tokens {
@@ -35,19 +35,19 @@ pub fn path(root: &Value, tokens: &[String]) -> String {
 
 /// The path of the names `names` under the node at `tokens`, in one
 /// segment (`…['type','properties']`).
-pub fn names(root: &Value, tokens: &[String], names: &[String]) -> String {
+pub(super) fn names(root: &Value, tokens: &[String], names: &[String]) -> String {
     let literals: Vec<String> = names.iter().map(|n| string_literal(n)).collect();
     format!("{}[{}]", path(root, tokens), literals.join(","))
 }
 
 /// The path of the items equal to the string `item` in the array at `tokens`.
-pub fn items_equal(root: &Value, tokens: &[String], item: &str) -> String {
+pub(super) fn items_equal(root: &Value, tokens: &[String], item: &str) -> String {
     format!("{}[?(@ == {})]", path(root, tokens), string_literal(item))
 }
 
 /// An RFC 9535 string literal for `s`: double-quoted when that needs no
 /// escape and single quotes would, else single-quoted.
-pub fn string_literal(s: &str) -> String {
+pub(super) fn string_literal(s: &str) -> String {
     let plain = |c: char| c != '\\' && (c as u32) >= 0x20;
     if s.contains('\'') && !s.contains('"') && s.chars().all(plain) {
         return quoted(s, '"');

@@ -9,7 +9,7 @@
 use serde_json::Value;
 
 /// `v` as a block-style YAML document (no `---`), ending with a newline.
-pub fn document(v: &Value) -> String {
+pub(super) fn document(v: &Value) -> String {
     let mut out = String::new();
     block(v, 0, &mut out);
     out
@@ -18,7 +18,7 @@ pub fn document(v: &Value) -> String {
 /// A `#` comment line holding `text`, which may come from a server: every
 /// character a parser would reject, or take for a line break, becomes a
 /// space.
-pub fn comment(text: &str) -> String {
+pub(super) fn comment(text: &str) -> String {
     let clean: String = text
         .chars()
         .map(|c| if printable(c) && c != '\t' { c } else { ' ' })
@@ -153,7 +153,7 @@ fn printable(c: char) -> bool {
 }
 
 /// `s` double-quoted, with every character a parser could misread escaped.
-pub fn quote(s: &str) -> String {
+pub(super) fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

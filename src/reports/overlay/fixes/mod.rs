@@ -42,7 +42,7 @@ pub struct Seen<'a> {
 }
 
 /// Writes the actions that settle `cause`; `Err` says why none could be.
-pub fn plan(editor: &mut Editor, seen: &Seen<'_>, cause: &Cause) -> Result<(), String> {
+pub(super) fn plan(editor: &mut Editor, seen: &Seen<'_>, cause: &Cause) -> Result<(), String> {
     let faults: Vec<&Fault> = seen.faults.iter().filter(|f| f.cause == cause.id).collect();
     let base = evidence(cause, &faults);
     let before = editor.actions.len();
