@@ -141,9 +141,20 @@ struct Line<'a> {
     event: &'a Event<'a>,
 }
 
+/// `--events FILE` could not be created (the message names the path and why).
+#[derive(Debug, thiserror::Error)]
+#[error("--events: cannot create {}: {error}", path.display())]
+pub struct EventsError {
+    /// The file, or the folder it goes in.
+    pub path: std::path::PathBuf,
+    /// Why not (in the message, not a separate cause: errors are shown
+    /// with their causes, which would say it twice).
+    pub error: std::io::Error,
+}
+
 impl Events {
     /// Events to `dest` (`-` for stdout), or none; secrets redacted.
-    pub fn open(dest: Option<&Path>, secrets: Secrets) -> anyhow::Result<Events> {
+    pub fn open(dest: Option<&Path>, secrets: Secrets) -> Result<Events, EventsError> {
         let Some(dest) = dest else {
             return Ok(Events(None));
         };
@@ -151,12 +162,15 @@ impl Events {
             Box::new(std::io::stdout())
         } else {
             if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
-                std::fs::create_dir_all(parent).map_err(|e| {
-                    anyhow::anyhow!("--events: cannot create {}: {e}", parent.display())
+                std::fs::create_dir_all(parent).map_err(|error| EventsError {
+                    path: parent.to_path_buf(),
+                    error,
                 })?;
             }
-            let file = std::fs::File::create(dest)
-                .map_err(|e| anyhow::anyhow!("--events: cannot create {}: {e}", dest.display()))?;
+            let file = std::fs::File::create(dest).map_err(|error| EventsError {
+                path: dest.to_path_buf(),
+                error,
+            })?;
             Box::new(std::io::LineWriter::new(file))
         };
         Ok(Events(Some(Arc::new(Sink {

@@ -32,6 +32,26 @@ pub fn allowance(budget: Option<Duration>, max_requests: Option<u64>) -> (Durati
     )
 }
 
+/// A file of the phase (a reproducer, a suite file, `replay.ndjson`) could
+/// not be written; the message names it.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {verb} {}: {error}", path.display())]
+pub struct WriteError {
+    verb: &'static str,
+    path: std::path::PathBuf,
+    error: std::io::Error,
+}
+
+impl WriteError {
+    fn new(verb: &'static str, path: &Path, error: std::io::Error) -> WriteError {
+        WriteError {
+            verb,
+            path: path.to_path_buf(),
+            error,
+        }
+    }
+}
+
 /// How the phase talks to the target: the run's settings.
 pub struct Channel {
     /// The run's configuration (budget and caps are replaced).
@@ -67,13 +87,15 @@ impl Channel {
         dir: &Path,
         secrets: &Secrets,
         (time, requests): (Duration, u64),
-    ) -> anyhow::Result<Channel> {
+    ) -> Result<Channel, WriteError> {
+        let trace = dir.join("replay.ndjson");
         Ok(Channel {
             config,
             transport,
             credentials,
             politeness,
-            trace: TraceWriter::create(&dir.join("replay.ndjson"), secrets.clone())?,
+            trace: TraceWriter::create(&trace, secrets.clone())
+                .map_err(|e| WriteError::new("create", &trace, e))?,
             time,
             requests,
             seen: Vec::new(),
@@ -84,7 +106,7 @@ impl Channel {
     async fn run(
         &mut self,
         driver: Arc<Mutex<dyn Driver>>,
-    ) -> anyhow::Result<execution::RunOutcome> {
+    ) -> Result<execution::RunOutcome, WriteError> {
         let mut config = self.config.clone();
         config.budget = Some(self.time);
         config.max_requests = Some(self.requests);
@@ -217,7 +239,7 @@ pub async fn confirm(
     read_only: bool,
     slow: &[String],
     channel: &mut Channel,
-) -> anyhow::Result<Vec<Outcome>> {
+) -> Result<Vec<Outcome>, WriteError> {
     let reads = |s: &Script| {
         s.steps
             .iter()
@@ -297,7 +319,7 @@ impl Driver for Recorder {
 pub async fn record(
     tests: Vec<Box<dyn TestRun>>,
     channel: &mut Channel,
-) -> anyhow::Result<Vec<Vec<Exchange>>> {
+) -> Result<Vec<Vec<Exchange>>, WriteError> {
     let driver = Arc::new(Mutex::new(Recorder::new(tests)));
     channel.run(driver.clone()).await?;
     let recorded = std::mem::take(&mut driver.lock().unwrap_or_else(|e| e.into_inner()).recorded);
@@ -312,7 +334,7 @@ pub async fn settle(
     checker: &Checker,
     channel: &mut Channel,
     left_out: &mut SuiteLeftOut,
-) -> anyhow::Result<Vec<SuiteScript>> {
+) -> Result<Vec<SuiteScript>, WriteError> {
     let runs: Vec<Box<dyn TestRun>> = scripts
         .iter()
         .map(|s| {
@@ -514,11 +536,13 @@ pub fn write_reproducers(
     dir: &Path,
     outcomes: &[Outcome],
     secrets: &Secrets,
-) -> anyhow::Result<Vec<(String, Confirmation, Option<Reproducer>)>> {
+) -> Result<Vec<(String, Confirmation, Option<Reproducer>)>, WriteError> {
     let folder = dir.join("reproducers");
     if folder.exists() {
         // Files of an earlier run in the same folder would pass for this one's.
-        for entry in std::fs::read_dir(&folder)?.flatten() {
+        let entries =
+            std::fs::read_dir(&folder).map_err(|e| WriteError::new("read", &folder, e))?;
+        for entry in entries.flatten() {
             let _ = std::fs::remove_file(entry.path());
         }
     }
@@ -528,8 +552,7 @@ pub fn write_reproducers(
             out.push((o.signature.clone(), o.confirmation, None));
             continue;
         }
-        std::fs::create_dir_all(&folder)
-            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", folder.display()))?;
+        std::fs::create_dir_all(&folder).map_err(|e| WriteError::new("create", &folder, e))?;
         let (code, op) = o
             .script
             .fault
@@ -552,15 +575,16 @@ pub fn write_reproducers(
         let mut script = o.script.clone();
         script.settle_standalone();
         std::fs::write(&sh, secrets.redact(&shell::render(&script)).as_bytes())
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", sh.display()))?;
+            .map_err(|e| WriteError::new("write", &sh, e))?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(&sh, std::fs::Permissions::from_mode(0o755));
         }
-        let text = serde_json::to_string_pretty(&script)?;
+        let text = serde_json::to_string_pretty(&script)
+            .map_err(|e| WriteError::new("write", &json, e.into()))?;
         std::fs::write(&json, format!("{}\n", secrets.redact(&text)))
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", json.display()))?;
+            .map_err(|e| WriteError::new("write", &json, e))?;
         let steps = o
             .script
             .steps
@@ -605,7 +629,7 @@ pub fn attach_reproducers(
     dir: &Path,
     outcomes: &[Outcome],
     secrets: &Secrets,
-) -> anyhow::Result<()> {
+) -> Result<(), WriteError> {
     for (signature, confirmation, reproducer) in write_reproducers(dir, outcomes, secrets)? {
         if let Some(f) = faults.iter_mut().find(|f| f.signature == signature) {
             f.confirmation = confirmation;
@@ -631,17 +655,18 @@ pub fn write_suite(
     dir: &Path,
     scripts: Vec<SuiteScript>,
     secrets: &Secrets,
-) -> anyhow::Result<Written> {
+) -> Result<Written, WriteError> {
     let folder = dir.join("tests");
     if folder.exists() {
-        for entry in std::fs::read_dir(&folder)?.flatten() {
+        let entries =
+            std::fs::read_dir(&folder).map_err(|e| WriteError::new("read", &folder, e))?;
+        for entry in entries.flatten() {
             if entry.path().extension().is_some_and(|e| e == "hurl") {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
     }
-    std::fs::create_dir_all(&folder)
-        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", folder.display()))?;
+    std::fs::create_dir_all(&folder).map_err(|e| WriteError::new("create", &folder, e))?;
     let mut seen: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     let mut written = Written::default();
     for s in scripts {
@@ -664,7 +689,7 @@ pub fn write_suite(
         let name = format!("{:03}-{}.hurl", seen.len() + 1, slug(&op));
         let path = folder.join(&name);
         std::fs::write(&path, secrets.redact(&text).as_bytes())
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+            .map_err(|e| WriteError::new("write", &path, e))?;
         let file = format!("tests/{name}");
         seen.insert(body, file.clone());
         written.files += 1;

@@ -195,7 +195,8 @@ async fn confirm_faults(
         channel,
     )
     .await?;
-    reproduce::phase::attach_reproducers(&mut report.faults, &options.out, &outcomes, secrets)
+    reproduce::phase::attach_reproducers(&mut report.faults, &options.out, &outcomes, secrets)?;
+    Ok(())
 }
 
 /// Finishes `replay.ndjson`, warning when a write to it failed.

@@ -55,7 +55,7 @@ impl Link {
         options: &RunOptions,
         secrets: &Secrets,
         left: Option<Duration>,
-    ) -> anyhow::Result<Channel> {
+    ) -> Result<Channel, crate::reproduce::phase::WriteError> {
         let (time, requests) =
             crate::reproduce::phase::allowance(options.budget, options.max_requests);
         let time = left.map_or(time, |left| time.min(left));
