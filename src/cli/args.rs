@@ -31,12 +31,22 @@ pub(super) struct ConnectionArgs {
     /// Retries of a request answered 429 or 503, after the wait the server asks for.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub retries: u32,
+    /// How the server's certificate is checked, and the client's own.
+    #[command(flatten)]
+    pub tls: TlsArgs,
+}
+
+/// How servers' certificates are checked and how the client proves who it
+/// is (every command that talks to a server).
+#[derive(Debug, Args, Clone, Default)]
+#[command(next_help_heading = "TLS")]
+pub(super) struct TlsArgs {
     /// Trust the CA certificates of this PEM file besides the system's (a
     /// staging server with its own CA).
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
-    /// Do not check the server's certificate at all (a warning says so, on
-    /// stderr and in the report). Prefer --cacert.
+    /// Do not check the server's certificate at all (a warning says so).
+    /// Prefer --cacert.
     #[arg(long)]
     pub insecure: bool,
     /// Client certificate (PEM) for servers that ask for one; with --key.
@@ -45,6 +55,18 @@ pub(super) struct ConnectionArgs {
     /// Private key (PEM) of --cert.
     #[arg(long, value_name = "FILE", requires = "cert")]
     pub key: Option<PathBuf>,
+}
+
+impl TlsArgs {
+    /// The TLS settings these flags give.
+    pub(super) fn tls(&self) -> execution::tls::Tls {
+        execution::tls::Tls {
+            cacert: self.cacert.clone(),
+            insecure: self.insecure,
+            cert: self.cert.clone(),
+            key: self.key.clone(),
+        }
+    }
 }
 
 /// What every request carries to say who sends it; all of it secret.
@@ -169,7 +191,7 @@ pub(super) struct SearchArgs {
 }
 
 /// MIO's parameters (EvoMaster's defaults).
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, Copy)]
 #[command(next_help_heading = "Search (MIO)")]
 pub(super) struct MioArgs {
     /// MIO: tests kept per uncovered target at the start (n; 1 from the focus point on).
@@ -212,12 +234,10 @@ pub(super) struct SelectArgs {
     pub exclude: Vec<String>,
 }
 
-/// Every flag of a run (`run` and `demo`).
+/// The flags of every command that sends requests to a target (`run`,
+/// `demo`, `replay-queries`): all but the search's.
 #[derive(Debug, Args, Clone)]
-pub(super) struct RunFlags {
-    /// How long the search goes and how it searches.
-    #[command(flatten)]
-    pub search: SearchArgs,
+pub(super) struct TargetFlags {
     /// How hard the run may press on the server.
     #[command(flatten)]
     pub politeness: PolitenessArgs,
@@ -238,95 +258,93 @@ pub(super) struct RunFlags {
     pub select: SelectArgs,
 }
 
+impl TargetFlags {
+    /// The settings these flags give (the search's at their defaults).
+    pub(super) fn options(&self) -> RunOptions {
+        // Each group is taken apart whole: a flag added to a group and not
+        // carried into the settings does not compile.
+        let mut o = RunOptions::default();
+        let PolitenessArgs {
+            rate,
+            rate_for,
+            burst,
+            read_only,
+        } = &self.politeness;
+        (o.rate, o.rate_for, o.burst, o.read_only) = (*rate, rate_for.clone(), *burst, *read_only);
+        let CredentialArgs {
+            headers,
+            auth_command,
+            auth_refresh,
+        } = &self.credentials;
+        (o.headers, o.auth_command, o.auth_refresh) =
+            (headers.clone(), auth_command.clone(), *auth_refresh);
+        let ConnectionArgs {
+            timeout,
+            max_body,
+            retries,
+            tls,
+        } = &self.connection;
+        (o.timeout, o.max_body, o.retries, o.tls) = (*timeout, *max_body, *retries, tls.tls());
+        let CheckArgs {
+            skip_checks,
+            fail_on,
+            no_replay,
+        } = &self.checks;
+        (o.skip_checks, o.fail_on, o.no_replay) =
+            (skip_checks.clone(), fail_on.clone(), *no_replay);
+        let OutputArgs { out, events } = &self.output;
+        (o.out, o.events) = (out.clone(), events.clone());
+        let SelectArgs { include, exclude } = &self.select;
+        (o.include, o.exclude) = (include.clone(), exclude.clone());
+        o
+    }
+}
+
+/// Every flag of a run (`run` and `demo`).
+#[derive(Debug, Args, Clone)]
+pub(super) struct RunFlags {
+    /// How long the search goes and how it searches.
+    #[command(flatten)]
+    pub search: SearchArgs,
+    /// Everything else a run is told.
+    #[command(flatten)]
+    pub target: TargetFlags,
+}
+
 impl RunFlags {
     /// The settings these flags give.
     pub(super) fn options(&self) -> RunOptions {
-        let mut options = RunOptions::default();
-        self.search.apply(&mut options);
-        self.politeness.apply(&mut options);
-        self.credentials.apply(&mut options);
-        self.connection.apply(&mut options);
-        self.checks.apply(&mut options);
-        self.output.apply(&mut options);
-        self.select.apply(&mut options);
-        options
-    }
-}
-
-impl SearchArgs {
-    fn apply(&self, o: &mut RunOptions) {
-        o.budget = self.budget;
-        o.max_requests = self.max_requests;
-        o.seed = self.seed;
-        o.concurrency = self.concurrency;
-        o.no_feedback = self.no_feedback;
-        o.no_graph = self.no_graph;
-        o.suspend_after = self.suspend_after;
+        let mut o = self.target.options();
+        let SearchArgs {
+            budget,
+            max_requests,
+            seed,
+            concurrency,
+            no_feedback,
+            no_graph,
+            suspend_after,
+            mio,
+        } = &self.search;
+        (o.budget, o.max_requests, o.seed, o.concurrency) =
+            (*budget, *max_requests, *seed, *concurrency);
+        (o.no_feedback, o.no_graph, o.suspend_after) = (*no_feedback, *no_graph, *suspend_after);
+        let MioArgs {
+            population,
+            random_sampling,
+            focus,
+            start_mutations,
+            end_mutations,
+            max_length,
+        } = *mio;
         o.mio = MioConfig {
-            population: self.mio.population,
-            random_sampling: self.mio.random_sampling,
-            focus: self.mio.focus,
-            start_mutations: self.mio.start_mutations,
-            end_mutations: self.mio.end_mutations,
-            max_length: self.mio.max_length,
+            population,
+            random_sampling,
+            focus,
+            start_mutations,
+            end_mutations,
+            max_length,
         };
-    }
-}
-
-impl PolitenessArgs {
-    /// Sets these flags on `o`.
-    pub(super) fn apply(&self, o: &mut RunOptions) {
-        o.rate = self.rate;
-        o.rate_for = self.rate_for.clone();
-        o.burst = self.burst;
-        o.read_only = self.read_only;
-    }
-}
-
-impl CredentialArgs {
-    /// Sets these flags on `o`.
-    pub(super) fn apply(&self, o: &mut RunOptions) {
-        o.headers = self.headers.clone();
-        o.auth_command = self.auth_command.clone();
-        o.auth_refresh = self.auth_refresh;
-    }
-}
-
-impl ConnectionArgs {
-    /// Sets these flags on `o`.
-    pub(super) fn apply(&self, o: &mut RunOptions) {
-        o.timeout = self.timeout;
-        o.max_body = self.max_body;
-        o.retries = self.retries;
-        o.cacert = self.cacert.clone();
-        o.insecure = self.insecure;
-        o.cert = self.cert.clone();
-        o.key = self.key.clone();
-    }
-}
-
-impl CheckArgs {
-    /// Sets these flags on `o`.
-    pub(super) fn apply(&self, o: &mut RunOptions) {
-        o.skip_checks = self.skip_checks.clone();
-        o.fail_on = self.fail_on.clone();
-        o.no_replay = self.no_replay;
-    }
-}
-
-impl OutputArgs {
-    /// Sets these flags on `o`.
-    pub(super) fn apply(&self, o: &mut RunOptions) {
-        o.out = self.out.clone();
-        o.events = self.events.clone();
-    }
-}
-
-impl SelectArgs {
-    /// Sets these flags on `o`.
-    pub(super) fn apply(&self, o: &mut RunOptions) {
-        o.include = self.include.clone();
-        o.exclude = self.exclude.clone();
+        o
     }
 }
 
@@ -340,21 +358,12 @@ pub(super) struct FetchArgs {
     /// (repeatable); values are secrets, never written anywhere.
     #[arg(long = "header", short = 'H', value_name = "'NAME: VALUE'")]
     pub headers: Vec<String>,
-    /// Trust the CA certificates of this PEM file besides the system's.
-    #[arg(long, value_name = "FILE")]
-    pub cacert: Option<PathBuf>,
-    /// Do not check the server's certificate at all. Prefer --cacert.
-    #[arg(long)]
-    pub insecure: bool,
-    /// Client certificate (PEM) for servers that ask for one; with --key.
-    #[arg(long, value_name = "FILE", requires = "key")]
-    pub cert: Option<PathBuf>,
-    /// Private key (PEM) of --cert.
-    #[arg(long, value_name = "FILE", requires = "cert")]
-    pub key: Option<PathBuf>,
     /// Give up on fetching after this long (above zero).
     #[arg(long, value_parser = parse_timeout, default_value = "30s", value_name = "DURATION")]
     pub timeout: Duration,
+    /// How the server's certificate is checked, and the client's own.
+    #[command(flatten)]
+    pub tls: TlsArgs,
 }
 
 impl FetchArgs {
@@ -365,16 +374,10 @@ impl FetchArgs {
 
     /// The client that fetches the description.
     pub(super) fn client(&self) -> anyhow::Result<reqwest::Client> {
-        let tls = execution::tls::Tls {
-            cacert: self.cacert.clone(),
-            insecure: self.insecure,
-            cert: self.cert.clone(),
-            key: self.key.clone(),
-        };
-        if self.insecure {
+        if self.tls.insecure {
             eprintln!("warning: --insecure: the server's certificate is not checked");
         }
-        Ok(execution::fetch_client(&tls, self.timeout)?)
+        Ok(execution::fetch_client(&self.tls.tls(), self.timeout)?)
     }
 }
 
@@ -422,6 +425,7 @@ mod tests {
             "DELETE *",
             "--population",
             "4",
+            "--insecure",
         ])
         .flags
         .options();
@@ -433,5 +437,6 @@ mod tests {
         assert_eq!(parsed.out, PathBuf::from("o"));
         assert_eq!(parsed.exclude, ["DELETE *"]);
         assert_eq!(parsed.mio.population, 4);
+        assert!(parsed.tls.insecure);
     }
 }

@@ -8,9 +8,7 @@ use std::sync::Arc;
 
 use clap::Args;
 
-use super::args::{
-    CheckArgs, ConnectionArgs, CredentialArgs, OutputArgs, PolitenessArgs, SelectArgs,
-};
+use super::args::TargetFlags;
 use crate::load::SpecSource;
 use crate::load::query_log;
 use crate::run::{RunOptions, queries};
@@ -31,36 +29,16 @@ pub(super) struct ReplayQueriesArgs {
     /// with the standard introspection query.
     #[arg(long, value_name = "FILE")]
     pub schema: Option<PathBuf>,
-    /// How hard the replay may press on the server; with --read-only,
-    /// the log's mutations are skipped and counted.
+    /// Politeness (with --read-only, the log's mutations are skipped and
+    /// counted), credentials, connection, checks, output and selection, as
+    /// `run` takes them.
     #[command(flatten)]
-    pub politeness: PolitenessArgs,
-    /// What every request carries to say who sends it.
-    #[command(flatten)]
-    pub credentials: CredentialArgs,
-    /// How requests reach the server.
-    #[command(flatten)]
-    pub connection: ConnectionArgs,
-    /// Which oracles judge, and which faults fail the run.
-    #[command(flatten)]
-    pub checks: CheckArgs,
-    /// Where the run writes.
-    #[command(flatten)]
-    pub output: OutputArgs,
-    /// Which root fields' requests are sent.
-    #[command(flatten)]
-    pub select: SelectArgs,
+    pub flags: TargetFlags,
 }
 
 /// The settings of this command's run.
 fn options(args: &ReplayQueriesArgs) -> RunOptions {
-    let mut options = RunOptions::default();
-    args.politeness.apply(&mut options);
-    args.credentials.apply(&mut options);
-    args.connection.apply(&mut options);
-    args.checks.apply(&mut options);
-    args.output.apply(&mut options);
-    args.select.apply(&mut options);
+    let mut options = args.flags.options();
     // Recorded as 0: replaying a log draws nothing at random.
     options.seed = Some(0);
     options
@@ -98,7 +76,7 @@ pub(super) fn run(args: &ReplayQueriesArgs) -> anyhow::Result<ExitCode> {
         ),
     };
     let mut api = api;
-    super::select(&mut [&mut api], &args.select)?;
+    super::select(&mut [&mut api], &args.flags.select)?;
     let name = args.log.display().to_string();
     let summary = runtime.block_on(queries::execute(
         Arc::new(api),

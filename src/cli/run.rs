@@ -48,7 +48,7 @@ pub(super) struct RunArgs {
 /// Runs the command.
 pub(super) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let options = args.flags.options();
-    if options.insecure {
+    if options.tls.insecure {
         eprintln!(
             "warning: --insecure: server certificates are not checked; anyone on the path can read and change this run's traffic, credentials included"
         );
@@ -99,7 +99,7 @@ pub(super) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let mut api = api;
-    super::select(&mut [&mut api], &args.flags.select)?;
+    super::select(&mut [&mut api], &args.flags.target.select)?;
     let named = || {
         args.spec
             .as_ref()

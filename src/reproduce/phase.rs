@@ -103,10 +103,7 @@ impl Channel {
         })
     }
 
-    async fn run(
-        &mut self,
-        driver: Arc<Mutex<dyn Driver>>,
-    ) -> Result<execution::RunOutcome, WriteError> {
+    async fn run(&mut self, driver: Arc<Mutex<dyn Driver>>) -> execution::RunOutcome {
         let mut config = self.config.clone();
         config.budget = Some(self.time);
         config.max_requests = Some(self.requests);
@@ -135,7 +132,7 @@ impl Channel {
         }
         self.time = self.time.saturating_sub(outcome.elapsed);
         self.requests = self.requests.saturating_sub(outcome.requests);
-        Ok(outcome)
+        outcome
     }
 }
 
@@ -239,7 +236,7 @@ pub async fn confirm(
     read_only: bool,
     slow: &[String],
     channel: &mut Channel,
-) -> Result<Vec<Outcome>, WriteError> {
+) -> Vec<Outcome> {
     let reads = |s: &Script| {
         s.steps
             .iter()
@@ -271,7 +268,7 @@ pub async fn confirm(
     }
     jobs.sort_by_key(|j| !j.shrink);
     let driver = Arc::new(Mutex::new(ShrinkDriver::new(api, checker, jobs)));
-    channel.run(driver.clone()).await?;
+    channel.run(driver.clone()).await;
     let mut outcomes = driver.lock().unwrap_or_else(|e| e.into_inner()).outcomes();
     for script in skipped {
         outcomes.push(Outcome {
@@ -285,7 +282,7 @@ pub async fn confirm(
             requests: 0,
         });
     }
-    Ok(outcomes)
+    outcomes
 }
 
 /// A driver that runs given tests once each and keeps their exchanges.
@@ -316,14 +313,10 @@ impl Driver for Recorder {
 }
 
 /// Replays the archive's tests once each and returns their exchanges.
-pub async fn record(
-    tests: Vec<Box<dyn TestRun>>,
-    channel: &mut Channel,
-) -> Result<Vec<Vec<Exchange>>, WriteError> {
+pub async fn record(tests: Vec<Box<dyn TestRun>>, channel: &mut Channel) -> Vec<Vec<Exchange>> {
     let driver = Arc::new(Mutex::new(Recorder::new(tests)));
-    channel.run(driver.clone()).await?;
-    let recorded = std::mem::take(&mut driver.lock().unwrap_or_else(|e| e.into_inner()).recorded);
-    Ok(recorded)
+    channel.run(driver.clone()).await;
+    std::mem::take(&mut driver.lock().unwrap_or_else(|e| e.into_inner()).recorded)
 }
 
 /// Runs each script once and keeps those that ran to their end, with the
@@ -334,7 +327,7 @@ pub async fn settle(
     checker: &Checker,
     channel: &mut Channel,
     left_out: &mut SuiteLeftOut,
-) -> Result<Vec<SuiteScript>, WriteError> {
+) -> Vec<SuiteScript> {
     let runs: Vec<Box<dyn TestRun>> = scripts
         .iter()
         .map(|s| {
@@ -345,7 +338,7 @@ pub async fn settle(
             )) as Box<dyn TestRun>
         })
         .collect();
-    let recorded = record(runs, channel).await?;
+    let recorded = record(runs, channel).await;
     let mut recorded = recorded.into_iter();
     let mut kept = Vec::new();
     for mut s in scripts {
@@ -406,7 +399,7 @@ pub async fn settle(
         }
         kept.push(s);
     }
-    Ok(kept)
+    kept
 }
 
 /// One archived test on its way into the suite.

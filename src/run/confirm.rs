@@ -29,8 +29,6 @@ pub struct Replays {
     pub ledger: Ledger,
     /// Per fault, the scripts to try, best first.
     pub faults: Vec<Vec<Script>>,
-    /// The regression suite's tests.
-    pub suite: Suite,
     /// The operations the search found slow.
     pub slow: Vec<String>,
 }
@@ -56,9 +54,11 @@ pub struct SuiteOutcome {
 }
 
 /// Confirms, shrinks and writes the faults' reproducers (recorded on
-/// `report`'s faults), then records and writes the regression suite.
+/// `report`'s faults), then writes the regression suite: `suite`'s tests
+/// recorded again, or as they were.
 pub async fn replay(
     mut replays: Replays,
+    suite: Suite,
     report: &mut Report,
     link: &Link,
     left: Option<Duration>,
@@ -74,56 +74,23 @@ pub async fn replay(
             channel.requests
         );
     }
-    let runs = match std::mem::replace(&mut replays.suite, Suite::Recorded(Vec::new())) {
+    let (scripts, mut left_out) = match suite {
         Suite::Recorded(scripts) => {
             confirm_faults(&mut replays, report, &mut channel, options, secrets).await?;
-            let written = reproduce::phase::write_suite(&options.out, scripts, secrets)?;
-            close(channel)?;
-            let outcome = SuiteOutcome {
-                files: written.files,
-                fates: Vec::new(),
-            };
-            say_confirmed(report, &outcome, &SuiteLeftOut::default(), link, options);
-            return Ok(outcome);
+            (scripts, SuiteLeftOut::default())
         }
-        Suite::Rerun(runs) => runs,
+        Suite::Rerun(runs) => {
+            // Half of the allowance is kept for the suite, so that shrinking
+            // many faults cannot leave it nothing.
+            let (suite_time, suite_requests) = (channel.time / 2, channel.requests / 2);
+            channel.time -= suite_time;
+            channel.requests -= suite_requests;
+            confirm_faults(&mut replays, report, &mut channel, options, secrets).await?;
+            channel.time += suite_time;
+            channel.requests += suite_requests;
+            rerun(replays, runs, &mut channel, link).await?
+        }
     };
-    // Half of the allowance is kept for the suite, so that shrinking many
-    // faults cannot leave it nothing.
-    let (suite_time, suite_requests) = (channel.time / 2, channel.requests / 2);
-    channel.time -= suite_time;
-    channel.requests -= suite_requests;
-    confirm_faults(&mut replays, report, &mut channel, options, secrets).await?;
-    channel.time += suite_time;
-    channel.requests += suite_requests;
-    let Replays {
-        api,
-        checker,
-        mut ledger,
-        ..
-    } = replays;
-    // What the replays created and changed, after the search's own history.
-    for (i, mut e) in std::mem::take(&mut channel.seen).into_iter().enumerate() {
-        e.seq = u64::MAX / 4 + i as u64;
-        ledger.note(&e);
-    }
-    let mut left_out = SuiteLeftOut {
-        archived: runs.len(),
-        ..SuiteLeftOut::default()
-    };
-    let (runs, titles): (Vec<_>, Vec<_>) = runs.into_iter().unzip();
-    let recorded = reproduce::phase::record(runs, &mut channel).await?;
-    let location = |l: &str| checker.location_path(l);
-    let scripts = reproduce::suite::scripts(
-        &api,
-        link.config.target.as_str(),
-        recorded,
-        titles,
-        &mut ledger,
-        &location,
-        &mut left_out,
-    );
-    let scripts = reproduce::phase::settle(scripts, &checker, &mut channel, &mut left_out).await?;
     let written = reproduce::phase::write_suite(&options.out, scripts, secrets)?;
     close(channel)?;
     let mut fates = vec![Fate::LeftOut(String::new()); left_out.archived];
@@ -143,6 +110,45 @@ pub async fn replay(
     };
     say_confirmed(report, &outcome, &left_out, link, options);
     Ok(outcome)
+}
+
+/// Runs the archive's tests again through `channel` and records them as
+/// the suite's scripts, with why the others were left out.
+async fn rerun(
+    replays: Replays,
+    runs: Vec<(Box<dyn TestRun>, String)>,
+    channel: &mut Channel,
+    link: &Link,
+) -> anyhow::Result<(Vec<SuiteScript>, SuiteLeftOut)> {
+    let Replays {
+        api,
+        checker,
+        mut ledger,
+        ..
+    } = replays;
+    // What the replays created and changed, after the search's own history.
+    for (i, mut e) in std::mem::take(&mut channel.seen).into_iter().enumerate() {
+        e.seq = u64::MAX / 4 + i as u64;
+        ledger.note(&e);
+    }
+    let mut left_out = SuiteLeftOut {
+        archived: runs.len(),
+        ..SuiteLeftOut::default()
+    };
+    let (runs, titles): (Vec<_>, Vec<_>) = runs.into_iter().unzip();
+    let recorded = reproduce::phase::record(runs, channel).await;
+    let location = |l: &str| checker.location_path(l);
+    let scripts = reproduce::suite::scripts(
+        &api,
+        link.config.target.as_str(),
+        recorded,
+        titles,
+        &mut ledger,
+        &location,
+        &mut left_out,
+    );
+    let scripts = reproduce::phase::settle(scripts, &checker, channel, &mut left_out).await;
+    Ok((scripts, left_out))
 }
 
 /// The line on what the replays confirmed and the suite they wrote.
@@ -194,7 +200,7 @@ async fn confirm_faults(
         &replays.slow,
         channel,
     )
-    .await?;
+    .await;
     reproduce::phase::attach_reproducers(&mut report.faults, &options.out, &outcomes, secrets)?;
     Ok(())
 }

@@ -12,7 +12,7 @@ use super::link::Link;
 use super::options::RunOptions;
 use super::source::{Collected, Ended, Source};
 use super::{RunSummary, RuntimeFailure, Session, search, write_suite_document};
-use crate::execution::{RunOutcome, StopReason, secrets::Secrets};
+use crate::execution::{StopReason, secrets::Secrets};
 use crate::model::Api;
 use crate::model::text::one_line;
 use crate::reports::{self, Report, events::Phase};
@@ -71,6 +71,7 @@ pub async fn drive<S: Source>(
         mut report,
         graph,
         replays,
+        suite,
         mut suite_doc,
         answers,
     } = source.collect(Ended {
@@ -96,7 +97,7 @@ pub async fn drive<S: Source>(
         // What is left of --budget, which bounds the whole run.
         let left = options.budget.map(|b| b.saturating_sub(started.elapsed()));
         let phase = events.phase_started(Phase::Replay);
-        let done = confirm::replay(replays, &mut report, &link, left, options, &secrets)
+        let done = confirm::replay(replays, suite, &mut report, &link, left, options, &secrets)
             .await
             .map_err(|e| RuntimeFailure::error("the replays could not go on", format!("{e:#}")))?;
         events.phase_finished(Phase::Replay, phase);
@@ -105,7 +106,7 @@ pub async fn drive<S: Source>(
             write_suite_document(&options.out, doc, &secrets)?;
         }
         Some(done.files)
-    } else if let Suite::Recorded(scripts) = replays.suite {
+    } else if let Suite::Recorded(scripts) = suite {
         // Recorded already: the suite needs no replay to be written.
         Some(crate::reproduce::phase::write_suite(&options.out, scripts, &secrets)?.files)
     } else {
@@ -137,7 +138,8 @@ pub async fn drive<S: Source>(
     }
     let summary = RunSummary {
         unreachable: outcome.unreachable.is_some(),
-        incomplete: incomplete(&outcome),
+        // The server asked to wait past the budget's end.
+        incomplete: outcome.stop == StopReason::RateLimited,
         report,
         fail_on: options.fail_on.clone(),
         graph: Some(graph),
@@ -146,12 +148,6 @@ pub async fn drive<S: Source>(
     };
     events.finish(&summary.report, summary.exit_status(), &options.out);
     Ok(summary)
-}
-
-/// Whether the run could not do all its work although the target answered:
-/// the server asked to wait past the budget's end.
-fn incomplete(outcome: &RunOutcome) -> bool {
-    outcome.stop == StopReason::RateLimited
 }
 
 /// Warns, on stderr and in the report, of the causes no replay reached.

@@ -37,14 +37,8 @@ pub struct RunOptions {
     pub auth_command: Option<String>,
     /// Re-run `auth_command` this often.
     pub auth_refresh: Option<Duration>,
-    /// CA certificates (PEM) trusted besides the system's.
-    pub cacert: Option<PathBuf>,
-    /// Do not check the server's certificate at all.
-    pub insecure: bool,
-    /// Client certificate (PEM), with `key`.
-    pub cert: Option<PathBuf>,
-    /// Private key (PEM) of `cert`.
-    pub key: Option<PathBuf>,
+    /// How servers' certificates are checked, and the client's own.
+    pub tls: execution::tls::Tls,
     /// Give up on a request after this long.
     pub timeout: Duration,
     /// Read at most this many bytes of a response body.
@@ -89,10 +83,7 @@ impl Default for RunOptions {
             headers: Vec::new(),
             auth_command: None,
             auth_refresh: None,
-            cacert: None,
-            insecure: false,
-            cert: None,
-            key: None,
+            tls: execution::tls::Tls::default(),
             timeout: Duration::from_secs(10),
             max_body: 4 * 1024 * 1024,
             retries: 3,
@@ -149,24 +140,14 @@ impl RunOptions {
                 .iter()
                 .map(|(pattern, rate)| (*rate, named(api, pattern)))
                 .collect(),
-            tls: self.tls(),
-        }
-    }
-
-    /// The TLS settings of these options.
-    pub fn tls(&self) -> execution::tls::Tls {
-        execution::tls::Tls {
-            cacert: self.cacert.clone(),
-            insecure: self.insecure,
-            cert: self.cert.clone(),
-            key: self.key.clone(),
+            tls: self.tls.clone(),
         }
     }
 
     /// An HTTP client for what a run fetches besides its requests (the
     /// description, the introspection query).
     pub fn client(&self) -> anyhow::Result<reqwest::Client> {
-        Ok(execution::fetch_client(&self.tls(), self.timeout)?)
+        Ok(execution::fetch_client(&self.tls, self.timeout)?)
     }
 
     /// What the search is told: these options, the seed and the target.

@@ -15,6 +15,7 @@ use crate::generation::graphql::coverage::CoverageTally;
 use crate::load::SpecSource;
 use crate::load::query_log::{LoggedQuery, OpKind, QueryLog};
 use crate::model::Api;
+use crate::model::graphql::TypeSystem;
 use crate::oracles::{Checker, Faults, witness::Ledger};
 use crate::reports;
 use crate::reproduce::{self, Script, Step, phase::Recorder};
@@ -52,14 +53,14 @@ pub async fn execute(
     target: &str,
     options: &RunOptions,
 ) -> anyhow::Result<RunSummary> {
-    let Some(ts) = api.graphql.clone() else {
+    if api.graphql.is_none() {
         anyhow::bail!("the schema is not a GraphQL schema");
-    };
+    }
     let session = match super::open_session(&api, source, target, options).await? {
         Ok(session) => session,
         Err(unreachable) => return Ok(unreachable),
     };
-    let logged = Logged::new(&api, log, ts, options.read_only);
+    let logged = Logged::new(&api, log, options.read_only);
     logged.say(log_name);
     super::drive(api, logged, session, options).await
 }
@@ -68,7 +69,6 @@ pub async fn execute(
 /// what was left out of it.
 struct Logged {
     log: QueryLog,
-    ts: crate::model::graphql::TypeSystem,
     read_only: bool,
     sent: Vec<LoggedQuery>,
     skipped_mutations: usize,
@@ -80,12 +80,7 @@ struct Logged {
 impl Logged {
     /// The requests of `log` this run sends: not those calling an excluded
     /// root field, no subscription, and no mutation when `read_only`.
-    fn new(
-        api: &Api,
-        log: QueryLog,
-        ts: crate::model::graphql::TypeSystem,
-        read_only: bool,
-    ) -> Logged {
+    fn new(api: &Api, log: QueryLog, read_only: bool) -> Logged {
         let (mut sent, mut skipped_mutations, mut subscriptions, mut fenced) =
             (Vec::new(), 0, 0, 0);
         let excluded = |q: &LoggedQuery| {
@@ -107,7 +102,6 @@ impl Logged {
             .collect();
         Logged {
             log,
-            ts,
             read_only,
             sent,
             skipped_mutations,
@@ -151,17 +145,17 @@ impl Logged {
 
     /// The schema's root fields a replay can reach (read-only replays
     /// cannot reach mutations: they do not count).
-    fn roots(&self) -> usize {
+    fn roots(&self, ts: &TypeSystem) -> usize {
         let fields_of = |t: &Option<String>| {
             t.as_ref()
-                .and_then(|t| self.ts.get(t))
+                .and_then(|t| ts.get(t))
                 .map_or(0, |t| t.fields.len())
         };
-        fields_of(&self.ts.query_type)
+        fields_of(&ts.query_type)
             + if self.read_only {
                 0
             } else {
-                fields_of(&self.ts.mutation_type)
+                fields_of(&ts.mutation_type)
             }
     }
 }
@@ -182,6 +176,9 @@ impl Source for Logged {
     }
 
     fn collect(self, ended: Ended<'_>) -> anyhow::Result<Collected> {
+        let Some(ts) = ended.api.graphql.as_ref() else {
+            anyhow::bail!("the schema is not a GraphQL schema");
+        };
         let recorded = std::mem::take(
             &mut self
                 .recorder
@@ -196,14 +193,14 @@ impl Source for Logged {
         );
         let mut faults = Faults::new();
         let ledger = Ledger::new();
-        let mut coverage = CoverageTally::new(&self.ts, self.roots());
+        let mut coverage = CoverageTally::new(ts, self.roots(ts));
         let mut scripts = Vec::new();
         for (q, exchanges) in self.sent.iter().zip(&recorded) {
             let Some(ex) = exchanges.last() else { continue };
             let findings = checker.test(ended.api, exchanges);
             faults.record(exchanges, &findings, &ledger);
             coverage.add(&crate::oracles::graphql::inspect(
-                &self.ts,
+                ts,
                 &q.query,
                 q.operation_name.as_deref(),
                 &q.variables,
@@ -253,9 +250,9 @@ impl Source for Logged {
                 checker,
                 ledger,
                 faults: fault_scripts,
-                suite: Suite::Recorded(scripts),
                 slow: Vec::new(),
             },
+            suite: Suite::Recorded(scripts),
             suite_doc: None,
             answers: Default::default(),
         })

@@ -110,9 +110,9 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
                 checker,
                 ledger,
                 faults,
-                suite,
                 slow: slow.into_iter().map(|s| s.operation).collect(),
             },
+            suite,
             suite_doc: Some(suite_doc),
             answers,
         })

@@ -173,7 +173,7 @@ pub async fn open_session(
             .iter()
             .map(|(p, r)| (p.clone(), r.per_second))
             .collect(),
-        insecure: flags.insecure,
+        insecure: flags.tls.insecure,
     };
 
     let tally = Tally::new(api)

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::confirm::Replays;
+use super::confirm::{Replays, Suite};
 use super::options::RunOptions;
 use super::search::Found;
 use crate::execution::{Driver, Exchange, RunConfig, RunOutcome, secrets::Secrets};
@@ -60,8 +60,10 @@ pub struct Collected {
     pub report: Report,
     /// The graph report.html draws.
     pub graph: GraphDocument,
-    /// What the replays confirm, shrink and record.
+    /// What the replays confirm and shrink.
     pub replays: Replays,
+    /// The regression suite's tests.
+    pub suite: Suite,
     /// `suite.json` as written, to record each test's fate on after the
     /// replays (none when the source writes no such file).
     pub suite_doc: Option<serde_json::Value>,
