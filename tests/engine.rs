@@ -107,17 +107,29 @@ async fn a_hostile_server_is_survived_recorded_and_kept_within_budget() {
                 .all(|l| l["failure"]["kind"] == "timeout" || l["failure"]["kind"] == "interrupted"),
         "{slow:?}"
     );
-    let endless = of_op(&t, "endless");
+    // On a loaded machine a request may time out or be cut at the budget's
+    // end; every answer that came is what the policy says.
+    let answered = |records: Vec<&Value>| -> Vec<Value> {
+        records
+            .into_iter()
+            .filter(|l| l["failure"].is_null())
+            .cloned()
+            .collect()
+    };
+    let endless = answered(of_op(&t, "endless"));
     assert!(
-        endless
-            .iter()
-            .all(|l| l["truncated"] == true && l["status"] == 200),
+        !endless.is_empty()
+            && endless
+                .iter()
+                .all(|l| l["truncated"] == true && l["status"] == 200),
         "{endless:?}"
     );
-    let big = of_op(&t, "big");
+    // A 20 MB body is cut at --max-body whenever it is read at all (a
+    // request may time out first on a loaded machine; CI saw it once).
+    let big = answered(of_op(&t, "big"));
     assert!(
-        big.iter().all(|l| l["truncated"] == true),
-        "a 20 MB body is cut at --max-body"
+        !big.is_empty() && big.iter().all(|l| l["truncated"] == true),
+        "a 20 MB body is cut at --max-body: {big:?}"
     );
     let invalid = of_op(&t, "invalidJson");
     assert!(invalid.iter().any(|l| l["status"] == 200));
@@ -130,15 +142,6 @@ async fn a_hostile_server_is_survived_recorded_and_kept_within_budget() {
     // waiting and the eventual success; here the budget may end during a pause).
     let storm = of_op(&t, "storm");
     assert!(storm.iter().any(|l| l["status"] == 429), "{storm:?}");
-    // On a loaded machine a request may time out or be cut at the budget's
-    // end; every answer that came is what the policy says.
-    let answered = |records: Vec<&Value>| -> Vec<Value> {
-        records
-            .into_iter()
-            .filter(|l| l["failure"].is_null())
-            .cloned()
-            .collect()
-    };
     let away = answered(of_op(&t, "redirectAway"));
     assert!(
         !away.is_empty() && away.iter().all(|l| l["status"] == 302),
