@@ -161,13 +161,9 @@ impl Breach {
                 };
                 let field = name.trim_start_matches('/');
                 match serde_json::from_str::<serde_json::Value>(body) {
-                    Ok(value) => {
-                        let pointer: String = field
-                            .split('/')
-                            .map(|t| format!("/{}", t.replace('~', "~0")))
-                            .collect();
-                        value.pointer(&pointer).is_some()
-                    }
+                    Ok(value) => self
+                        .body_pointer()
+                        .is_some_and(|pointer| value.pointer(&pointer).is_some()),
                     // A form or a text body: its field by name.
                     Err(_) => body.contains(field.rsplit('/').next().unwrap_or(field)),
                 }
@@ -177,6 +173,18 @@ impl Breach {
             _ => return true,
         };
         present != absent
+    }
+
+    /// The JSON pointer of a body member the breach names (`body /a/b` is
+    /// `/a/b`, a `~` escaped); none for the whole body or another input.
+    pub fn body_pointer(&self) -> Option<String> {
+        let field = self.input.strip_prefix("body ")?.trim_start_matches('/');
+        (!field.is_empty()).then(|| {
+            field
+                .split('/')
+                .map(|t| format!("/{}", t.replace('~', "~0")))
+                .collect()
+        })
     }
 }
 

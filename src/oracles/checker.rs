@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::echoes::Echoes;
 use super::{
     FaultCheck, Finding, conformance, explained, graphql, identity, json_type, leaks, pointer,
     registry, schema, stateful,
@@ -173,14 +174,26 @@ impl Checker {
 
     /// What one answer shows on its own.
     pub fn exchange(&self, api: &Api, ex: &Exchange) -> Vec<Finding> {
-        self.judge(api, &[], ex, false)
+        self.judge(api, &[], ex, false, &Echoes::new())
     }
 
     /// What each answer of a test shows, on its own and after the earlier
     /// answers of the same test.
     pub fn test(&self, api: &Api, exchanges: &[Exchange]) -> Vec<Vec<Finding>> {
+        self.test_after(api, exchanges, &Echoes::new())
+    }
+
+    /// [`Checker::test`] after the earlier tests of a run planted `echoes`:
+    /// what they made the server store and serve back is not a fault of
+    /// the answers that show it.
+    pub fn test_after(
+        &self,
+        api: &Api,
+        exchanges: &[Exchange],
+        echoes: &Echoes,
+    ) -> Vec<Vec<Finding>> {
         (0..exchanges.len())
-            .map(|k| self.judge(api, &exchanges[..k], &exchanges[k], true))
+            .map(|k| self.judge(api, &exchanges[..k], &exchanges[k], true, echoes))
             .collect()
     }
 
@@ -192,6 +205,7 @@ impl Checker {
         earlier: &[Exchange],
         ex: &Exchange,
         sequence: bool,
+        echoes: &Echoes,
     ) -> Vec<Finding> {
         let mut out = Vec::new();
         if ex.failure.is_some() {
@@ -226,6 +240,7 @@ impl Checker {
             op_index,
             op: op_index.map(|i| &api.operations[i]),
             earlier,
+            echoes,
             documented: std::cell::OnceCell::new(),
             media: std::cell::OnceCell::new(),
             leak: std::cell::OnceCell::new(),
@@ -262,6 +277,7 @@ pub struct Answer<'a> {
     pub op: Option<&'a crate::model::Operation>,
     /// The earlier exchanges of its test, oldest first.
     pub earlier: &'a [Exchange],
+    echoes: &'a Echoes,
     documented: std::cell::OnceCell<Option<&'a crate::model::Response>>,
     media: std::cell::OnceCell<Option<(&'static str, String, String)>>,
     leak: std::cell::OnceCell<Option<(&'static str, &'static str, &'static str)>>,
@@ -310,6 +326,13 @@ impl<'a> Answer<'a> {
     /// The response schemas.
     pub fn schemas(&self) -> &schema::ResponseSchemas {
         &self.checker.schemas
+    }
+
+    /// Whether a violation of the answer's `body` shows back a wrong value
+    /// the run planted ([`Echoes`]).
+    pub fn echoes(&self, v: &schema::Violation, body: &serde_json::Value) -> bool {
+        let test: Vec<&Exchange> = self.earlier.iter().chain([self.ex]).collect();
+        self.echoes.explain(&test, v, body)
     }
 
     /// The answer with the earlier ones of its test, for the stateful checks.

@@ -12,6 +12,7 @@
 pub mod acceptance;
 pub mod causes;
 pub mod conformance;
+pub mod echoes;
 pub mod explained;
 pub mod graphql;
 pub mod identity;

@@ -29,7 +29,7 @@ use crate::execution::{Driver, Exchange, TestRun};
 use crate::graph::PropertyGraph;
 use crate::graph::feedback::{Change, Feedback};
 use crate::model::Api;
-use crate::oracles::{Checker, Faults, witness::Ledger};
+use crate::oracles::{Checker, Faults, echoes::Echoes, witness::Ledger};
 
 /// What the search did, for the report.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -166,6 +166,8 @@ pub struct Search<P: Protocol> {
     checker: Checker,
     faults: Faults,
     ledger: Ledger,
+    /// What the run's accepted wrong inputs made the server store.
+    echoes: Echoes,
     /// Per operation: requests in a row that timed out or were answered slowly.
     timeouts: Vec<u32>,
     /// Per operation: requests in a row that got no answer or invalid HTTP.
@@ -235,6 +237,7 @@ impl<P: Protocol> Search<P> {
             checker,
             faults: Faults::new(),
             ledger: Ledger::new(),
+            echoes: Echoes::new(),
         }
     }
 
@@ -584,10 +587,13 @@ impl<P: Protocol> Driver for Search<P> {
             return;
         }
         self.note_timeouts(&exchanges);
-        let findings = self.checker.test(&self.cx.api, &exchanges);
+        let findings = self
+            .checker
+            .test_after(&self.cx.api, &exchanges, &self.echoes);
         self.faults.record(&exchanges, &findings, &self.ledger);
         for ex in &exchanges {
             self.ledger.note(ex);
+            self.echoes.note(ex);
         }
         let reached = self
             .protocol

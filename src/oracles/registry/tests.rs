@@ -184,7 +184,7 @@ fn the_readme_table_is_the_registry() {
     }
     assert!(
         readme.contains(&table),
-        "the README's table of checks differs from src/oracles/registry.rs; \
+        "the README's table of checks differs from src/oracles/registry/mod.rs; \
          rewrite it with `UPDATE_GOLDEN=1 cargo test --lib the_readme_table_is_the_registry`"
     );
 }
