@@ -147,6 +147,7 @@ fn script(i: usize, check: &FaultCheck) -> Script {
         unmade: vec![],
         not_standalone: vec![],
         direct: Vec::new(),
+        planted: 0,
     }
 }
 

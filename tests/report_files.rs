@@ -259,6 +259,7 @@ fn hand_built() -> Report {
                 standalone: true,
                 unmade: Vec::new(),
                 not_standalone: Vec::new(),
+                planted: 0,
             }),
         },
         Fault {
@@ -1149,6 +1150,7 @@ fn every_fault_kind() -> Report {
                 vec![format!("getBook bookId = {i}")]
             },
             not_standalone: Vec::new(),
+            planted: 0,
         });
         let status_text = status.map_or("-".to_string(), |s| s.to_string());
         report.faults.push(Fault {
@@ -1588,6 +1590,7 @@ fn report_from_json(r: &Value) -> Report {
                     standalone: p["standalone"].as_bool().unwrap_or(true),
                     unmade: Vec::new(),
                     not_standalone: Vec::new(),
+                    planted: 0,
                 }),
             })
             .collect(),

@@ -7,7 +7,7 @@
 //! conformance causes, and the spec fixes would loosen the description to
 //! fit the run's own garbage ([`Echoes`]).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -18,11 +18,23 @@ use crate::execution::Exchange;
 /// a bound keeps a hostile server from growing the set without end.
 const MAX_PLANTED: usize = 20_000;
 
+/// Planting requests kept at most, for [`Echoes::before`].
+const MAX_PLANTERS: usize = 4_096;
+
+/// Times one request shape is remembered to have worked, at most.
+const MAX_WORKED: usize = 10_000;
+
+/// Planting requests put before a fault's witness, at most.
+pub const MAX_PLANTERS_BEFORE: usize = 8;
+
 /// The body members the run's accepted wrong inputs set (or left out), by
-/// pointer, with the value sent.
+/// pointer, with the value sent; the requests that planted them; and when
+/// each body-less request shape worked, to tell when a fault began.
 #[derive(Debug, Default, Clone)]
 pub struct Echoes {
     planted: HashSet<(String, Option<String>)>,
+    planters: Vec<Exchange>,
+    worked: HashMap<String, Vec<u64>>,
 }
 
 impl Echoes {
@@ -34,11 +46,83 @@ impl Echoes {
     /// Keeps what `ex` planted, if it is a wrong body member the server
     /// accepted.
     pub fn note(&mut self, ex: &Exchange) {
-        if self.planted.len() < MAX_PLANTED
-            && let Some(planted) = planted(ex)
+        if ex.status.is_some_and(|s| (200..300).contains(&s))
+            && let Some(shape) = shape(ex)
         {
+            for key in [shape, any_shape(ex)] {
+                let seqs = self.worked.entry(key).or_default();
+                if seqs.len() < MAX_WORKED {
+                    seqs.push(ex.seq);
+                }
+            }
+        }
+        let Some(planted) = planted(ex) else { return };
+        if self.planted.len() < MAX_PLANTED {
             self.planted.insert(planted);
         }
+        if self.planters.len() < MAX_PLANTERS {
+            self.planters.push(ex.clone());
+        }
+    }
+
+    /// The last `n` planting requests sent before request `seq`, one per
+    /// operation and wrong input (the latest), oldest first: what a fault
+    /// first seen at `seq` may need the server to hold (a record with a
+    /// null foreign key that breaks every later delete).
+    pub fn before(&self, seq: u64, n: usize) -> Vec<&Exchange> {
+        self.between(None, seq, n)
+    }
+
+    /// When the fault `last` shows began, if the run's history says: the
+    /// same body-less request (operation and query names, no wrong input;
+    /// else any body-less request of the operation, when that one never
+    /// worked) was answered 2xx at a request before `first_seq`, the
+    /// fault's first sighting, and the run planted wrong inputs in between.
+    /// Those (at most [`MAX_PLANTERS_BEFORE`], the latest) are what changed:
+    /// a witness without them may show the fault only while the server
+    /// still holds them. The request that worked, and the planters, oldest
+    /// first.
+    pub fn since_it_worked(
+        &self,
+        last: &Exchange,
+        first_seq: u64,
+    ) -> Option<(u64, Vec<&Exchange>)> {
+        let last_worked = |key: &str| {
+            self.worked
+                .get(key)?
+                .iter()
+                .copied()
+                .filter(|&s| s < first_seq)
+                .max()
+        };
+        let worked = last_worked(&shape(last)?).or_else(|| last_worked(&any_shape(last)))?;
+        let planters = self.between(Some(worked), first_seq, MAX_PLANTERS_BEFORE);
+        (!planters.is_empty()).then_some((worked, planters))
+    }
+
+    /// Up to `n` planters sent after request `after` (if any) and before
+    /// `before`, the latest of each operation and wrong input, oldest first.
+    fn between(&self, after: Option<u64>, before: u64, n: usize) -> Vec<&Exchange> {
+        let mut chosen: Vec<&Exchange> = Vec::new();
+        let mut earlier: Vec<&Exchange> = self
+            .planters
+            .iter()
+            .filter(|e| after.is_none_or(|a| e.seq > a) && e.seq < before)
+            .collect();
+        earlier.sort_by_key(|e| std::cmp::Reverse(e.seq));
+        for e in earlier {
+            if chosen.len() == n {
+                break;
+            }
+            let same = |c: &&Exchange| {
+                c.request.operation == e.request.operation && c.request.breach == e.request.breach
+            };
+            if !chosen.iter().any(same) {
+                chosen.push(e);
+            }
+        }
+        chosen.reverse();
+        chosen
     }
 
     /// Whether `v`, a violation of the answer `body`, shows back what the
@@ -68,6 +152,26 @@ impl Echoes {
                 .filter_map(|ex| planted(ex))
                 .any(|p| tails.contains(&p))
     }
+}
+
+/// The shape of a request without a body or a wrong input, for telling
+/// when it worked: its operation and query parameter names.
+fn shape(ex: &Exchange) -> Option<String> {
+    if ex.request.breach.is_some() || ex.request.body.is_some() {
+        return None;
+    }
+    let query = ex.request.path.split_once('?').map_or("", |(_, q)| q);
+    let mut names: Vec<String> = url::form_urlencoded::parse(query.as_bytes())
+        .map(|(k, _)| k.into_owned())
+        .collect();
+    names.sort();
+    names.dedup();
+    Some(format!("{} {}", ex.request.operation, names.join("&")))
+}
+
+/// Any body-less request of `ex`'s operation.
+fn any_shape(ex: &Exchange) -> String {
+    format!("{} *", ex.request.operation)
 }
 
 /// What `ex` planted: the pointer of the wrong body member it sent and was
@@ -238,5 +342,65 @@ mod tests {
             "{:?}",
             found[0][0]
         );
+    }
+
+    #[test]
+    fn the_planters_before_a_fault_are_the_latest_of_each_kind() {
+        let mut echoes = Echoes::new();
+        let mut at = |seq: u64, body: &str, input: &str, kind: BreachKind| {
+            let mut ex = sent(body, input, kind, 201);
+            ex.seq = seq;
+            echoes.note(&ex);
+        };
+        at(1, r#"{"postId":null}"#, "body /postId", BreachKind::Null);
+        at(2, r#"{"title":1}"#, "body /title", BreachKind::WrongType);
+        at(3, r#"{"title":2}"#, "body /title", BreachKind::WrongType);
+        at(4, r#"{}"#, "body /title", BreachKind::Missing);
+        at(9, r#"{"postId":null}"#, "body /postId", BreachKind::Null);
+        let seqs = |n| -> Vec<u64> { echoes.before(5, n).iter().map(|e| e.seq).collect() };
+        assert_eq!(seqs(1), [4]);
+        assert_eq!(seqs(2), [3, 4]);
+        assert_eq!(seqs(8), [1, 3, 4]);
+    }
+
+    #[test]
+    fn a_crash_began_after_what_was_planted_since_the_request_last_worked() {
+        let read = |seq: u64, path: &str, status: u16| Exchange {
+            seq,
+            request: RequestSpec {
+                operation: "deletePost".into(),
+                method: "DELETE".into(),
+                path: path.into(),
+                ..Default::default()
+            },
+            status: Some(status),
+            ..Default::default()
+        };
+        let mut echoes = Echoes::new();
+        let plant = |echoes: &mut Echoes, seq: u64, input: &str| {
+            let mut ex = sent(r#"{"postId":null}"#, input, BreachKind::Null, 201);
+            ex.seq = seq;
+            echoes.note(&ex);
+        };
+        plant(&mut echoes, 1, "body /postId");
+        echoes.note(&read(2, "/posts/1", 200));
+        plant(&mut echoes, 3, "body /postId");
+        echoes.note(&read(4, "/posts/2", 204));
+        let crash = read(9, "/posts/3", 500);
+        // Nothing planted between the last delete that worked and the crash.
+        assert!(echoes.since_it_worked(&crash, 5).is_none());
+        plant(&mut echoes, 6, "body /postId");
+        let (worked, planters) = echoes.since_it_worked(&crash, 7).unwrap();
+        assert_eq!(worked, 4);
+        assert_eq!(planters.iter().map(|e| e.seq).collect::<Vec<_>>(), [6]);
+        // A query the operation never answered well falls back on any
+        // body-less request of it.
+        let asked = read(9, "/posts/3?cascade=1", 500);
+        assert_eq!(echoes.since_it_worked(&asked, 7).map(|(w, _)| w), Some(4));
+        // A request with a body, or one that never worked, says nothing.
+        let mut with_body = read(9, "/posts/3", 500);
+        with_body.request.body = Some("{}".into());
+        assert!(echoes.since_it_worked(&with_body, 7).is_none());
+        assert!(echoes.since_it_worked(&crash, 2).is_none());
     }
 }

@@ -178,6 +178,14 @@ pub struct Reproducer {
     /// when it is standalone).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_standalone: Vec<String>,
+    /// How many first steps plant what the fault needs: inputs the
+    /// description forbids that the server accepted earlier in the run.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub planted: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What one check found in one answer.

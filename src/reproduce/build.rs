@@ -240,6 +240,7 @@ pub fn script(
         unmade,
         not_standalone: Vec::new(),
         direct,
+        planted: 0,
     }
 }
 

@@ -511,6 +511,7 @@ mod tests {
             unmade: vec![],
             not_standalone: vec![],
             direct: Vec::new(),
+            planted: 0,
         };
         let text = render(&script, &format!("Covers: {evil}"));
         for line in text.lines() {
@@ -549,6 +550,7 @@ mod tests {
             unmade: vec![],
             not_standalone: vec![],
             direct: Vec::new(),
+            planted: 0,
         };
         let text = render(&script, "t");
         assert!(
@@ -571,6 +573,7 @@ mod tests {
             unmade: vec![],
             not_standalone: vec![],
             direct: Vec::new(),
+            planted: 0,
         };
         use base64::Engine;
         let text = render_redacted(&script, "t", &secrets);
@@ -607,6 +610,7 @@ mod tests {
             unmade: vec![],
             not_standalone: vec![],
             direct: Vec::new(),
+            planted: 0,
         };
         let text = render(&script, "t");
         assert!(

@@ -34,6 +34,16 @@ pub struct Script {
     /// document one: the redirect is their answer), as the run sent them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub direct: Vec<String>,
+    /// How many first steps plant what the fault needs: inputs the
+    /// description forbids that the server accepted earlier in the run
+    /// (with what they name). The fault did not show without them, so
+    /// shrinking keeps them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub planted: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Script {
@@ -258,6 +268,7 @@ mod tests {
             unmade: vec![],
             not_standalone: vec![],
             direct: Vec::new(),
+            planted: 0,
         };
         script.settle_standalone();
         assert!(!script.standalone);

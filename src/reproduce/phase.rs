@@ -14,6 +14,7 @@ use crate::execution::{
     secrets::Secrets,
 };
 use crate::model::Api;
+use crate::oracles::echoes::Echoes;
 use crate::oracles::{Checker, Confirmation, Kept, Reproducer, WitnessStep, witness::Ledger};
 
 /// What the phase may spend, at most: a fifth of the run's time budget,
@@ -136,14 +137,32 @@ impl Channel {
     }
 }
 
-/// The script of a kept fault: its completed witness, with the fault's check.
+/// What the run knows that completes a witness: who made which id, and
+/// which accepted wrong inputs the server may still hold.
+#[derive(Clone, Copy)]
+pub struct Known<'a> {
+    /// Which request made which id.
+    pub ledger: &'a Ledger,
+    /// The requests that planted values the description forbids.
+    pub echoes: &'a Echoes,
+}
+
+/// Planting requests put before a witness: tried as growing prefixes (the
+/// latest one, two, four, eight), each a replay.
+const PLANTERS: [usize; 4] = [1, 2, 4, crate::oracles::echoes::MAX_PLANTERS_BEFORE];
+
+/// The scripts of a kept fault, best first: its completed smallest and
+/// first witnesses; the smallest after what the run's accepted wrong inputs
+/// planted before it was first seen (a fault that needs a record the run
+/// corrupted); and, last, its test alone.
 pub fn fault_script(
     api: &Api,
     checker: &Checker,
-    ledger: &Ledger,
+    known: Known<'_>,
     target: &str,
     kept: &Kept,
 ) -> Vec<Script> {
+    let ledger = known.ledger;
     let location = |l: &str| checker.location_path(l);
     // Completed again with what the whole run knows: a resource the witness
     // names may have been deleted since the fault was found (seed data
@@ -182,18 +201,48 @@ pub fn fault_script(
     } else {
         Vec::new()
     };
-    [&witness, &first, &own]
+    // A crash that began after the run planted wrong inputs (the same
+    // request worked before them) is replayed after them first: the server
+    // may still hold them, and a witness that shows the crash only thanks to
+    // that would not show it on a fresh server. Other faults (a resource
+    // read after its delete) name what they need.
+    let crash = kept.fault.status.is_some_and(|s| s >= 500)
+        || matches!(kept.fault.code.as_str(), "no_answer" | "invalid_http");
+    let began = kept.witness.last().filter(|_| crash).and_then(|last| {
+        let (_, planters) = known.echoes.since_it_worked(last, kept.fault.first_seq)?;
+        prefixed(known.ledger, &planters, &witness)
+    });
+    let planted = PLANTERS
         .into_iter()
-        .enumerate()
-        .filter(|(_, w)| !w.is_empty())
-        .map(|(i, w)| {
-            let mut script = build::script(api, target, w, &location);
-            if i == 2 {
-                script.standalone = false;
-                script.not_standalone.push(
-                    "it is the test alone, without the requests that made what it uses".into(),
-                );
+        .map(|n| known.echoes.before(kept.fault.first_seq, n))
+        .scan(0, |longest, planters| {
+            let longer = planters.len() > *longest;
+            *longest = planters.len();
+            Some(longer.then_some(planters))
+        })
+        .flatten()
+        .filter_map(|planters| prefixed(known.ledger, &planters, &witness));
+    let candidates = began
+        .into_iter()
+        .map(|(w, n)| (w, Kind::Planted(n)))
+        .chain([(witness.clone(), Kind::Witness), (first, Kind::Witness)])
+        .chain(planted.map(|(w, n)| (w, Kind::Planted(n))))
+        .chain([(own, Kind::Alone)]);
+    candidates
+        .filter(|(w, _)| !w.is_empty())
+        .map(|(w, kind)| {
+            let mut script = build::script(api, target, &w, &location);
+            match kind {
+                Kind::Witness => {}
+                Kind::Planted(n) => script.planted = n,
+                Kind::Alone => {
+                    script.standalone = false;
+                    script.not_standalone.push(
+                        "it is the test alone, without the requests that made what it uses".into(),
+                    );
+                }
             }
+            let w = &w;
             script.fault = Some(ScriptFault {
                 code: kept.fault.code.clone(),
                 signature: kept.fault.signature.clone(),
@@ -204,6 +253,41 @@ pub fn fault_script(
             script
         })
         .collect()
+}
+
+/// What a candidate script of a fault is.
+enum Kind {
+    /// A completed witness.
+    Witness,
+    /// A completed witness after this many planting steps.
+    Planted(usize),
+    /// The fault's test alone.
+    Alone,
+}
+
+/// `witness` after `planters`, each with the requests that made what it
+/// names, and how many steps come before the witness; none without a
+/// witness or a planter.
+fn prefixed(
+    ledger: &Ledger,
+    planters: &[&Exchange],
+    witness: &[Exchange],
+) -> Option<(Vec<Exchange>, usize)> {
+    let mut prefix: Vec<Exchange> = Vec::new();
+    for p in planters {
+        for e in ledger.complete(std::slice::from_ref(*p)) {
+            let same = |x: &Exchange| x.seq == e.seq;
+            if !prefix.iter().any(same) && !witness.iter().any(same) {
+                prefix.push(e);
+            }
+        }
+    }
+    let planted = prefix.len();
+    if planted == 0 || witness.is_empty() {
+        return None;
+    }
+    prefix.extend(witness.iter().cloned());
+    Some((prefix, planted))
 }
 
 /// The check of the fault `signature` as the last exchange of `witness`
@@ -609,6 +693,7 @@ pub fn write_reproducers(
                     .iter()
                     .map(|r| secrets.redact(r).into_owned())
                     .collect(),
+                planted: script.planted,
             }),
         ));
     }

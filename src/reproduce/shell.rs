@@ -370,6 +370,15 @@ pub fn render(script: &Script) -> String {
     ));
     out.push_str("# Exit status: 1 when the fault shows, 0 when it does not, 2 when the sequence could not run.\n");
     out.push_str("# Needs curl, and jq or python3 when values are read from JSON bodies.\n");
+    if script.planted > 0 {
+        let steps = match script.planted {
+            1 => "Step 1 plants".to_string(),
+            n => format!("Steps 1 to {n} plant"),
+        };
+        out.push_str(&format!(
+            "# {steps} what the fault needs: inputs the description forbids that the server\n# accepted earlier in the run. Without them the fault did not show.\n"
+        ));
+    }
     if !script.standalone {
         out.push_str("# Note: this sequence may not show the fault on a freshly started server:\n");
         for r in &script.not_standalone {
@@ -576,6 +585,7 @@ mod tests {
             }],
             not_standalone: vec![],
             direct: Vec::new(),
+            planted: 0,
         }
     }
 
@@ -639,6 +649,7 @@ mod tests {
             unmade: vec![],
             not_standalone: vec![],
             direct: Vec::new(),
+            planted: 0,
         };
         let text = render(&script);
         assert!(text.contains("--path-as-is --globoff"), "{text}");
@@ -654,5 +665,16 @@ mod tests {
             text.contains("step 'POST' '/a/../b/[x]/' -H 'Accept: text/csv' -H 'Content-Type:' --data-binary 'raw'"),
             "{text}"
         );
+        assert!(!text.contains("plant"), "{text}");
+        let planting = Script {
+            planted: 1,
+            ..script.clone()
+        };
+        assert!(render(&planting).contains("# Step 1 plants what the fault needs"));
+        let planting = Script {
+            planted: 3,
+            ..script
+        };
+        assert!(render(&planting).contains("# Steps 1 to 3 plant what the fault needs"));
     }
 }

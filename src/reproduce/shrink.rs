@@ -1,6 +1,7 @@
 //! Confirming and shrinking faults against the target: each fault's script is
 //! replayed (twice at most) to confirm it, then steps are removed one at a
-//! time (never one that feeds a later step a value, never the last), then
+//! time (never one that feeds a later step a value, never the last, never
+//! one that plants what the fault needs: [`Script::planted`]), then
 //! query parameters and top-level body fields (never the input a negative
 //! test breaches, never a field of a GraphQL request: its `variables` are
 //! part of the query), keeping each removal after which the last step still
@@ -134,7 +135,10 @@ fn apply(script: &Script, cut: &Cut) -> Option<Script> {
     let mut s = script.clone();
     match cut {
         Cut::Step(i) => {
-            if *i + 1 >= s.steps.len() || feeds(&s, *i) {
+            // The planting steps stay: the fault did not show without them,
+            // and once replayed they are on the server, so every later
+            // replay would show it whether the script still planted or not.
+            if *i + 1 >= s.steps.len() || *i < s.planted || feeds(&s, *i) {
                 return None;
             }
             s.steps.remove(*i);
@@ -171,6 +175,9 @@ fn apply(script: &Script, cut: &Cut) -> Option<Script> {
 fn value_cuts(script: &Script, graphql: bool) -> Vec<Cut> {
     let mut cuts = Vec::new();
     for (i, step) in script.steps.iter().enumerate().rev() {
+        if i < script.planted {
+            continue;
+        }
         let breached = step.breach.as_ref().map(|b| b.input.as_str());
         if let Some((_, query)) = step.path.split_once('?') {
             for pair in query.split('&') {
@@ -428,6 +435,7 @@ mod tests {
             unmade: Vec::new(),
             not_standalone: Vec::new(),
             direct: Vec::new(),
+            planted: 0,
         };
         let cuts = value_cuts(&script, false);
         assert_eq!(cuts.len(), 2, "{cuts:?}");
@@ -468,6 +476,7 @@ mod tests {
             unmade: Vec::new(),
             not_standalone: Vec::new(),
             direct: Vec::new(),
+            planted: 0,
         }
     }
 
@@ -508,5 +517,30 @@ mod tests {
             None,
         )]);
         assert!(value_cuts(&s, true).is_empty());
+    }
+
+    #[test]
+    fn planting_steps_are_never_cut() {
+        let mut s = script(vec![
+            step(
+                "/comments",
+                r#"{"postId":null,"body":"b"}"#,
+                Some("body /postId"),
+            ),
+            step("/posts", r#"{"title":"t"}"#, None),
+            step("/posts/1", r#"{"x":1}"#, None),
+        ]);
+        s.planted = 1;
+        assert!(apply(&s, &Cut::Step(0)).is_none());
+        assert!(apply(&s, &Cut::Step(1)).is_some());
+        let cuts = value_cuts(&s, false);
+        assert!(
+            cuts.iter()
+                .all(|c| !matches!(c, Cut::Field(0, _) | Cut::Query(0, _))),
+            "{cuts:?}"
+        );
+        let kept = apply(&s, &Cut::Step(1)).unwrap();
+        assert_eq!(kept.planted, 1);
+        assert_eq!(kept.steps.len(), 2);
     }
 }

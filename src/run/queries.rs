@@ -193,6 +193,8 @@ impl Source for Logged {
         );
         let mut faults = Faults::new();
         let ledger = Ledger::new();
+        // A log's GraphQL requests plant no wrong body members.
+        let echoes = crate::oracles::echoes::Echoes::new();
         let mut coverage = CoverageTally::new(ts, self.roots(ts));
         let mut scripts = Vec::new();
         for (q, exchanges) in self.sent.iter().zip(&recorded) {
@@ -227,10 +229,14 @@ impl Source for Logged {
         let fault_scripts = faults
             .kept()
             .map(|k| {
+                let known = reproduce::phase::Known {
+                    ledger: &ledger,
+                    echoes: &echoes,
+                };
                 let mut scripts = reproduce::phase::fault_script(
                     ended.api,
                     &checker,
-                    &ledger,
+                    known,
                     ended.target.as_str(),
                     k,
                 );
@@ -293,6 +299,7 @@ fn suite_script(
             standalone: true,
             not_standalone: Vec::new(),
             direct: Vec::new(),
+            planted: 0,
             unmade: Vec::new(),
         },
         title: format!("{}: logged at {}{seen}", q.root_fields.join(", "), q.source),

@@ -96,7 +96,11 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
             .into_iter()
             .filter_map(|i| kept.get(i))
             .map(|k| {
-                reproduce::phase::fault_script(api, &checker, search.ledger(), target.as_str(), k)
+                let known = reproduce::phase::Known {
+                    ledger: search.ledger(),
+                    echoes: search.echoes(),
+                };
+                reproduce::phase::fault_script(api, &checker, known, target.as_str(), k)
             })
             .collect();
         let answers = conformance_answers(search.faults());

@@ -74,6 +74,7 @@ pub async fn send(api: &Api, base: &str, steps: Vec<Step>, timeout: Duration) ->
         unmade: Vec::new(),
         not_standalone: Vec::new(),
         direct: Vec::new(),
+        planted: 0,
     };
     let resolve = target.clone();
     let run = ScriptRun::new(

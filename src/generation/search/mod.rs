@@ -276,6 +276,12 @@ impl<P: Protocol> Search<P> {
         &mut self.ledger
     }
 
+    /// What the run's accepted wrong inputs planted, for witnesses that do
+    /// not show their fault without it.
+    pub fn echoes(&self) -> &Echoes {
+        &self.echoes
+    }
+
     /// The ledger, taken for the replays after the search.
     pub fn take_ledger(&mut self) -> Ledger {
         std::mem::take(&mut self.ledger)
