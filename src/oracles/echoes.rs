@@ -35,6 +35,8 @@ pub struct Echoes {
     planted: HashSet<(String, Option<String>)>,
     planters: Vec<Exchange>,
     worked: HashMap<String, Vec<u64>>,
+    /// When each body-less request shape first answered 5xx.
+    crashed: HashMap<String, u64>,
 }
 
 impl Echoes {
@@ -46,13 +48,16 @@ impl Echoes {
     /// Keeps what `ex` planted, if it is a wrong body member the server
     /// accepted.
     pub fn note(&mut self, ex: &Exchange) {
-        if ex.status.is_some_and(|s| (200..300).contains(&s))
-            && let Some(shape) = shape(ex)
-        {
+        if let (Some(status), Some(shape)) = (ex.status, shape(ex)) {
             for key in [shape, any_shape(ex)] {
-                let seqs = self.worked.entry(key).or_default();
-                if seqs.len() < MAX_WORKED {
-                    seqs.push(ex.seq);
+                if (200..300).contains(&status) {
+                    let seqs = self.worked.entry(key).or_default();
+                    if seqs.len() < MAX_WORKED {
+                        seqs.push(ex.seq);
+                    }
+                } else if status >= 500 {
+                    let first = self.crashed.entry(key).or_insert(ex.seq);
+                    *first = (*first).min(ex.seq);
                 }
             }
         }
@@ -98,6 +103,21 @@ impl Echoes {
         let worked = last_worked(&shape(last)?).or_else(|| last_worked(&any_shape(last)))?;
         let planters = self.between(Some(worked), first_seq, MAX_PLANTERS_BEFORE);
         (!planters.is_empty()).then_some((worked, planters))
+    }
+
+    /// Whether `ex`, a body-less request answered 5xx, shows a crash that
+    /// began only after the run planted wrong inputs ([`Echoes::since_it_worked`],
+    /// from the first crash of its shape in the search): the planters.
+    pub fn crash_after_plants(&self, ex: &Exchange) -> Option<Vec<&Exchange>> {
+        if ex.status.is_none_or(|s| s < 500) {
+            return None;
+        }
+        let first = self
+            .crashed
+            .get(&shape(ex)?)
+            .or_else(|| self.crashed.get(&any_shape(ex)))?;
+        self.since_it_worked(ex, *first)
+            .map(|(_, planters)| planters)
     }
 
     /// Up to `n` planters sent after request `after` (if any) and before
@@ -402,5 +422,15 @@ mod tests {
         with_body.request.body = Some("{}".into());
         assert!(echoes.since_it_worked(&with_body, 7).is_none());
         assert!(echoes.since_it_worked(&crash, 2).is_none());
+        // Recorded again later, the crash is told from its first sighting.
+        echoes.note(&read(8, "/posts/5", 500));
+        let again = read(90, "/posts/7", 500);
+        let planters = echoes.crash_after_plants(&again).unwrap();
+        assert_eq!(planters.iter().map(|e| e.seq).collect::<Vec<_>>(), [6]);
+        assert!(
+            echoes
+                .crash_after_plants(&read(91, "/posts/7", 200))
+                .is_none()
+        );
     }
 }

@@ -208,9 +208,25 @@ pub fn fault_script(
     // read after its delete) name what they need.
     let crash = kept.fault.status.is_some_and(|s| s >= 500)
         || matches!(kept.fault.code.as_str(), "no_answer" | "invalid_http");
-    let began = kept.witness.last().filter(|_| crash).and_then(|last| {
-        let (_, planters) = known.echoes.since_it_worked(last, kept.fault.first_seq)?;
-        prefixed(known.ledger, &planters, &witness)
+    let since = kept
+        .witness
+        .last()
+        .filter(|_| crash)
+        .and_then(|last| known.echoes.since_it_worked(last, kept.fault.first_seq));
+    let began = since
+        .as_ref()
+        .and_then(|(_, planters)| prefixed(known.ledger, planters, &witness));
+    // Should the witness alone show the crash, the server may still hold
+    // what the run planted (or what replaying `began` planted again).
+    let unplanted = since.as_ref().map(|(worked, planters)| {
+        let planted: Vec<String> = planters
+            .iter()
+            .filter_map(|p| Some(format!("{} {}", p.request.operation, p.request.breach.as_ref()?)))
+            .collect();
+        format!(
+            "the crash began only after the run sent inputs the description forbids and the server accepted ({}); the same request had worked at request {worked}",
+            planted.join(", ")
+        )
     });
     let planted = PLANTERS
         .into_iter()
@@ -233,7 +249,12 @@ pub fn fault_script(
         .map(|(w, kind)| {
             let mut script = build::script(api, target, &w, &location);
             match kind {
-                Kind::Witness => {}
+                Kind::Witness => {
+                    if let Some(why) = &unplanted {
+                        script.standalone = false;
+                        script.not_standalone.push(why.clone());
+                    }
+                }
                 Kind::Planted(n) => script.planted = n,
                 Kind::Alone => {
                     script.standalone = false;
@@ -409,6 +430,7 @@ pub async fn record(tests: Vec<Box<dyn TestRun>>, channel: &mut Channel) -> Vec<
 pub async fn settle(
     scripts: Vec<SuiteScript>,
     checker: &Checker,
+    echoes: &Echoes,
     channel: &mut Channel,
     left_out: &mut SuiteLeftOut,
 ) -> Vec<SuiteScript> {
@@ -478,12 +500,39 @@ pub async fn settle(
             left_out.leave(s.archived, Why::Unstable, why);
             continue;
         }
+        if let Some(why) = crash_after_plants(&ran, echoes) {
+            left_out.leave(s.archived, Why::History, why);
+            continue;
+        }
         for (step, ex) in s.script.steps.iter_mut().zip(&ran) {
             step.status = ex.status;
         }
         kept.push(s);
     }
     kept
+}
+
+/// Why a recorded suite test asserts the run's history: a call crashed
+/// that crashed only after the run planted wrong inputs (on a fresh server
+/// it may not crash).
+fn crash_after_plants(ran: &[Exchange], echoes: &Echoes) -> Option<String> {
+    ran.iter().enumerate().find_map(|(i, ex)| {
+        let planters = echoes.crash_after_plants(ex)?;
+        let planted: Vec<String> = planters
+            .iter()
+            .filter_map(|p| {
+                let b = p.request.breach.as_ref()?;
+                Some(format!("{} {b}", p.request.operation))
+            })
+            .collect();
+        Some(format!(
+            "call {} ({}) answered {}, a crash that began only after the run sent inputs the description forbids and the server accepted ({}): on a fresh server it may not crash",
+            i + 1,
+            ex.request.operation,
+            ex.status.unwrap_or(0),
+            planted.join(", ")
+        ))
+    })
 }
 
 /// One archived test on its way into the suite.

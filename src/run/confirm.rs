@@ -13,7 +13,7 @@ use super::link::Link;
 use super::options::RunOptions;
 use crate::execution::{TestRun, secrets::Secrets};
 use crate::model::Api;
-use crate::oracles::{Checker, Confirmation, witness::Ledger};
+use crate::oracles::{Checker, Confirmation, echoes::Echoes, witness::Ledger};
 use crate::reports::Report;
 use crate::reproduce::phase::{Channel, Fate, SuiteLeftOut, SuiteScript};
 use crate::reproduce::{self, Script};
@@ -27,6 +27,10 @@ pub struct Replays {
     /// What the run made and changed on the server, as the suite's scripts
     /// name it.
     pub ledger: Ledger,
+    /// What the run's accepted wrong inputs planted, and when requests
+    /// worked and crashed: a suite test that crashes only after them is
+    /// left out.
+    pub echoes: Echoes,
     /// Per fault, the scripts to try, best first.
     pub faults: Vec<Vec<Script>>,
     /// The operations the search found slow.
@@ -124,6 +128,7 @@ async fn rerun(
         api,
         checker,
         mut ledger,
+        echoes,
         ..
     } = replays;
     // What the replays created and changed, after the search's own history.
@@ -147,7 +152,8 @@ async fn rerun(
         &location,
         &mut left_out,
     );
-    let scripts = reproduce::phase::settle(scripts, &checker, channel, &mut left_out).await;
+    let scripts =
+        reproduce::phase::settle(scripts, &checker, &echoes, channel, &mut left_out).await;
     Ok((scripts, left_out))
 }
 

@@ -255,6 +255,7 @@ impl Source for Logged {
                 api: ended.api.clone(),
                 checker,
                 ledger,
+                echoes,
                 faults: fault_scripts,
                 slow: Vec::new(),
             },

@@ -106,6 +106,7 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
         let answers = conformance_answers(search.faults());
         let suite = Suite::Rerun(search.suite_runs());
         let ledger = search.take_ledger();
+        let echoes = search.take_echoes();
         Ok(Collected {
             report,
             graph,
@@ -113,6 +114,7 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
                 api: api.clone(),
                 checker,
                 ledger,
+                echoes,
                 faults,
                 slow: slow.into_iter().map(|s| s.operation).collect(),
             },

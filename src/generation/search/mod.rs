@@ -282,6 +282,11 @@ impl<P: Protocol> Search<P> {
         &self.echoes
     }
 
+    /// What the run planted, taken for the replays after the search.
+    pub fn take_echoes(&mut self) -> Echoes {
+        std::mem::take(&mut self.echoes)
+    }
+
     /// The ledger, taken for the replays after the search.
     pub fn take_ledger(&mut self) -> Ledger {
         std::mem::take(&mut self.ledger)
