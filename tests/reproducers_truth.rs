@@ -150,6 +150,27 @@ async fn rest_reproducers_show_their_fault_and_only_then() {
         assert_eq!(f["confirmation"], "confirmed", "{f:#}");
         assert!(f["reproducer"].is_object(), "{f:#}");
     }
+    // An accepted wrong value served back (by the creation, by the listing)
+    // is the one invalid_input_accepted fault, not a schema violation.
+    let echoed: Vec<&Value> = faults
+        .iter()
+        .filter(|f| {
+            f["code"] == "schema_violation"
+                && (f["operation"] == "createEntry" || f["operation"] == "listEntries")
+        })
+        .collect();
+    assert!(echoed.is_empty(), "{echoed:#?}");
+    let trace = std::fs::read_to_string(out.path().join("trace.ndjson")).unwrap();
+    assert!(
+        trace.lines().any(|l| {
+            let e: Value = serde_json::from_str(l).unwrap();
+            e["operation"] == "listEntries"
+                && e["response_body"]
+                    .as_str()
+                    .is_some_and(|b| b.contains("\"index\":\""))
+        }),
+        "no listing served a wrong index back: the test proves nothing"
+    );
     // Shrinking kept what each negative test broke.
     for f in faults
         .iter()

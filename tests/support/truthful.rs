@@ -8,7 +8,9 @@
 //! REST (see the description's header for each operation's fault):
 //! `/flow_runs/` answers 500 (307 without its slash); `/stats` gives a
 //! float where an integer is documented; `/entries` and `/items` accept
-//! inputs the description forbids.
+//! inputs the description forbids (an entry is stored as sent and served
+//! back by `GET /entries`: the wrong value is the accepted input's fault,
+//! not a schema violation of the answers).
 //!
 //! GraphQL: `book(id:)` answers a book whose non-null `author` is null
 //! (faults off: no book at all, `book: null`, which the schema allows);
@@ -47,6 +49,8 @@ pub struct Truthful {
 struct App {
     faulty: bool,
     next_id: AtomicI64,
+    /// The entries made, as stored and served back.
+    entries: std::sync::Mutex<Vec<Value>>,
 }
 
 impl Truthful {
@@ -59,6 +63,7 @@ impl Truthful {
         let app = Arc::new(App {
             faulty,
             next_id: AtomicI64::new(1),
+            entries: std::sync::Mutex::new(Vec::new()),
         });
         let router = Router::new().fallback(handle).with_state(app);
         let task = tokio::spawn(async move {
@@ -121,7 +126,24 @@ async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
                 }
             }
             let id = app.next_id.fetch_add(1, Ordering::SeqCst);
-            json_answer(201, json!({ "id": id }))
+            // Stored as sent, and served back: a wrong `index` accepted
+            // comes back in every answer that shows the entry.
+            let mut entry = Map::new();
+            entry.insert("id".into(), json!(id));
+            for key in ["index", "note"] {
+                if let Some(v) = fields.get(key) {
+                    entry.insert(key.into(), v.clone());
+                }
+            }
+            let entry = Value::Object(entry);
+            let mut entries = app.entries.lock().unwrap_or_else(|e| e.into_inner());
+            entries.push(entry.clone());
+            json_answer(201, entry)
+        }
+        ("GET", "/entries") => {
+            let entries = app.entries.lock().unwrap_or_else(|e| e.into_inner());
+            let latest: Vec<Value> = entries.iter().rev().take(10).cloned().collect();
+            json_answer(200, Value::Array(latest))
         }
         ("GET", "/items") => {
             let limit = url::form_urlencoded::parse(query.as_bytes())
