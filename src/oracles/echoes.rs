@@ -7,7 +7,7 @@
 //! conformance causes, and the spec fixes would loosen the description to
 //! fit the run's own garbage ([`Echoes`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde_json::Value;
 
@@ -18,10 +18,12 @@ use crate::execution::Exchange;
 /// a bound keeps a hostile server from growing the set without end.
 const MAX_PLANTED: usize = 20_000;
 
-/// Planting requests kept at most, for [`Echoes::before`].
+/// Planting requests kept at most, for [`Echoes::before`] (the latest:
+/// what a later crash needs was planted last).
 const MAX_PLANTERS: usize = 4_096;
 
-/// Times one request shape is remembered to have worked, at most.
+/// Times one request shape is remembered to have worked, at most (the
+/// latest).
 const MAX_WORKED: usize = 10_000;
 
 /// Planting requests put before a fault's witness, at most.
@@ -29,12 +31,13 @@ pub const MAX_PLANTERS_BEFORE: usize = 8;
 
 /// The body members the run's accepted wrong inputs set (or left out), by
 /// pointer, with the value sent; the requests that planted them; and when
-/// each body-less request shape worked, to tell when a fault began.
+/// each body-less request shape worked and first crashed, to tell when a
+/// crash began.
 #[derive(Debug, Default, Clone)]
 pub struct Echoes {
     planted: HashSet<(String, Option<String>)>,
-    planters: Vec<Exchange>,
-    worked: HashMap<String, Vec<u64>>,
+    planters: VecDeque<Exchange>,
+    worked: HashMap<String, VecDeque<u64>>,
     /// When each body-less request shape first answered 5xx.
     crashed: HashMap<String, u64>,
 }
@@ -46,15 +49,16 @@ impl Echoes {
     }
 
     /// Keeps what `ex` planted, if it is a wrong body member the server
-    /// accepted.
+    /// accepted; and, for a body-less request, that it worked or crashed.
     pub fn note(&mut self, ex: &Exchange) {
         if let (Some(status), Some(shape)) = (ex.status, shape(ex)) {
             for key in [shape, any_shape(ex)] {
                 if (200..300).contains(&status) {
                     let seqs = self.worked.entry(key).or_default();
-                    if seqs.len() < MAX_WORKED {
-                        seqs.push(ex.seq);
+                    if seqs.len() == MAX_WORKED {
+                        seqs.pop_front();
                     }
+                    seqs.push_back(ex.seq);
                 } else if status >= 500 {
                     let first = self.crashed.entry(key).or_insert(ex.seq);
                     *first = (*first).min(ex.seq);
@@ -65,9 +69,10 @@ impl Echoes {
         if self.planted.len() < MAX_PLANTED {
             self.planted.insert(planted);
         }
-        if self.planters.len() < MAX_PLANTERS {
-            self.planters.push(ex.clone());
+        if self.planters.len() == MAX_PLANTERS {
+            self.planters.pop_front();
         }
+        self.planters.push_back(ex.clone());
     }
 
     /// The last `n` planting requests sent before request `seq`, one per
@@ -172,6 +177,22 @@ impl Echoes {
                 .filter_map(|ex| planted(ex))
                 .any(|p| tails.contains(&p))
     }
+}
+
+/// Planting requests as people read them: `createComment body /postId:
+/// null, …`.
+pub fn named(planters: &[&Exchange]) -> String {
+    let named: Vec<String> = planters
+        .iter()
+        .filter_map(|p| {
+            Some(format!(
+                "{} {}",
+                p.request.operation,
+                p.request.breach.as_ref()?
+            ))
+        })
+        .collect();
+    named.join(", ")
 }
 
 /// The shape of a request without a body or a wrong input, for telling

@@ -201,33 +201,7 @@ pub fn fault_script(
     } else {
         Vec::new()
     };
-    // A crash that began after the run planted wrong inputs (the same
-    // request worked before them) is replayed after them first: the server
-    // may still hold them, and a witness that shows the crash only thanks to
-    // that would not show it on a fresh server. Other faults (a resource
-    // read after its delete) name what they need.
-    let crash = kept.fault.status.is_some_and(|s| s >= 500)
-        || matches!(kept.fault.code.as_str(), "no_answer" | "invalid_http");
-    let since = kept
-        .witness
-        .last()
-        .filter(|_| crash)
-        .and_then(|last| known.echoes.since_it_worked(last, kept.fault.first_seq));
-    let began = since
-        .as_ref()
-        .and_then(|(_, planters)| prefixed(known.ledger, planters, &witness));
-    // Should the witness alone show the crash, the server may still hold
-    // what the run planted (or what replaying `began` planted again).
-    let unplanted = since.as_ref().map(|(worked, planters)| {
-        let planted: Vec<String> = planters
-            .iter()
-            .filter_map(|p| Some(format!("{} {}", p.request.operation, p.request.breach.as_ref()?)))
-            .collect();
-        format!(
-            "the crash began only after the run sent inputs the description forbids and the server accepted ({}); the same request had worked at request {worked}",
-            planted.join(", ")
-        )
-    });
+    let (began, unplanted) = began_after_plants(known, kept, &witness);
     let planted = PLANTERS
         .into_iter()
         .map(|n| known.echoes.before(kept.fault.first_seq, n))
@@ -274,6 +248,38 @@ pub fn fault_script(
             script
         })
         .collect()
+}
+
+/// For a crash that began after the run planted wrong inputs (the same
+/// request worked before them): the witness after them, replayed first
+/// (the server may still hold them, and a witness that shows the crash
+/// only thanks to that would not show it on a fresh server); and why the
+/// witness alone may not show it on a fresh server. Other faults (a
+/// resource read after its delete) name what they need.
+fn began_after_plants(
+    known: Known<'_>,
+    kept: &Kept,
+    witness: &[Exchange],
+) -> (Option<(Vec<Exchange>, usize)>, Option<String>) {
+    let crash = kept.fault.status.is_some_and(|s| s >= 500)
+        || matches!(kept.fault.code.as_str(), "no_answer" | "invalid_http");
+    let Some((worked, planters)) = kept
+        .witness
+        .last()
+        .filter(|_| crash)
+        .and_then(|last| known.echoes.since_it_worked(last, kept.fault.first_seq))
+    else {
+        return (None, None);
+    };
+    let planted = crate::oracles::echoes::named(&planters);
+    // Should the witness alone show the crash, the server may still hold
+    // what the run planted (or what replaying the first script planted
+    // again).
+    let why = format!(
+        "the crash began only after the run sent inputs the description forbids and the server accepted ({}); the same request had worked at request {worked}",
+        planted
+    );
+    (prefixed(known.ledger, &planters, witness), Some(why))
 }
 
 /// What a candidate script of a fault is.
@@ -518,19 +524,13 @@ pub async fn settle(
 fn crash_after_plants(ran: &[Exchange], echoes: &Echoes) -> Option<String> {
     ran.iter().enumerate().find_map(|(i, ex)| {
         let planters = echoes.crash_after_plants(ex)?;
-        let planted: Vec<String> = planters
-            .iter()
-            .filter_map(|p| {
-                let b = p.request.breach.as_ref()?;
-                Some(format!("{} {b}", p.request.operation))
-            })
-            .collect();
+        let planted = crate::oracles::echoes::named(&planters);
         Some(format!(
             "call {} ({}) answered {}, a crash that began only after the run sent inputs the description forbids and the server accepted ({}): on a fresh server it may not crash",
             i + 1,
             ex.request.operation,
             ex.status.unwrap_or(0),
-            planted.join(", ")
+            planted
         ))
     })
 }
