@@ -97,32 +97,54 @@ impl Echoes {
         last: &Exchange,
         first_seq: u64,
     ) -> Option<(u64, Vec<&Exchange>)> {
-        let last_worked = |key: &str| {
-            self.worked
-                .get(key)?
-                .iter()
-                .copied()
-                .filter(|&s| s < first_seq)
-                .max()
-        };
-        let worked = last_worked(&shape(last)?).or_else(|| last_worked(&any_shape(last)))?;
+        let worked = self
+            .last_worked(&shape(last)?, first_seq)
+            .or_else(|| self.last_worked(&any_shape(last), first_seq))?;
         let planters = self.between(Some(worked), first_seq, MAX_PLANTERS_BEFORE);
         (!planters.is_empty()).then_some((worked, planters))
     }
 
-    /// Whether `ex`, a body-less request answered 5xx, shows a crash that
-    /// began only after the run planted wrong inputs ([`Echoes::since_it_worked`],
-    /// from the first crash of its shape in the search): the planters.
+    /// Whether `ex`'s operation both worked (a body-less request answered
+    /// 2xx, at any time) and crashed, its first crash after the run had
+    /// planted wrong inputs: its answers depend on the data, and the run
+    /// corrupted the data.
+    pub fn works_unless_planted(&self, ex: &Exchange) -> bool {
+        let key = any_shape(ex);
+        let first = shape(ex)
+            .and_then(|s| self.crashed.get(&s))
+            .or_else(|| self.crashed.get(&key));
+        self.worked.get(&key).is_some_and(|w| !w.is_empty())
+            && first.is_some_and(|&first| !self.before(first, 1).is_empty())
+    }
+
+    /// The last request of shape `key` answered 2xx before `before`.
+    fn last_worked(&self, key: &str, before: u64) -> Option<u64> {
+        self.worked
+            .get(key)?
+            .iter()
+            .copied()
+            .filter(|&s| s < before)
+            .max()
+    }
+
+    /// Whether `ex`, a request answered 5xx, may show a crash that began
+    /// only after the run planted wrong inputs: its shape's (or, for a
+    /// request with a body or a wrong input, its operation's body-less
+    /// requests') first crash in the search came after plants since the
+    /// shape last worked. The planters. Looser than
+    /// [`Echoes::since_it_worked`], for leaving a test out, not for
+    /// adding steps to one.
     pub fn crash_after_plants(&self, ex: &Exchange) -> Option<Vec<&Exchange>> {
         if ex.status.is_none_or(|s| s < 500) {
             return None;
         }
-        let first = self
-            .crashed
-            .get(&shape(ex)?)
-            .or_else(|| self.crashed.get(&any_shape(ex)))?;
-        self.since_it_worked(ex, *first)
-            .map(|(_, planters)| planters)
+        let keys: Vec<String> = shape(ex).into_iter().chain([any_shape(ex)]).collect();
+        keys.iter().find_map(|key| {
+            let first = *self.crashed.get(key)?;
+            let worked = self.last_worked(key, first)?;
+            let planters = self.between(Some(worked), first, MAX_PLANTERS_BEFORE);
+            (!planters.is_empty()).then_some(planters)
+        })
     }
 
     /// Up to `n` planters sent after request `after` (if any) and before
@@ -453,5 +475,18 @@ mod tests {
                 .crash_after_plants(&read(91, "/posts/7", 200))
                 .is_none()
         );
+        // A wrong input's crash is judged by the operation's history.
+        let mut wrong = read(92, "/posts/abc", 500);
+        wrong.request.breach = Some(crate::execution::Breach {
+            input: "path id".into(),
+            kind: BreachKind::WrongType,
+        });
+        assert!(echoes.crash_after_plants(&wrong).is_some());
+        assert!(echoes.works_unless_planted(&wrong));
+        // An operation that never worked crashes whatever was planted.
+        let mut never = read(93, "/flow_runs/", 500);
+        never.request.operation = "listFlowRuns".into();
+        echoes.note(&never);
+        assert!(!echoes.works_unless_planted(&never));
     }
 }

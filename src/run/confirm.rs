@@ -153,7 +153,7 @@ async fn rerun(
         &mut left_out,
     );
     let scripts =
-        reproduce::phase::settle(scripts, &checker, &echoes, channel, &mut left_out).await;
+        reproduce::phase::settle(scripts, &api, &checker, &echoes, channel, &mut left_out).await;
     Ok((scripts, left_out))
 }
 
