@@ -201,7 +201,7 @@ pub fn fault_script(
     } else {
         Vec::new()
     };
-    let (began, unplanted) = began_after_plants(known, kept, &witness);
+    let (began, unplanted) = began_after_plants(api, known, kept, &witness);
     let planted = PLANTERS
         .into_iter()
         .map(|n| known.echoes.before(kept.fault.first_seq, n))
@@ -257,19 +257,30 @@ pub fn fault_script(
 /// witness alone may not show it on a fresh server. Other faults (a
 /// resource read after its delete) name what they need.
 fn began_after_plants(
+    api: &Api,
     known: Known<'_>,
     kept: &Kept,
     witness: &[Exchange],
 ) -> (Option<(Vec<Exchange>, usize)>, Option<String>) {
     let crash = kept.fault.status.is_some_and(|s| s >= 500)
         || matches!(kept.fault.code.as_str(), "no_answer" | "invalid_http");
-    let Some((worked, planters)) = kept
-        .witness
-        .last()
-        .filter(|_| crash)
-        .and_then(|last| known.echoes.since_it_worked(last, kept.fault.first_seq))
-    else {
+    let Some(last) = kept.witness.last().filter(|_| crash) else {
         return (None, None);
+    };
+    let Some((worked, planters)) = known.echoes.since_it_worked(last, kept.fault.first_seq) else {
+        // A listing's crash depends on all the server holds: when the
+        // operation also worked, and crashed first after plants, a fresh
+        // server may answer it well.
+        let reads_all = last.request.method == "GET"
+            && api
+                .operations
+                .iter()
+                .find(|op| op.name == last.request.operation)
+                .is_some_and(|op| !crate::oracles::identity::names_one_resource(op));
+        let why = (reads_all && known.echoes.works_unless_planted(last)).then(|| {
+            "it reads no single resource, and the operation also worked in the run until it had planted inputs the description forbids: whether it crashes depends on all the server holds".to_string()
+        });
+        return (None, why);
     };
     let planted = crate::oracles::echoes::named(&planters);
     // Should the witness alone show the crash, the server may still hold
