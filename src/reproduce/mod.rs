@@ -222,6 +222,7 @@ pub enum Source {
 }
 
 pub mod build;
+pub mod candidates;
 pub mod hurl;
 pub mod phase;
 pub mod script_run;

@@ -229,11 +229,11 @@ impl Source for Logged {
         let fault_scripts = faults
             .kept()
             .map(|k| {
-                let known = reproduce::phase::Known {
+                let known = reproduce::candidates::Known {
                     ledger: &ledger,
                     echoes: &echoes,
                 };
-                let mut scripts = reproduce::phase::fault_script(
+                let mut scripts = reproduce::candidates::fault_script(
                     ended.api,
                     &checker,
                     known,

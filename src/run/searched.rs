@@ -96,11 +96,11 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
             .into_iter()
             .filter_map(|i| kept.get(i))
             .map(|k| {
-                let known = reproduce::phase::Known {
+                let known = reproduce::candidates::Known {
                     ledger: search.ledger(),
                     echoes: search.echoes(),
                 };
-                reproduce::phase::fault_script(api, &checker, known, target.as_str(), k)
+                reproduce::candidates::fault_script(api, &checker, known, target.as_str(), k)
             })
             .collect();
         let answers = conformance_answers(search.faults());

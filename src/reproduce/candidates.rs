@@ -1,0 +1,219 @@
+//! The scripts to try for a fault, best first: its completed witnesses;
+//! for a crash that began after the run planted wrong inputs, the witness
+//! after them; the witness after growing prefixes of what was planted
+//! before the fault was first seen; and, last, its test alone.
+
+use super::{Script, ScriptFault, build};
+use crate::execution::Exchange;
+use crate::model::Api;
+use crate::oracles::echoes::Echoes;
+use crate::oracles::{Checker, Kept, witness::Ledger};
+
+/// What the run knows that completes a witness: who made which id, and
+/// which accepted wrong inputs the server may still hold.
+#[derive(Clone, Copy)]
+pub struct Known<'a> {
+    /// Which request made which id.
+    pub ledger: &'a Ledger,
+    /// The requests that planted values the description forbids.
+    pub echoes: &'a Echoes,
+}
+
+/// Planting requests put before a witness: tried as growing prefixes (the
+/// latest one, two, four, eight), each a replay.
+const PLANTERS: [usize; 4] = [1, 2, 4, crate::oracles::echoes::MAX_PLANTERS_BEFORE];
+
+/// The scripts of a kept fault, best first: its completed smallest and
+/// first witnesses; the smallest after what the run's accepted wrong inputs
+/// planted before it was first seen (a fault that needs a record the run
+/// corrupted); and, last, its test alone.
+pub fn fault_script(
+    api: &Api,
+    checker: &Checker,
+    known: Known<'_>,
+    target: &str,
+    kept: &Kept,
+) -> Vec<Script> {
+    let ledger = known.ledger;
+    let location = |l: &str| checker.location_path(l);
+    // Completed again with what the whole run knows: a resource the witness
+    // names may have been deleted since the fault was found (seed data
+    // included); one the run made stands in for it.
+    use crate::oracles::FaultCheck;
+    let in_items = match &kept.check {
+        FaultCheck::JsonType { pointer, .. }
+        | FaultCheck::JsonValue { pointer, .. }
+        | FaultCheck::JsonMissing { pointer, .. } => pointer
+            .split('/')
+            .nth(1)
+            .is_some_and(|s| s == "*" || s.parse::<usize>().is_ok()),
+        _ => false,
+    };
+    let complete = |w: &[Exchange]| {
+        if w.is_empty() {
+            Vec::new()
+        } else if in_items {
+            ledger.complete_listing(w)
+        } else {
+            ledger.complete(w)
+        }
+    };
+    let witness = complete(&kept.witness);
+    let first = complete(&kept.first);
+    // Last resort: the test alone, without the requests that made what it
+    // used (they may fail now that the run has changed the server's state).
+    let own: Vec<Exchange> = kept
+        .witness
+        .iter()
+        .filter(|e| kept.fault.witness.iter().any(|w| w.seq == e.seq))
+        .cloned()
+        .collect();
+    let own = if own.len() < kept.witness.len() {
+        own
+    } else {
+        Vec::new()
+    };
+    let (began, unplanted) = began_after_plants(api, known, kept, &witness);
+    let planted = PLANTERS
+        .into_iter()
+        .map(|n| known.echoes.before(kept.fault.first_seq, n))
+        .scan(0, |longest, planters| {
+            let longer = planters.len() > *longest;
+            *longest = planters.len();
+            Some(longer.then_some(planters))
+        })
+        .flatten()
+        .filter_map(|planters| prefixed(known.ledger, &planters, &witness));
+    let candidates = began
+        .into_iter()
+        .map(|(w, n)| (w, Kind::Planted(n)))
+        .chain([(witness.clone(), Kind::Witness), (first, Kind::Witness)])
+        .chain(planted.map(|(w, n)| (w, Kind::Planted(n))))
+        .chain([(own, Kind::Alone)]);
+    candidates
+        .filter(|(w, _)| !w.is_empty())
+        .map(|(w, kind)| {
+            let mut script = build::script(api, target, &w, &location);
+            match kind {
+                Kind::Witness => {
+                    if let Some(why) = &unplanted {
+                        script.standalone = false;
+                        script.not_standalone.push(why.clone());
+                    }
+                }
+                Kind::Planted(n) => script.planted = n,
+                Kind::Alone => {
+                    script.standalone = false;
+                    script.not_standalone.push(
+                        "it is the test alone, without the requests that made what it uses".into(),
+                    );
+                }
+            }
+            let w = &w;
+            script.fault = Some(ScriptFault {
+                code: kept.fault.code.clone(),
+                signature: kept.fault.signature.clone(),
+                message: kept.fault.message.clone(),
+                check: check_of(api, checker, w, &kept.fault.signature)
+                    .unwrap_or_else(|| kept.check.clone()),
+            });
+            script
+        })
+        .collect()
+}
+
+/// For a crash that began after the run planted wrong inputs (the same
+/// request worked before them): the witness after them, replayed first
+/// (the server may still hold them, and a witness that shows the crash
+/// only thanks to that would not show it on a fresh server); and why the
+/// witness alone may not show it on a fresh server. Other faults (a
+/// resource read after its delete) name what they need.
+fn began_after_plants(
+    api: &Api,
+    known: Known<'_>,
+    kept: &Kept,
+    witness: &[Exchange],
+) -> (Option<(Vec<Exchange>, usize)>, Option<String>) {
+    let crash = kept.fault.status.is_some_and(|s| s >= 500)
+        || matches!(kept.fault.code.as_str(), "no_answer" | "invalid_http");
+    let Some(last) = kept.witness.last().filter(|_| crash) else {
+        return (None, None);
+    };
+    let Some((worked, planters)) = known.echoes.since_it_worked(last, kept.fault.first_seq) else {
+        // A listing's crash depends on all the server holds: when the
+        // operation also worked, and crashed first after plants, a fresh
+        // server may answer it well.
+        let reads_all = last.request.method == "GET"
+            && api
+                .operations
+                .iter()
+                .find(|op| op.name == last.request.operation)
+                .is_some_and(|op| !crate::oracles::identity::names_one_resource(op));
+        let why = (reads_all && known.echoes.works_unless_planted(last)).then(|| {
+            "it reads no single resource, and the operation also worked in the run until it had planted inputs the description forbids: whether it crashes depends on all the server holds".to_string()
+        });
+        return (None, why);
+    };
+    let planted = crate::oracles::echoes::named(&planters);
+    // Should the witness alone show the crash, the server may still hold
+    // what the run planted (or what replaying the first script planted
+    // again).
+    let why = format!(
+        "the crash began only after the run sent inputs the description forbids and the server accepted ({}); the same request had worked at request {worked}",
+        planted
+    );
+    (prefixed(known.ledger, &planters, witness), Some(why))
+}
+
+/// What a candidate script of a fault is.
+enum Kind {
+    /// A completed witness.
+    Witness,
+    /// A completed witness after this many planting steps.
+    Planted(usize),
+    /// The fault's test alone.
+    Alone,
+}
+
+/// `witness` after `planters`, each with the requests that made what it
+/// names, and how many steps come before the witness; none without a
+/// witness or a planter.
+fn prefixed(
+    ledger: &Ledger,
+    planters: &[&Exchange],
+    witness: &[Exchange],
+) -> Option<(Vec<Exchange>, usize)> {
+    let mut prefix: Vec<Exchange> = Vec::new();
+    for p in planters {
+        for e in ledger.complete(std::slice::from_ref(*p)) {
+            let same = |x: &Exchange| x.seq == e.seq;
+            if !prefix.iter().any(same) && !witness.iter().any(same) {
+                prefix.push(e);
+            }
+        }
+    }
+    let planted = prefix.len();
+    if planted == 0 || witness.is_empty() {
+        return None;
+    }
+    prefix.extend(witness.iter().cloned());
+    Some((prefix, planted))
+}
+
+/// The check of the fault `signature` as the last exchange of `witness`
+/// shows it: the fault's first sighting may have shown it elsewhere in the
+/// body (`/1/price` there, `/0/price` here).
+fn check_of(
+    api: &Api,
+    checker: &Checker,
+    witness: &[Exchange],
+    signature: &str,
+) -> Option<crate::oracles::FaultCheck> {
+    let last = witness.last()?;
+    checker
+        .test(api, witness)
+        .pop()?
+        .into_iter()
+        .find(|f| f.signature(last.status) == signature)
+        .map(|f| f.script_check(last.status))
+}
