@@ -72,7 +72,15 @@ impl Echoes {
         if self.planters.len() == MAX_PLANTERS {
             self.planters.pop_front();
         }
-        self.planters.push_back(ex.clone());
+        // Replayed for its request alone: its answer (up to `--max-body`
+        // each, thousands kept) is not worth holding on to.
+        self.planters.push_back(Exchange {
+            seq: ex.seq,
+            request: ex.request.clone(),
+            status: ex.status,
+            headers: ex.headers.clone(),
+            ..Exchange::default()
+        });
     }
 
     /// The last `n` planting requests sent before request `seq`, one per

@@ -36,8 +36,8 @@ pub struct Script {
     pub direct: Vec<String>,
     /// How many first steps plant what the fault needs: inputs the
     /// description forbids that the server accepted earlier in the run
-    /// (with what they name). The fault did not show without them, so
-    /// shrinking keeps them.
+    /// (with what they name), before the fault first showed: it began after
+    /// them, or its witness alone no longer showed it. Shrinking keeps them.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub planted: usize,
 }

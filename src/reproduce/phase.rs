@@ -6,6 +6,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::candidates::listing_crash_after_plants;
 use super::script_run::ScriptRun;
 use super::shrink::{Job, Outcome, ShrinkDriver};
 use super::{Script, hurl, shell};
@@ -340,21 +341,12 @@ fn crash_after_plants(ran: &[Exchange], echoes: &Echoes) -> Option<String> {
     })
 }
 
-/// Why a recorded suite test asserts the whole server's data: a call that
-/// reads no single resource (a listing, a count) crashed, its operation
-/// also worked in the run, and it first crashed after the run planted
-/// wrong inputs: whether it crashes depends on everything the server
-/// holds, not only on what the test made (json-server's
-/// `GET /comments?_expand=post` fails on a comment another test left with a
-/// null `postId`). A listing that always crashed is kept.
+/// Why a recorded suite test asserts the whole server's data: a call's
+/// crash is a listing's that began after plants
+/// ([`listing_crash_after_plants`]); a listing that always crashed is kept.
 fn crash_reading_all(api: &Api, ran: &[Exchange], echoes: &Echoes) -> Option<String> {
-    let positions = api.operation_positions();
     ran.iter().enumerate().find_map(|(i, ex)| {
-        let op = &api.operations[*positions.get(&ex.request.operation)?];
-        let crashed = ex.status.is_some_and(|s| s >= 500);
-        let reads_all = ex.request.method == "GET"
-            && !crate::oracles::identity::names_one_resource(op);
-        (crashed && reads_all && echoes.works_unless_planted(ex)).then(|| {
+        listing_crash_after_plants(api, echoes, ex).then(|| {
             format!(
                 "call {} ({}) answered {}, reading no single resource, which also worked in the run until it had planted inputs the description forbids: whether it crashes depends on all the server holds, not only on what this test made",
                 i + 1,

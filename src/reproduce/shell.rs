@@ -376,7 +376,7 @@ pub fn render(script: &Script) -> String {
             n => format!("Steps 1 to {n} plant"),
         };
         out.push_str(&format!(
-            "# {steps} what the fault needs: inputs the description forbids that the server\n# accepted earlier in the run. Without them the fault did not show.\n"
+            "# {steps} what the fault needs: inputs the description forbids that the server\n# accepted earlier in the run, before the fault first showed.\n"
         ));
     }
     if !script.standalone {

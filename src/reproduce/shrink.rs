@@ -135,9 +135,9 @@ fn apply(script: &Script, cut: &Cut) -> Option<Script> {
     let mut s = script.clone();
     match cut {
         Cut::Step(i) => {
-            // The planting steps stay: the fault did not show without them,
-            // and once replayed they are on the server, so every later
-            // replay would show it whether the script still planted or not.
+            // The planting steps stay: the fault began after them, and once
+            // replayed they are on the server, so every later replay would
+            // show it whether the script still planted or not.
             if *i + 1 >= s.steps.len() || *i < s.planted || feeds(&s, *i) {
                 return None;
             }
