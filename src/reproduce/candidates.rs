@@ -86,7 +86,7 @@ pub fn fault_script(
         .filter_map(|planters| prefixed(known.ledger, &planters, &witness));
     let candidates = began
         .into_iter()
-        .map(|(w, n)| (w, Kind::Planted(n)))
+        .map(|(w, n)| (w, Kind::Began(n)))
         .chain([(witness.clone(), Kind::Witness), (first, Kind::Witness)])
         .chain(planted.map(|(w, n)| (w, Kind::Planted(n))))
         .chain([(own, Kind::Alone)]);
@@ -102,6 +102,17 @@ pub fn fault_script(
                     }
                 }
                 Kind::Planted(n) => script.planted = n,
+                Kind::Began(n) => {
+                    script.planted = n;
+                    // Replayed first on a server that may still hold every
+                    // plant: showing the crash does not tell that these
+                    // plants are what it needs (json-server's listing also
+                    // broke on a post the run deleted, which is no plant).
+                    script.standalone = false;
+                    script.not_standalone.push(
+                        "it plants what the run had planted when the crash began; whether the crash needs those, or other state the run left, cannot be told on a server that already held them".into(),
+                    );
+                }
                 Kind::Alone => {
                     script.standalone = false;
                     script.not_standalone.push(
@@ -179,6 +190,9 @@ enum Kind {
     Witness,
     /// A completed witness after this many planting steps.
     Planted(usize),
+    /// A completed witness after this many steps of what the run planted
+    /// since the request last worked.
+    Began(usize),
     /// The fault's test alone.
     Alone,
 }
