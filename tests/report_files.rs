@@ -359,6 +359,7 @@ fn hand_built() -> Report {
             improvements: BTreeMap::new(),
             covered_at,
             learnt_constraints: Vec::new(),
+            ..Default::default()
         }),
     }
 }
@@ -1614,6 +1615,7 @@ fn report_from_json(r: &Value) -> Report {
                 .map(|p| (text(&p[0]), p[1].as_u64().unwrap()))
                 .collect(),
             learnt_constraints: Vec::new(),
+            ..Default::default()
         }),
     };
     report.group_causes();

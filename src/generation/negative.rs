@@ -15,6 +15,31 @@ use super::values::Rng64;
 use crate::execution::BreachKind;
 use crate::model::{Api, Schema, SchemaType};
 
+/// What one class of value was sent to and what it broke, for the
+/// report and for ordering the classes by their yield.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct ClassTally {
+    /// Requests that carried a value of the class.
+    pub requests: u64,
+    /// The (operation, input) pairs that got one.
+    #[serde(serialize_with = "count")]
+    pub inputs: std::collections::BTreeSet<(usize, String)>,
+    /// The operations that got one.
+    #[serde(serialize_with = "count")]
+    pub operations: std::collections::BTreeSet<usize>,
+    /// The operations that answered 5xx to one.
+    #[serde(serialize_with = "count")]
+    pub operations_broken: std::collections::BTreeSet<usize>,
+}
+
+/// A set in a report: how many it holds.
+fn count<T, S: serde::Serializer>(
+    set: &std::collections::BTreeSet<T>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_u64(set.len() as u64)
+}
+
 /// Where a value goes: into text (a path segment, a query parameter, a
 /// header, a form field: every value is a string there) or into JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,13 +61,128 @@ pub struct Probe {
     pub value: Value,
     /// What it does to the schema.
     pub kind: BreachKind,
+    /// The class of value it is.
+    pub class: EdgeClass,
+}
+/// A class of values that break servers for one reason: the edge pass
+/// tries one value of each class per input, the most productive classes
+/// first, and learns each class's yield as the run goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeClass {
+    /// Integers past 64 bits and numbers past the double range, as exact
+    /// number text (a conversion to a machine or database integer overflows).
+    Huge,
+    /// A value of another JSON shape where an object or array is due (a
+    /// body `[null, null]`, `null`, a scalar).
+    WrongShape,
+    /// An object or array where a scalar (string, number, enum) is due.
+    StructureInScalar,
+    /// `null` where it is not allowed.
+    Null,
+    /// A scalar of another type (a word for a number, a number for a
+    /// string or a string enum).
+    WrongType,
+    /// A required input left out.
+    Missing,
+    /// A body that is not JSON, or in another media type, or a broken
+    /// multipart body.
+    Malformed,
+    /// The empty string.
+    Empty,
+    /// A string past `maxLength`, or very long.
+    Long,
+    /// A number just outside its bounds, or at a machine integer's edge.
+    Bounds,
+    /// A value outside the enum.
+    NotInEnum,
+    /// A near miss of the pattern, or a malformed format.
+    Pattern,
+    /// Format specifiers, metacharacters, unicode and control characters.
+    Metacharacters,
+    /// Missing or malformed credentials.
+    Credentials,
+}
+
+impl EdgeClass {
+    /// Every class, in the order of their prior yield.
+    pub const ALL: [EdgeClass; 14] = [
+        EdgeClass::Huge,
+        EdgeClass::WrongShape,
+        EdgeClass::StructureInScalar,
+        EdgeClass::Null,
+        EdgeClass::WrongType,
+        EdgeClass::Missing,
+        EdgeClass::Malformed,
+        EdgeClass::Empty,
+        EdgeClass::Long,
+        EdgeClass::Bounds,
+        EdgeClass::NotInEnum,
+        EdgeClass::Pattern,
+        EdgeClass::Metacharacters,
+        EdgeClass::Credentials,
+    ];
+
+    /// Its name in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EdgeClass::Huge => "huge",
+            EdgeClass::WrongShape => "wrong_shape",
+            EdgeClass::StructureInScalar => "structure_in_scalar",
+            EdgeClass::Null => "null",
+            EdgeClass::WrongType => "wrong_type",
+            EdgeClass::Missing => "missing",
+            EdgeClass::Malformed => "malformed",
+            EdgeClass::Empty => "empty",
+            EdgeClass::Long => "long",
+            EdgeClass::Bounds => "bounds",
+            EdgeClass::NotInEnum => "not_in_enum",
+            EdgeClass::Pattern => "pattern",
+            EdgeClass::Metacharacters => "metacharacters",
+            EdgeClass::Credentials => "credentials",
+        }
+    }
+
+    /// The share of operations a value of this class breaks, before the
+    /// run has seen any: the order in which Schemathesis's coverage phase
+    /// and the field's benchmarks found server errors (overflowing
+    /// integers and bodies of the wrong shape first).
+    pub fn prior_yield(self) -> f64 {
+        match self {
+            EdgeClass::Huge => 0.12,
+            EdgeClass::WrongShape => 0.10,
+            EdgeClass::StructureInScalar => 0.08,
+            EdgeClass::Null => 0.06,
+            EdgeClass::WrongType => 0.05,
+            EdgeClass::Missing => 0.04,
+            EdgeClass::Malformed => 0.04,
+            EdgeClass::Empty => 0.03,
+            EdgeClass::Long => 0.03,
+            EdgeClass::Bounds => 0.025,
+            EdgeClass::NotInEnum => 0.02,
+            EdgeClass::Pattern => 0.02,
+            EdgeClass::Metacharacters => 0.02,
+            EdgeClass::Credentials => 0.01,
+        }
+    }
+
+    /// Its position in [`EdgeClass::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
 }
 
 /// Longest string tried when the schema sets no `maxLength`.
 const LONG: usize = 10_000;
 
-/// Values tried per input, at most.
-const PER_INPUT: usize = 16;
+/// Values tried per input and class of value, at most: every class an
+/// input can take keeps its first value (a cap over all classes cut the
+/// integers past 64 bits, listed late, from inputs with many rules).
+const PER_CLASS: usize = 6;
+
+/// Arrays built to overstep `minItems` or `maxItems` are this long at
+/// most: a description's `minItems: 1000000000` is no reason to build one.
+const MAX_ITEMS: u64 = 1_000;
 
 /// Integers no 64-bit type holds: 2^64, 10^20 and −2^63−1 (a server's
 /// conversion to a database or machine integer overflows).
@@ -73,72 +213,108 @@ const SPLICED: [&str; 7] = [
 pub fn probes(api: &Api, schema: &Schema, place: Place, rng: &mut Rng64) -> Vec<Probe> {
     let s = api.resolve(schema);
     let types = value_types(api, s);
-    let mut candidates: Vec<Value> = Vec::new();
+    let mut candidates: Vec<(Value, EdgeClass)> = Vec::new();
     let json = place == Place::Json;
+    let numeric = types.contains(&SchemaType::Integer) || types.contains(&SchemaType::Number);
+    let integer = types.contains(&SchemaType::Integer) && !types.contains(&SchemaType::Number);
+    let stringy = types.contains(&SchemaType::String) || types.is_empty();
+    let structured = types.contains(&SchemaType::Array) || types.contains(&SchemaType::Object);
+    // Past the machine's sizes, as exact number text (never rounded through
+    // f64): integers past 64 bits for both, and for integers also one past
+    // the double range written as digits. First: the class that breaks the
+    // most servers.
+    if numeric {
+        let exact = |t: &str| crate::execution::wire::exact_number(t);
+        let mut huge: Vec<Value> = PAST_64_BITS.iter().filter_map(|t| exact(t)).collect();
+        if types.contains(&SchemaType::Number) {
+            huge.extend(PAST_DOUBLE.iter().filter_map(|t| exact(t)));
+        } else {
+            huge.extend(exact(&format!("1{}", "0".repeat(309))));
+        }
+        candidates.extend(huge.into_iter().map(|v| (v, EdgeClass::Huge)));
+    }
     // Type violations.
-    if types.contains(&SchemaType::Integer) || types.contains(&SchemaType::Number) {
-        candidates.push(json!("abc"));
-        if types.contains(&SchemaType::Integer) && !types.contains(&SchemaType::Number) {
-            candidates.push(if json { json!(1.5) } else { json!("1.5") });
+    if numeric {
+        candidates.push((json!("abc"), EdgeClass::WrongType));
+        if integer {
+            let half = if json { json!(1.5) } else { json!("1.5") };
+            candidates.push((half, EdgeClass::WrongType));
         }
     }
     if types.contains(&SchemaType::Boolean) {
-        candidates.push(json!("maybe"));
+        candidates.push((json!("maybe"), EdgeClass::WrongType));
     }
     if json {
-        if types.contains(&SchemaType::String) {
-            candidates.push(json!(123));
-        }
-        if types.contains(&SchemaType::Array) || types.contains(&SchemaType::Object) {
-            candidates.push(json!("abc"));
-        }
+        // A value of another shape where an object or array is due:
+        // `[null, null]` first (a handler that indexes it reads `null`).
         if types.contains(&SchemaType::Object) {
-            candidates.push(json!([]));
+            candidates.push((json!([null, null]), EdgeClass::WrongShape));
+            candidates.push((json!([]), EdgeClass::WrongShape));
         }
         if types.contains(&SchemaType::Array) {
-            candidates.push(json!({}));
+            candidates.push((json!([null]), EdgeClass::WrongShape));
+            candidates.push((json!({}), EdgeClass::WrongShape));
         }
-        candidates.push(Value::Null);
+        if structured {
+            candidates.push((json!("abc"), EdgeClass::WrongShape));
+            candidates.push((json!(0), EdgeClass::WrongShape));
+        }
+        // An object or an array where a scalar is due (`.strip()` on a dict).
+        let scalar = !structured && !types.is_empty() || !s.enum_values.is_empty();
+        if scalar {
+            candidates.push((json!({"a": "b"}), EdgeClass::StructureInScalar));
+            candidates.push((json!(["a"]), EdgeClass::StructureInScalar));
+        }
+        // A number in a string or string-enum field.
+        if types.contains(&SchemaType::String)
+            || s.enum_values.iter().any(Value::is_string) && !numeric
+        {
+            candidates.push((json!(123), EdgeClass::WrongType));
+        }
+        if types.contains(&SchemaType::Boolean) {
+            candidates.push((json!(1), EdgeClass::WrongType));
+        }
+        candidates.push((Value::Null, EdgeClass::Null));
     }
     // Outside the enum.
     if !s.enum_values.is_empty() {
-        if s.enum_values.iter().all(Value::is_number) {
-            candidates.push(json!(999_999));
+        let outside = if s.enum_values.iter().all(Value::is_number) {
+            json!(999_999)
         } else {
-            candidates.push(json!(super::mutation::INVALID_ENUM));
-        }
+            json!(super::mutation::INVALID_ENUM)
+        };
+        candidates.push((outside, EdgeClass::NotInEnum));
     }
     // Bounds, just outside.
-    let integer = types.contains(&SchemaType::Integer) && !types.contains(&SchemaType::Number);
     if let Some(m) = s.minimum {
         let below = if s.exclusive_minimum { m } else { m - 1.0 };
-        candidates.push(number(below, integer));
+        candidates.push((number(below, integer), EdgeClass::Bounds));
     }
     if let Some(m) = s.maximum {
         let above = if s.exclusive_maximum { m } else { m + 1.0 };
-        candidates.push(number(above, integer));
+        candidates.push((number(above, integer), EdgeClass::Bounds));
     }
-    if types.contains(&SchemaType::String) || types.is_empty() {
-        if let Some(min) = s.min_length.filter(|m| *m > 0) {
-            candidates.push(json!("a".repeat(min as usize - 1)));
+    if stringy {
+        if let Some(min) = s.min_length.filter(|m| *m > 0 && (*m as usize) <= LONG) {
+            candidates.push((json!("a".repeat(min as usize - 1)), EdgeClass::Empty));
         }
         if let Some(max) = s.max_length.filter(|m| (*m as usize) < LONG) {
-            candidates.push(json!("a".repeat(max as usize + 1)));
+            candidates.push((json!("a".repeat(max as usize + 1)), EdgeClass::Long));
         }
     }
     if types.contains(&SchemaType::Array) && json {
         let item = s.items.as_deref().cloned().unwrap_or_default();
-        if let Some(min) = s.min_items.filter(|m| *m > 0) {
+        if let Some(min) = s.min_items.filter(|m| *m > 0 && *m <= MAX_ITEMS) {
             let items: Vec<Value> = (1..min)
                 .map(|_| super::values::value_for(api, &item, rng))
                 .collect();
-            candidates.push(Value::Array(items));
+            candidates.push((Value::Array(items), EdgeClass::Bounds));
         }
-        if let Some(max) = s.max_items.filter(|m| *m < 1000) {
+        if let Some(max) = s.max_items.filter(|m| *m < MAX_ITEMS) {
             let items: Vec<Value> = (0..=max)
                 .map(|_| super::values::value_for(api, &item, rng))
                 .collect();
-            candidates.push(Value::Array(items));
+            candidates.push((Value::Array(items), EdgeClass::Bounds));
         }
     }
     // A near miss of the pattern: a matching string with its characters
@@ -148,66 +324,74 @@ pub fn probes(api: &Api, schema: &Schema, place: Place, rng: &mut Rng64) -> Vec<
     // may not.
     if let Some(pattern) = &s.pattern {
         if let Some(valid) = whole_match(pattern, rng) {
-            candidates.push(json!(near_miss(&valid)));
+            candidates.push((json!(near_miss(&valid)), EdgeClass::Pattern));
         }
-        candidates.extend(unanchored(pattern, rng).into_iter().map(Value::String));
+        candidates.extend(
+            unanchored(pattern, rng)
+                .into_iter()
+                .map(|t| (Value::String(t), EdgeClass::Pattern)),
+        );
     }
     // Malformed formats.
     if let Some(bad) = s.format.as_deref().and_then(malformed_format) {
-        candidates.push(json!(bad));
+        candidates.push((json!(bad), EdgeClass::Pattern));
     }
     if types.contains(&SchemaType::Integer) {
         let edge = match s.format.as_deref() {
             Some("int32") => 2_147_483_648i64,
             _ => i64::MAX,
         };
-        candidates.extend([json!(0), json!(-1), json!(edge), json!(-2_147_483_649i64)]);
+        candidates.extend(
+            [json!(0), json!(-1), json!(edge), json!(-2_147_483_649i64)]
+                .map(|v| (v, EdgeClass::Bounds)),
+        );
     }
     if types.contains(&SchemaType::Number) {
-        candidates.extend([json!(0), json!(-1), json!(1e308), json!(-1e308)]);
-    }
-    // Past the machine's sizes, as exact number text (never rounded through
-    // f64): integers past 64 bits for both, and for integers also one past
-    // the double range written as digits.
-    if types.contains(&SchemaType::Integer) || types.contains(&SchemaType::Number) {
-        let exact = |t: &str| crate::execution::wire::exact_number(t);
-        candidates.extend(PAST_64_BITS.iter().filter_map(|t| exact(t)));
-        if types.contains(&SchemaType::Number) {
-            candidates.extend(PAST_DOUBLE.iter().filter_map(|t| exact(t)));
-        } else {
-            candidates.extend(exact(&format!("1{}", "0".repeat(309))));
-        }
+        candidates.extend(
+            [json!(0), json!(-1), json!(1e308), json!(-1e308)].map(|v| (v, EdgeClass::Bounds)),
+        );
     }
     // Valid but unusual strings.
-    if (types.contains(&SchemaType::String) || types.is_empty()) && s.enum_values.is_empty() {
-        candidates.push(json!(""));
-        candidates.extend(SPLICED.iter().map(|t| json!(t)));
-        candidates.push(json!("é😀\u{202e}ǅ"));
-        if place != Place::Header {
-            candidates.push(json!("a\u{0}\u{1b}b"));
-        }
+    if stringy && s.enum_values.is_empty() {
+        candidates.push((json!(""), EdgeClass::Empty));
         // Servers refuse very long headers whole (431), before any handler.
         let cap = if place == Place::Header { 1_000 } else { LONG };
         let long = s.max_length.map_or(cap, |m| (m as usize).min(cap));
-        candidates.push(json!("a".repeat(long)));
+        candidates.push((json!("a".repeat(long)), EdgeClass::Long));
+        candidates.extend(
+            SPLICED
+                .iter()
+                .map(|t| (json!(t), EdgeClass::Metacharacters)),
+        );
+        candidates.push((json!("é😀\u{202e}ǅ"), EdgeClass::Metacharacters));
+        if place != Place::Header {
+            candidates.push((json!("a\u{0}\u{1b}b"), EdgeClass::Metacharacters));
+        }
     }
     // A free-form object in a query (each key a parameter): unusual keys'
     // values, since the server reads them one by one.
     if !json && types.contains(&SchemaType::Object) && s.additional_properties.is_some() {
-        candidates.push(json!({"a": "é😀\u{202e}ǅ"}));
-        candidates.extend(SPLICED.iter().map(|t| json!({ "a": t })));
-        candidates.push(json!({"é😀": "x"}));
+        candidates.push((json!({"a": "é😀\u{202e}ǅ"}), EdgeClass::Metacharacters));
+        candidates.extend(
+            SPLICED
+                .iter()
+                .map(|t| (json!({ "a": t }), EdgeClass::Metacharacters)),
+        );
+        candidates.push((json!({"é😀": "x"}), EdgeClass::Metacharacters));
     }
+    // At most PER_CLASS values of a class: every class keeps its first.
     let mut out: Vec<Probe> = Vec::new();
-    for value in candidates {
-        if out.len() >= PER_INPUT {
-            break;
+    let mut per_class = [0usize; EdgeClass::ALL.len()];
+    for (value, class) in candidates {
+        if per_class[class.index()] >= PER_CLASS {
+            continue;
         }
         if out.iter().any(|p| p.value == value) || !travels(&value, place) {
             continue;
         }
         let kind = breaks(api, schema, &value, place).unwrap_or(BreachKind::Unusual);
-        out.push(Probe { value, kind });
+        per_class[class.index()] += 1;
+        out.push(Probe { value, kind, class });
     }
     out
 }
@@ -549,6 +733,76 @@ mod tests {
 
     fn prop(api: &Api, name: &str) -> Schema {
         api.schemas["Q"].properties[name].clone()
+    }
+
+    #[test]
+    fn every_class_an_input_can_take_keeps_a_value() {
+        let api = api();
+        let mut rng = Rng64::seed_from_u64(1);
+        let classes = |name: &str, place: Place, rng: &mut Rng64| {
+            probes(&api, &prop(&api, name), place, rng)
+                .into_iter()
+                .map(|p| (p.class, p.value))
+                .collect::<Vec<_>>()
+        };
+        // An integer in a query: past 64 bits, digit for digit, however
+        // many other rules it has.
+        let offset = classes("offset", Place::Text, &mut rng);
+        assert!(offset.iter().any(|(c, v)| *c == EdgeClass::Huge
+            && crate::execution::wire::number_text(v).is_some_and(|t| t.len() >= 20)));
+        // A string enum in JSON: a number and an object where a string is due.
+        let kind = classes("kind", Place::Json, &mut rng);
+        assert!(
+            kind.contains(&(EdgeClass::WrongType, json!(123))),
+            "{kind:?}"
+        );
+        assert!(
+            kind.iter()
+                .any(|(c, v)| *c == EdgeClass::StructureInScalar && v.is_object()),
+            "{kind:?}"
+        );
+        // An object where an object is due: `[null, null]` and other shapes.
+        let object = Schema {
+            types: vec![SchemaType::Object],
+            ..Schema::default()
+        };
+        let shapes: Vec<(EdgeClass, Value)> = probes(&api, &object, Place::Json, &mut rng)
+            .into_iter()
+            .map(|p| (p.class, p.value))
+            .collect();
+        assert!(shapes.contains(&(EdgeClass::WrongShape, json!([null, null]))));
+        assert!(shapes.contains(&(EdgeClass::Null, Value::Null)));
+        // No class holds more than its share.
+        for class in EdgeClass::ALL {
+            assert!(offset.iter().filter(|(c, _)| *c == class).count() <= PER_CLASS);
+        }
+    }
+
+    #[test]
+    fn lengths_and_counts_from_a_description_are_capped() {
+        let api = api();
+        let mut rng = Rng64::seed_from_u64(1);
+        let huge = Schema {
+            types: vec![SchemaType::Array],
+            min_items: Some(1_000_000_000),
+            ..Schema::default()
+        };
+        // Nothing is built from minItems: 1e9 (it would not fit in memory).
+        let out = probes(&api, &huge, Place::Json, &mut rng);
+        assert!(
+            out.iter()
+                .all(|p| p.value.as_array().is_none_or(|a| a.len() <= 1_000))
+        );
+        let long = Schema {
+            types: vec![SchemaType::String],
+            min_length: Some(1_000_000_000),
+            ..Schema::default()
+        };
+        let out = probes(&api, &long, Place::Json, &mut rng);
+        assert!(
+            out.iter()
+                .all(|p| p.value.as_str().is_none_or(|s| s.len() <= LONG))
+        );
     }
 
     #[test]

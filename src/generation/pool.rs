@@ -134,6 +134,37 @@ impl ValuePool {
         }
     }
 
+    /// A value of `key` whose own collection below (`key`'s path, the
+    /// value, then `below`: `/projects` → `/projects/7/boards`) holds ids,
+    /// when one does: a child id then comes from under the same parent.
+    /// Otherwise any value of `key`, as [`ValuePool::pick`] gives it.
+    pub fn pick_parent(
+        &self,
+        collection: &str,
+        below: &str,
+        recent: f64,
+        rng: &mut Rng64,
+    ) -> Option<Value> {
+        let list = self
+            .list(&location_key(collection))
+            .filter(|l| !l.is_empty())?;
+        let with_children: Vec<&Value> = list
+            .iter()
+            .filter(|v| {
+                let child = format!(
+                    "{collection}/{}{below}",
+                    crate::execution::wire::encode_segment(v)
+                );
+                self.list(&location_key(&child))
+                    .is_some_and(|l| !l.is_empty())
+            })
+            .collect();
+        if with_children.is_empty() {
+            return self.pick(&location_key(collection), recent, rng);
+        }
+        Some(with_children[rng.random_range(0..with_children.len())].clone())
+    }
+
     /// Learns from a successful exchange: the produced schemas' properties at
     /// their documented places (`produced`: schema, JSON path), every scalar
     /// field by name, and the id a `Location` header (or, failing that, the

@@ -70,6 +70,7 @@ pub async fn replay(
     secrets: &Secrets,
 ) -> anyhow::Result<SuiteOutcome> {
     let mut channel = link.channel(options, secrets, left)?;
+    let allowance = channel.requests;
     if !replays.faults.is_empty() {
         eprintln!(
             "cartograph: replaying {} fault(s) to confirm and shrink them, then the final suite (at most {:.0}s and {} requests; --no-replay skips this)",
@@ -95,6 +96,10 @@ pub async fn replay(
             rerun(replays, runs, &mut channel, link).await?
         }
     };
+    if let Some(search) = report.search.as_mut() {
+        let sent = allowance.saturating_sub(channel.requests);
+        search.phases.insert("replay".into(), sent);
+    }
     let written = reproduce::phase::write_suite(&options.out, scripts, secrets)?;
     close(channel)?;
     let mut fates = vec![Fate::LeftOut(String::new()); left_out.archived];

@@ -132,6 +132,9 @@ pub async fn drive<S: Source>(
         .then(|| write_spec_fixes(&seen, &report, options, &secrets))
         .transpose()?;
     write_companions(&report, &graph, options, &secrets)?;
+    if let Some(line) = report.search.as_ref().and_then(speed_line) {
+        eprintln!("{line}");
+    }
     eprintln!("{}", summary_line(&report, options));
     if let Some(line) = &spec_fixes {
         eprintln!("{line}");
@@ -243,6 +246,40 @@ fn write_spec_fixes(
         )
     })?;
     Ok(fixes.summary(written.as_deref()))
+}
+
+/// How fast the server answered, and how far the edge pass got: on a slow
+/// server the budget holds only so many requests, and a person should know
+/// whether every input had its edge values.
+fn speed_line(search: &crate::generation::SearchSummary) -> Option<String> {
+    let edge = search.phases.get("edge_pass").copied().unwrap_or(0);
+    if search.edge_classes.is_empty() {
+        return None;
+    }
+    let how_far = if search.edge_pass_complete {
+        "every input had one value of each class".to_string()
+    } else {
+        let mut classes: Vec<_> = search.edge_classes.iter().collect();
+        classes.sort_by_key(|(_, t)| std::cmp::Reverse((t.operations_broken.len(), t.requests)));
+        format!(
+            "it ended at its share of the budget; classes tried, most productive first: {}",
+            classes
+                .iter()
+                .map(|(class, t)| {
+                    format!(
+                        "{class} on {} input(s), {} operation(s) broken",
+                        t.inputs.len(),
+                        t.operations_broken.len()
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    Some(format!(
+        "cartograph: the server answered {:.0} requests a second; the edge pass (integers past 64 bits, bodies of the wrong shape, …) sent {edge} request(s): {how_far}",
+        search.answer_rate.search
+    ))
 }
 
 /// The run's last line: what it sent, reached and found.

@@ -131,11 +131,14 @@ impl Protocol for Rest {
     }
 
     fn initial_order(&self, api: &Api, ops: &[usize]) -> Vec<usize> {
-        // Parents before children, too.
         let mut initial = ops.to_vec();
+        // Parents before children: an operation whose path names more
+        // ids comes after those that list or create them, so that its
+        // first call can take real ones.
         initial.sort_by_key(|&i| {
             let op = &api.operations[i];
-            (rank(op.method), op.path.matches('/').count(), i)
+            let ids = op.path.matches('{').count();
+            (ids, rank(op.method), op.path.matches('/').count(), i)
         });
         initial
     }
@@ -189,6 +192,16 @@ impl Protocol for Rest {
             test.prune_groups();
         }
         test
+    }
+
+    fn edges_left(&self, cx: &Cx) -> bool {
+        self.negatives.edges_left(&cx.ops)
+    }
+
+    fn edge_classes(
+        &self,
+    ) -> std::collections::BTreeMap<String, crate::generation::negative::ClassTally> {
+        self.negatives.tallies()
     }
 
     fn learnt(&self) -> Vec<crate::generation::constraints::Learnt> {

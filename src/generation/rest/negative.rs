@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::request::{MultipartFlaw, break_multipart, is_multipart};
 use super::{Genes, Rest, RestTest};
 use crate::execution::{Breach, BreachKind, RequestSpec};
-use crate::generation::negative::{Place, probes};
+use crate::generation::negative::{ClassTally, EdgeClass, Place, probes};
 use crate::generation::search::Cx;
 use crate::generation::test::Sampler;
 use crate::generation::values::Rng64;
@@ -53,6 +53,8 @@ pub struct NegativeInput {
     pub change: Change,
     /// What the request notes it breaks.
     pub note: Breach,
+    /// The class of value it sends.
+    pub class: EdgeClass,
 }
 
 /// How good a base a test is for an operation's negative tests.
@@ -75,19 +77,57 @@ pub(super) struct Queue {
     /// operation's inputs are all tried again on top of it.
     quality: Quality,
     inputs: VecDeque<NegativeInput>,
+    /// The (input, class) pairs tried on this base: a pair's first value
+    /// belongs to the edge pass, its others come after every pair's first.
+    tried: std::collections::BTreeSet<(String, EdgeClass)>,
     /// Inputs put back because the base no longer reached the operation.
     retried: usize,
+}
+
+impl Queue {
+    /// Whether an (input, class) pair of this queue has not had a value yet.
+    fn has_untried_pair(&self) -> bool {
+        self.inputs
+            .iter()
+            .any(|i| !self.tried.contains(&(i.note.input.clone(), i.class)))
+    }
+
+    /// The position of the input to try next: the first value of an
+    /// untried (input, class) pair before any second value, and among
+    /// those the class that breaks the most operations so far.
+    fn next(&self, yields: &[f64]) -> Option<usize> {
+        let mut best: Option<(usize, (bool, f64))> = None;
+        for (k, input) in self.inputs.iter().enumerate() {
+            let first = !self
+                .tried
+                .contains(&(input.note.input.clone(), input.class));
+            let score = (first, yields[input.class.index()]);
+            // Strictly better only: the earliest of equals keeps its turn.
+            if best.is_none_or(|(_, b)| score.0 > b.0 || (score.0 == b.0 && score.1 > b.1)) {
+                best = Some((k, score));
+            }
+        }
+        best.map(|(k, _)| k)
+    }
 }
 
 /// Inputs put back per operation, at most: a base that keeps missing its
 /// resource is not waited for forever.
 const MAX_RETRIED: usize = 64;
 
-/// Every operation's queue, and whose turn it is.
+/// Weight of a class's prior yield, in operations: a class that breaks
+/// one operation goes first on the next, one tried on a few operations
+/// without breaking any falls behind the classes not tried yet.
+const PRIOR_WEIGHT: f64 = 2.0;
+
+/// Every operation's queue, whose turn it is, and what each class of
+/// value has broken so far.
 #[derive(Default)]
 pub(super) struct Negatives {
     pub(super) queues: Vec<Option<Queue>>,
     cursor: usize,
+    /// Per class of value: what it was sent to and what it broke.
+    classes: Vec<ClassTally>,
 }
 
 impl Negatives {
@@ -95,7 +135,40 @@ impl Negatives {
         Negatives {
             queues: (0..operations).map(|_| None).collect(),
             cursor: 0,
+            classes: vec![ClassTally::default(); EdgeClass::ALL.len()],
         }
+    }
+
+    /// Per class, the share of operations a value of it breaks: what the
+    /// run saw, starting from the class's prior.
+    fn yields(&self) -> Vec<f64> {
+        EdgeClass::ALL
+            .iter()
+            .map(|c| {
+                let t = &self.classes[c.index()];
+                (t.operations_broken.len() as f64 + PRIOR_WEIGHT * c.prior_yield())
+                    / (t.operations.len() as f64 + PRIOR_WEIGHT)
+            })
+            .collect()
+    }
+
+    /// Whether some operation's (input, class) pairs have not all had a
+    /// value: the edge pass is not over. An operation not reached yet
+    /// counts as having them all left.
+    pub(super) fn edges_left(&self, ops: &[usize]) -> bool {
+        ops.iter().any(|&op| match &self.queues[op] {
+            None => true,
+            Some(q) => q.has_untried_pair(),
+        })
+    }
+
+    /// Per class of value, what it was sent to and what it broke.
+    pub(super) fn tallies(&self) -> std::collections::BTreeMap<String, ClassTally> {
+        EdgeClass::ALL
+            .iter()
+            .map(|c| (c.as_str().to_string(), self.classes[c.index()].clone()))
+            .filter(|(_, t)| t.requests > 0)
+            .collect()
     }
 }
 
@@ -112,13 +185,29 @@ impl Rest {
                 let queue = self.queue(cx, base, Quality::Untried);
                 self.negatives.queues[op] = Some(queue);
             }
+            let yields = self.negatives.yields();
             let Some(queue) = self.negatives.queues[op].as_mut() else {
                 continue;
             };
-            let Some(input) = queue.inputs.pop_front() else {
+            // In the edge pass an operation whose pairs have all had a
+            // value waits: every operation has its pass before any has a
+            // second round.
+            if cx.edge_pass && !queue.has_untried_pair() {
+                continue;
+            }
+            let Some(input) = queue.next(&yields).and_then(|k| queue.inputs.remove(k)) else {
                 continue;
             };
-            let mut test = queue.base.clone();
+            queue.tried.insert((input.note.input.clone(), input.class));
+            // A base that never reached the operation is drawn again each
+            // time: the ids the run has listed or created since (a parent's
+            // children, listed under it) take the place of invented ones.
+            let untried = queue.quality == Quality::Untried;
+            let mut test = if untried {
+                self.initial_test(cx, op)
+            } else {
+                queue.base.clone()
+            };
             test.sampler = Sampler::Negative;
             test.seed = cx.rng.random();
             if let Some(last) = test.calls.last_mut() {
@@ -162,6 +251,7 @@ impl Rest {
             base,
             quality,
             inputs: inputs.into(),
+            tried: Default::default(),
             retried: 0,
         }
     }
@@ -176,6 +266,13 @@ impl Rest {
         input: &NegativeInput,
         status: Option<u16>,
     ) {
+        let tally = &mut self.negatives.classes[input.class.index()];
+        tally.requests += 1;
+        tally.inputs.insert((op, input.note.input.clone()));
+        tally.operations.insert(op);
+        if status.is_some_and(|s| s >= 500) {
+            tally.operations_broken.insert(op);
+        }
         let on_path = input.note.input.starts_with("path ");
         if on_path || !matches!(status, Some(404 | 410)) {
             return;
@@ -214,12 +311,14 @@ pub fn negative_inputs(
             list.push(NegativeInput {
                 change: Change::OmitParam(j),
                 note: note(&input, missing(api, &p.schema)),
+                class: EdgeClass::Missing,
             });
         }
         for probe in probes(api, &p.schema, place, rng) {
             list.push(NegativeInput {
                 change: Change::SetParam(j, probe.value),
                 note: note(&input, probe.kind),
+                class: probe.class,
             });
         }
         per_input.push(list);
@@ -232,11 +331,25 @@ pub fn negative_inputs(
             whole.push(NegativeInput {
                 change: Change::RawBody(malformed_json(value)),
                 note: note("body", BreachKind::MalformedBody),
+                class: EdgeClass::Malformed,
             });
             whole.push(NegativeInput {
                 change: Change::ContentType("text/plain".into()),
                 note: note("body", BreachKind::WrongContentType),
+                class: EdgeClass::Malformed,
             });
+            // The whole body of another shape (`[null, null]` where an
+            // object is due, `null`, a scalar): a handler that reads its
+            // fields without looking crashes.
+            for probe in probes(api, &schema, Place::Json, rng) {
+                if matches!(probe.class, EdgeClass::WrongShape | EdgeClass::Null) {
+                    whole.push(NegativeInput {
+                        change: Change::SetField(Vec::new(), probe.value),
+                        note: note("body", probe.kind),
+                        class: probe.class,
+                    });
+                }
+            }
         }
         if is_multipart(mime) {
             whole.extend(
@@ -248,6 +361,7 @@ pub fn negative_inputs(
                 .map(|flaw| NegativeInput {
                     change: Change::Multipart(flaw),
                     note: note("body", BreachKind::MalformedMultipart),
+                    class: EdgeClass::Malformed,
                 }),
             );
         }
@@ -329,6 +443,16 @@ fn fields(
     if path.len() >= FIELD_DEPTH {
         return;
     }
+    // An array of objects (a bulk creation): its first item's fields, as
+    // `/0/status`.
+    if let (Value::Array(items), Some(item)) = (value, s.items.as_deref())
+        && let Some(first) = items.first()
+    {
+        path.push("0".into());
+        fields(api, item, first, place, path, out, rng);
+        path.pop();
+        return;
+    }
     let Value::Object(present) = value else {
         return;
     };
@@ -343,12 +467,14 @@ fn fields(
             list.push(NegativeInput {
                 change: Change::OmitField(path.clone()),
                 note: note(&input, missing(api, prop)),
+                class: EdgeClass::Missing,
             });
         }
         for probe in probes(api, prop, place, rng) {
             list.push(NegativeInput {
                 change: Change::SetField(path.clone(), probe.value),
                 note: note(&input, probe.kind),
+                class: probe.class,
             });
         }
         out.push(list);
@@ -370,6 +496,7 @@ fn credentials(api: &Api, op: &Operation) -> Vec<Vec<NegativeInput>> {
         out.push(vec![NegativeInput {
             change: Change::Credentials(Vec::new()),
             note: note("credentials", BreachKind::NoCredentials),
+            class: EdgeClass::Credentials,
         }]);
     }
     for name in names {
@@ -410,6 +537,7 @@ fn credentials(api: &Api, op: &Operation) -> Vec<Vec<NegativeInput>> {
                 .map(|v| NegativeInput {
                     change: Change::Credentials(vec![v]),
                     note: note(&input, BreachKind::MalformedCredentials),
+                    class: EdgeClass::Credentials,
                 })
                 .collect(),
         );
@@ -549,20 +677,35 @@ pub(super) fn set_at(value: &mut Value, path: &[String], new: Option<Value>) {
     };
     let mut at = value;
     for p in parents {
-        match at.get_mut(p.as_str()) {
+        let next = match at {
+            Value::Array(items) => p.parse::<usize>().ok().and_then(|k| items.get_mut(k)),
+            _ => at.get_mut(p.as_str()),
+        };
+        match next {
             Some(next) => at = next,
             None => return,
         }
     }
-    if let Value::Object(fields) = at {
-        match new {
+    match at {
+        Value::Object(fields) => match new {
             Some(v) => {
                 fields.insert(last.clone(), v);
             }
             None => {
                 fields.shift_remove(last);
             }
+        },
+        Value::Array(items) => {
+            if let Some(k) = last.parse::<usize>().ok().filter(|k| *k < items.len()) {
+                match new {
+                    Some(v) => items[k] = v,
+                    None => {
+                        items.remove(k);
+                    }
+                }
+            }
         }
+        _ => {}
     }
 }
 
@@ -662,6 +805,111 @@ components:
     }
 
     #[test]
+    fn a_body_gets_other_shapes_and_a_bulk_body_its_items_fields() {
+        let api = crate::load::load_text(
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /s:\n    put:\n      operationId: put\n      requestBody:\n        content:\n          application/json:\n            schema: {type: object, properties: {theme: {type: string}}}\n      responses: {'200': {description: ok}}\n  /bulk:\n    post:\n      operationId: bulk\n      requestBody:\n        content:\n          application/json:\n            schema: {type: array, items: {type: object, properties: {status: {type: string, enum: [open, done]}}}}\n      responses: {'200': {description: ok}}\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let mut rng = Rng64::seed_from_u64(1);
+        let genes = |body: Value| Genes {
+            params: Vec::new(),
+            body: Some(("application/json".into(), body)),
+            breach: None,
+        };
+        let put = negative_inputs(
+            &api,
+            &api.operations[0],
+            &genes(json!({"theme": "x"})),
+            &mut rng,
+        );
+        assert!(put.iter().any(
+            |i| i.change == Change::SetField(Vec::new(), json!([null, null]))
+                && i.class == EdgeClass::WrongShape
+                && i.note.input == "body"
+        ));
+        let bulk = negative_inputs(
+            &api,
+            &api.operations[1],
+            &genes(json!([{"status": "open"}])),
+            &mut rng,
+        );
+        let status = |v: Value| Change::SetField(vec!["0".into(), "status".into()], v);
+        assert!(
+            bulk.iter().any(|i| i.change == status(json!(123))),
+            "{bulk:?}"
+        );
+        // And the change lands in the item.
+        let mut body = json!([{"status": "open"}]);
+        set_at(&mut body, &["0".into(), "status".into()], Some(json!(123)));
+        assert_eq!(body, json!([{"status": 123}]));
+    }
+
+    #[test]
+    fn the_first_value_of_each_pair_goes_first_by_its_class_yield() {
+        let input = |name: &str, class: EdgeClass| NegativeInput {
+            change: Change::OmitParam(0),
+            note: note(name, BreachKind::WrongType),
+            class,
+        };
+        let mut queue = Queue {
+            base: RestTest {
+                calls: Vec::new(),
+                groups: Vec::new(),
+                sampler: Sampler::Initial,
+                seed: 0,
+            },
+            quality: Quality::Untried,
+            inputs: vec![
+                input("query a", EdgeClass::Metacharacters),
+                input("query a", EdgeClass::Metacharacters),
+                input("query b", EdgeClass::Bounds),
+                input("query b", EdgeClass::Huge),
+                input("query b", EdgeClass::Huge),
+            ]
+            .into(),
+            tried: Default::default(),
+            retried: 0,
+        };
+        let mut negatives = Negatives::new(2);
+        let mut order = Vec::new();
+        while let Some(k) = queue.next(&negatives.yields()) {
+            let i = queue.inputs.remove(k).unwrap();
+            queue.tried.insert((i.note.input.clone(), i.class));
+            order.push((i.note.input, i.class));
+        }
+        // Each pair's first value, the likeliest class first; then seconds.
+        assert_eq!(
+            order,
+            [
+                ("query b".into(), EdgeClass::Huge),
+                ("query b".into(), EdgeClass::Bounds),
+                ("query a".into(), EdgeClass::Metacharacters),
+                ("query b".into(), EdgeClass::Huge),
+                ("query a".into(), EdgeClass::Metacharacters),
+            ]
+        );
+        // A class that broke an operation goes before the prior favourite
+        // on the next one; one tried on a few without breaking falls back.
+        let before = negatives.yields();
+        assert!(before[EdgeClass::Huge.index()] > before[EdgeClass::Metacharacters.index()]);
+        let tally = &mut negatives.classes[EdgeClass::Metacharacters.index()];
+        tally.operations.insert(0);
+        tally.operations_broken.insert(0);
+        for op in 0..4 {
+            negatives.classes[EdgeClass::Huge.index()]
+                .operations
+                .insert(op);
+        }
+        let after = negatives.yields();
+        assert!(
+            after[EdgeClass::Metacharacters.index()] > after[EdgeClass::Huge.index()],
+            "{after:?}"
+        );
+    }
+
+    #[test]
     fn multipart_bodies_are_sent_broken_three_ways() {
         let api = crate::load::load_text(
             "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /up:\n    post:\n      operationId: up\n      requestBody:\n        required: true\n        content:\n          multipart/form-data:\n            schema: {type: object, properties: {file: {type: string, format: binary}}}\n      responses: {'201': {description: ok}}\n",
@@ -724,12 +972,14 @@ components:
         let omit = NegativeInput {
             change: Change::OmitField(vec!["stock".into()]),
             note: note("body /stock", BreachKind::Missing),
+            class: EdgeClass::Missing,
         };
         apply_to_inputs(op, &omit, &mut params, &mut body);
         assert_eq!(body.as_ref().unwrap().1, json!({"title": "t"}));
         let set = NegativeInput {
             change: Change::SetParam(1, json!("abc")),
             note: note("query offset", BreachKind::WrongType),
+            class: EdgeClass::WrongType,
         };
         apply_to_inputs(op, &set, &mut params, &mut body);
         assert!(params.contains(&(Location::Query, "offset".into(), json!("abc"))));
@@ -744,6 +994,7 @@ components:
                 "Token abc".into(),
             )]),
             note: note("credentials bearer", BreachKind::MalformedCredentials),
+            class: EdgeClass::Credentials,
         };
         apply_to_request(&creds, &mut request);
         assert_eq!(

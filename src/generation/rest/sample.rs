@@ -170,15 +170,23 @@ impl Rest {
         // together.
         let mut nested: std::collections::HashMap<&str, Value> = Default::default();
         let mut prefix = String::new();
-        for seg in operation.path.split('/').filter(|s| !s.is_empty()) {
+        let segments: Vec<&str> = operation
+            .path
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .collect();
+        for (k, seg) in segments.iter().enumerate() {
             let Some(name) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
                 prefix.push('/');
                 prefix.push_str(seg);
                 continue;
             };
-            let v = self
-                .pool
-                .pick(&location_key(&prefix), REUSE, &mut cx.rng)
+            // A parent whose children are known, when a child id follows:
+            // both ids then come from one chain, not a child of another.
+            let below = below_to_next_id(&segments[k + 1..]);
+            let v = below
+                .and_then(|below| self.pool.pick_parent(&prefix, &below, REUSE, &mut cx.rng))
+                .or_else(|| self.pool.pick(&location_key(&prefix), REUSE, &mut cx.rng))
                 .or_else(|| self.pooled(cx, op, Location::Path, name))
                 .unwrap_or_else(|| {
                     let schema = operation
@@ -316,7 +324,16 @@ impl Rest {
 
     /// The first test of an operation: one call.
     pub(super) fn initial_test(&mut self, cx: &mut Cx, op: usize) -> RestTest {
-        let call = self.fresh_call(cx, op, 0, false);
+        let mut call = self.fresh_call(cx, op, 0, false);
+        // The plainest call first: a listing without its optional filters
+        // (random text in `owner` or `name_pattern` matches nothing) answers
+        // with data at once, and its ids flow to the operations below it.
+        let params = &cx.api.operations[op].parameters;
+        for (slot, p) in call.genes.params.iter_mut().zip(params) {
+            if !p.required && p.location != Location::Path {
+                slot.present = false;
+            }
+        }
         TestCase {
             calls: vec![call],
             groups: vec![Group {
@@ -397,4 +414,14 @@ impl Rest {
         }
         test
     }
+}
+
+/// The literal segments between a path's id and the next id after it
+/// (`/boards` in `{project_id}/boards/{board_id}`), when one follows.
+fn below_to_next_id(rest: &[&str]) -> Option<String> {
+    let next = rest.iter().position(|s| s.starts_with('{'))?;
+    if next == 0 {
+        return None;
+    }
+    Some(rest[..next].iter().map(|s| format!("/{s}")).collect())
 }

@@ -87,6 +87,9 @@ pub struct Cx {
     /// Per consumes link (schema, operation): values passed along it, the
     /// consumer's successes after them, and its other answers.
     pub link_flows: std::collections::BTreeMap<(String, String), LinkFlow>,
+    /// Whether the edge pass is on: negative tests then give each
+    /// operation the first value of its (input, class) pairs only.
+    pub edge_pass: bool,
 }
 
 /// What became of the values passed along one consumes link.
@@ -130,6 +133,7 @@ impl Cx {
             sampled: [0; 5],
             improvements: [0; 5],
             link_flows: Default::default(),
+            edge_pass: false,
             api,
             graph,
             config,

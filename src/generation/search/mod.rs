@@ -55,7 +55,60 @@ pub struct SearchSummary {
     /// Constraints read from the description's prose and from refusals
     /// (400, 422), which later values keep.
     pub learnt_constraints: Vec<crate::generation::constraints::Learnt>,
+    /// Requests per phase of the search: `initial` (one call per
+    /// operation), `edge_pass` (every input's classes of edge values, the
+    /// most productive first), `search` (MIO).
+    pub phases: std::collections::BTreeMap<String, u64>,
+    /// Per class of edge value the negative tests sent: requests, the
+    /// inputs and operations it reached, the operations it broke (5xx).
+    pub edge_classes: std::collections::BTreeMap<String, crate::generation::negative::ClassTally>,
+    /// Whether every operation's (input, class) pairs each had a value.
+    pub edge_pass_complete: bool,
+    /// Answers per second, measured over the first requests (what the
+    /// edge pass planned with) and over the whole search.
+    pub answer_rate: AnswerRate,
 }
+
+/// The server's measured speed.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct AnswerRate {
+    /// Over the first [`EARLY_REQUESTS`] answers (or all, when fewer came).
+    pub early: f64,
+    /// Over the whole search.
+    pub search: f64,
+}
+
+/// Answers after which the server's speed is first measured.
+pub const EARLY_REQUESTS: u64 = 100;
+
+/// Where the search is: the first call of each operation, then the edge
+/// pass, then MIO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Initial,
+    EdgePass,
+    Search,
+}
+
+impl Phase {
+    fn as_str(self) -> &'static str {
+        match self {
+            Phase::Initial => "initial",
+            Phase::EdgePass => "edge_pass",
+            Phase::Search => "search",
+        }
+    }
+}
+
+/// Share of the search's budget the edge pass may take, at most: on a slow
+/// server it cannot hold every (input, class) pair, and the search still
+/// needs time to build the states that deeper faults need.
+const EDGE_PASS_BUDGET: f64 = 0.5;
+
+/// Share of the tests the edge pass gives to negative tests while it lasts;
+/// the rest keeps the search building bases (a 2xx of each operation) that
+/// the edge values ride on.
+const EDGE_PASS_SHARE: f64 = 0.8;
 
 /// Slow answers (or timeouts, dropped connections, invalid HTTP) in a row
 /// after which an operation is called less often.
@@ -186,6 +239,14 @@ pub struct Search<P: Protocol> {
     requests_total: u64,
     /// Operation name → position, to read exchanges back.
     positions: std::collections::HashMap<String, usize>,
+    /// Where the search is.
+    phase: Phase,
+    /// Requests answered per phase, in [`Phase`] order.
+    phase_requests: [u64; 3],
+    /// Whether the edge pass ended with every pair tried.
+    edge_pass_complete: bool,
+    /// Answers per second over the first [`EARLY_REQUESTS`].
+    early_rate: Option<f64>,
 }
 
 impl<G> Length for TestCase<G> {
@@ -238,6 +299,10 @@ impl<P: Protocol> Search<P> {
             faults: Faults::new(),
             ledger: Ledger::new(),
             echoes: Echoes::new(),
+            phase: Phase::Initial,
+            phase_requests: [0; 3],
+            edge_pass_complete: false,
+            early_rate: None,
         }
     }
 
@@ -393,7 +458,39 @@ impl<P: Protocol> Search<P> {
                 .collect(),
             covered_at,
             learnt_constraints: self.protocol.learnt(),
+            phases: [Phase::Initial, Phase::EdgePass, Phase::Search]
+                .iter()
+                .zip(self.phase_requests)
+                .map(|(p, n)| (p.as_str().to_string(), n))
+                .collect(),
+            edge_classes: self.protocol.edge_classes(),
+            edge_pass_complete: self.edge_pass_complete,
+            answer_rate: AnswerRate {
+                early: self.early_rate.unwrap_or_else(|| self.rate()),
+                search: self.rate(),
+            },
         }
+    }
+
+    /// Answers per second so far.
+    fn rate(&self) -> f64 {
+        self.cx.requests as f64 / self.cx.started.elapsed().as_secs_f64().max(1e-3)
+    }
+
+    /// Whether the edge pass goes on: pairs are left and its share of the
+    /// budget is not spent. Once over, it does not come back; the negative
+    /// tests left go on at [`NEGATIVE_SHARE`].
+    fn edge_pass_goes_on(&mut self) -> bool {
+        if self.phase != Phase::EdgePass {
+            return false;
+        }
+        let left = self.protocol.edges_left(&self.cx);
+        if left && self.cx.spent() < EDGE_PASS_BUDGET {
+            return true;
+        }
+        self.edge_pass_complete = !left;
+        self.phase = Phase::Search;
+        false
     }
 
     /// The final suite as runs to replay (without follow-up requests), each
@@ -560,8 +657,17 @@ impl<P: Protocol> Driver for Search<P> {
             let test = self.protocol.initial(&mut self.cx, op);
             return Some(self.start(test));
         }
+        if self.phase == Phase::Initial {
+            self.phase = Phase::EdgePass;
+        }
         self.cx.resequence_if_stale();
-        if self.cx.rng.random_bool(NEGATIVE_SHARE) {
+        self.cx.edge_pass = self.edge_pass_goes_on();
+        let share = if self.cx.edge_pass {
+            EDGE_PASS_SHARE
+        } else {
+            NEGATIVE_SHARE
+        };
+        if self.cx.rng.random_bool(share) {
             // A negative test of an operation that keeps timing out is
             // dropped like any other test of it.
             if let Some(test) = self.protocol.negative(&mut self.cx)
@@ -594,6 +700,10 @@ impl<P: Protocol> Driver for Search<P> {
         };
         self.cx.tests += 1;
         self.cx.requests += exchanges.len() as u64;
+        self.phase_requests[self.phase as usize] += exchanges.len() as u64;
+        if self.early_rate.is_none() && self.cx.requests >= EARLY_REQUESTS {
+            self.early_rate = Some(self.rate());
+        }
         if exchanges.is_empty() {
             return;
         }

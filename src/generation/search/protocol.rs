@@ -46,6 +46,19 @@ pub trait Protocol: Send + 'static {
         None
     }
 
+    /// Whether the edge pass has (input, class of value) pairs left that
+    /// have not had a value: then negative tests come first.
+    fn edges_left(&self, _cx: &Cx) -> bool {
+        false
+    }
+
+    /// Per class of value the negative tests sent, what it reached and broke.
+    fn edge_classes(
+        &self,
+    ) -> std::collections::BTreeMap<String, crate::generation::negative::ClassTally> {
+        Default::default()
+    }
+
     /// The constraints learnt so far from descriptions and refusals.
     fn learnt(&self) -> Vec<crate::generation::constraints::Learnt> {
         Vec::new()
