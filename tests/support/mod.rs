@@ -16,6 +16,7 @@ pub mod input_edges;
 pub mod list_flow;
 pub mod misbehaving;
 pub mod recording;
+pub mod slow_edges;
 pub mod truthful;
 
 /// Whether CI asked for every tool the tests use (`CARTOGRAPH_REQUIRE_TOOLS`,
