@@ -14,7 +14,6 @@ use support::cli::{args, cartograph, read_report};
 use support::slow_edges::{self, Crash};
 
 #[tokio::test(flavor = "multi_thread")]
-#[ignore = "issue 30: the edge pass lands with the engine change"]
 async fn a_seeded_90s_run_finds_every_planted_crash_on_a_slow_service() {
     let (addr, tracker, server) = slow_edges::start().await;
     let dir = tempfile::tempdir().unwrap();
