@@ -90,4 +90,32 @@ async fn a_seeded_90s_run_finds_every_planted_crash_on_a_slow_service() {
     }
     // The service was as slow as it says.
     assert!(tracker.busiest_second() <= 60, "{seen}{rate}");
+    // Where the budget went: requests per phase, per class of value, the
+    // rate measured, and the terminal's line saying it.
+    let search = &report["search"];
+    eprintln!(
+        "phases {} complete {} rate {}\nclasses {}",
+        search["phases"],
+        search["edge_pass_complete"],
+        search["answer_rate"],
+        search["edge_classes"]
+    );
+    let phase = |p: &str| search["phases"][p].as_u64().unwrap_or(0);
+    assert!(
+        phase("initial") > 0 && phase("edge_pass") > 0 && phase("search") > 0,
+        "{search}"
+    );
+    let huge = &search["edge_classes"]["huge"];
+    // listTasks, getTask, updateBoard and listUsers broke on it.
+    assert!(
+        huge["operations_broken"].as_u64().unwrap_or(0) >= 4,
+        "{huge}"
+    );
+    assert!(huge["inputs"].as_u64().unwrap_or(0) >= 4, "{huge}");
+    let measured = search["answer_rate"]["search"].as_f64().unwrap_or(0.0);
+    assert!(measured > 5.0 && measured <= 60.0, "{measured}");
+    assert!(
+        stderr.contains("requests a second; the edge pass"),
+        "{stderr}"
+    );
 }

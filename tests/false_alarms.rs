@@ -313,6 +313,10 @@ async fn a_run_raises_no_false_alarm_and_confirms_the_real_fault() {
         ) {
             continue;
         }
+        // A body the trace cut (10,000 characters in a field) cannot be read back.
+        if ex["truncated"] == true {
+            continue;
+        }
         let body: Value = serde_json::from_str(ex["request_body"].as_str().unwrap_or("null"))
             .unwrap_or(Value::Null);
         assert!(

@@ -166,6 +166,23 @@ impl EdgeClass {
         }
     }
 
+    /// Whether the edge pass gives it to every input before the search:
+    /// the classes that break servers most often (Schemathesis's coverage
+    /// phase sends them first). The others come after, among the negative
+    /// tests of the search, still ordered by their yield.
+    pub fn in_pass(self) -> bool {
+        matches!(
+            self,
+            EdgeClass::Huge
+                | EdgeClass::WrongShape
+                | EdgeClass::StructureInScalar
+                | EdgeClass::Null
+                | EdgeClass::WrongType
+                | EdgeClass::Empty
+                | EdgeClass::Long
+        )
+    }
+
     /// Its position in [`EdgeClass::ALL`].
     pub fn index(self) -> usize {
         self as usize

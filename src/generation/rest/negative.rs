@@ -85,23 +85,33 @@ pub(super) struct Queue {
 }
 
 impl Queue {
-    /// Whether an (input, class) pair of this queue has not had a value yet.
+    /// Whether an (input, class) pair of the edge pass has not had a value
+    /// yet on this base.
     fn has_untried_pair(&self) -> bool {
         self.inputs
             .iter()
-            .any(|i| !self.tried.contains(&(i.note.input.clone(), i.class)))
+            .any(|i| i.class.in_pass() && self.first(i))
     }
 
-    /// The position of the input to try next: the first value of an
-    /// untried (input, class) pair before any second value, and among
-    /// those the class that breaks the most operations so far.
+    /// Whether `input` would be the first value of its (input, class) pair.
+    fn first(&self, input: &NegativeInput) -> bool {
+        !self
+            .tried
+            .contains(&(input.note.input.clone(), input.class))
+    }
+
+    /// The position of the input to try next: the first value of an edge
+    /// pass pair, then the first of any other pair, then second values;
+    /// within each, the class that has broken the most operations so far.
     fn next(&self, yields: &[f64]) -> Option<usize> {
-        let mut best: Option<(usize, (bool, f64))> = None;
+        let mut best: Option<(usize, (u8, f64))> = None;
         for (k, input) in self.inputs.iter().enumerate() {
-            let first = !self
-                .tried
-                .contains(&(input.note.input.clone(), input.class));
-            let score = (first, yields[input.class.index()]);
+            let rank = match (self.first(input), input.class.in_pass()) {
+                (true, true) => 2,
+                (true, false) => 1,
+                _ => 0,
+            };
+            let score = (rank, yields[input.class.index()]);
             // Strictly better only: the earliest of equals keeps its turn.
             if best.is_none_or(|(_, b)| score.0 > b.0 || (score.0 == b.0 && score.1 > b.1)) {
                 best = Some((k, score));
@@ -879,7 +889,8 @@ components:
             queue.tried.insert((i.note.input.clone(), i.class));
             order.push((i.note.input, i.class));
         }
-        // Each pair's first value, the likeliest class first; then seconds.
+        // The edge pass's pairs first, then other pairs' first values, the
+        // likeliest class first; then second values.
         assert_eq!(
             order,
             [
@@ -890,6 +901,7 @@ components:
                 ("query a".into(), EdgeClass::Metacharacters),
             ]
         );
+        assert!(EdgeClass::Huge.in_pass() && !EdgeClass::Bounds.in_pass());
         // A class that broke an operation goes before the prior favourite
         // on the next one; one tried on a few without breaking falls back.
         let before = negatives.yields();
