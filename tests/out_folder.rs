@@ -280,6 +280,14 @@ async fn a_file_of_a_runs_name_that_no_run_wrote_refuses_the_folder() {
         std::fs::read_to_string(out.join("report.json")).unwrap(),
         "{\"mine\": true}\n"
     );
+    // A folder there is no file of a run either: refused before the run.
+    let other = tmp.path().join("other");
+    std::fs::create_dir_all(other.join("report.json")).unwrap();
+    std::fs::write(other.join("report.json/kept"), "mine").unwrap();
+    let o = run(tmp.path(), &demo.base_url(), "other", &[]).await;
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!other.join("trace.ndjson").exists());
+    assert!(other.join("report.json/kept").is_file());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
