@@ -979,10 +979,18 @@ async fn a_server_wide_retry_after_past_the_budget_stops_the_run_at_once() {
 async fn outputs_that_cannot_be_written_exit_4() {
     let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
     let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/demo/openapi.yaml");
-    let out = tempfile::tempdir().unwrap();
-    // report.json cannot be written where a folder stands (as on a full
-    // disk, the write fails at the end of the run).
-    std::fs::create_dir(out.path().join("report.json")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    // The folder goes away once the run holds it and has begun its trace:
+    // as on a full disk, the writes after the search fail. (A folder where
+    // report.json goes is refused before the run: exit 2, tests/out_folder.rs.)
+    let watched = out.clone();
+    let remover = tokio::spawn(async move {
+        while !watched.join("trace.ndjson").exists() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        std::fs::remove_dir_all(&watched).unwrap();
+    });
     let result = cartograph(args(&[
         "run",
         spec.to_str().unwrap(),
@@ -990,15 +998,18 @@ async fn outputs_that_cannot_be_written_exit_4() {
         &demo.base_url(),
         "--max-requests",
         "30",
+        "--rate",
+        "15/s",
         "--no-replay",
         "--out",
-        out.path().to_str().unwrap(),
+        out.to_str().unwrap(),
     ]))
     .await;
+    remover.await.unwrap();
     let stderr = String::from_utf8_lossy(&result.stderr);
     assert_eq!(result.status.code(), Some(4), "{stderr}");
     assert!(
-        stderr.contains("cannot write") && stderr.contains("report.json"),
+        stderr.contains("cannot write") && stderr.contains("graph-final.json"),
         "{stderr}"
     );
     demo.shutdown().await;

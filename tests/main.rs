@@ -38,6 +38,7 @@ mod input_edges;
 mod list_flow;
 mod misbehaving_selftest;
 mod no_silent_success;
+mod out_folder;
 mod ref_mesh;
 mod regression_suite;
 mod replay_queries;

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant, SystemTime};
 
+use cartograph::execution::OutDir;
 use cartograph::execution::secrets::Secrets;
 use cartograph::generation::SearchSummary;
 use cartograph::graph::export::{GraphDocument, to_document};
@@ -700,13 +701,9 @@ fn exercised_links_are_marked_and_counted() {
         ],
     });
     let dir = tempfile::tempdir().unwrap();
-    let warnings = write_extras(
-        dir.path(),
-        &report,
-        std::slice::from_ref(&doc),
-        &Secrets::new(),
-    )
-    .unwrap();
+    let out = OutDir::open(dir.path()).unwrap();
+    let warnings =
+        write_extras(&out, &report, std::slice::from_ref(&doc), &Secrets::new()).unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(html.contains(&format!(
@@ -749,7 +746,7 @@ fn exercised_links_are_marked_and_counted() {
         );
     }
     // report.json carries it, in the published shape.
-    write_report(dir.path(), &report, &Secrets::new()).unwrap();
+    write_report(&out, &report, &Secrets::new()).unwrap();
     let json = support::cli::read_report(dir.path());
     assert_eq!(json["graph_coverage"]["links_exercised"], 2);
     assert_eq!(
@@ -759,13 +756,8 @@ fn exercised_links_are_marked_and_counted() {
 
     // An id the graph does not hold is a warning, not a silent no-op.
     report.graph_coverage.as_mut().unwrap().edges[1].id = "consumes:schema:Nope->op:getBook".into();
-    let warnings = write_extras(
-        dir.path(),
-        &report,
-        std::slice::from_ref(&doc),
-        &Secrets::new(),
-    )
-    .unwrap();
+    let warnings =
+        write_extras(&out, &report, std::slice::from_ref(&doc), &Secrets::new()).unwrap();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert!(warnings[0].contains("1 graph_coverage link(s) name no edge"));
 }
@@ -902,7 +894,8 @@ fn secrets_are_redacted_from_both_files_even_with_markup_in_them() {
     doc.nodes[0].name = format!("a\"{secret}\"b");
     doc.edges[0].label = format!("{secret} -> id");
     let dir = tempfile::tempdir().unwrap();
-    let warnings = write_extras(dir.path(), &report, std::slice::from_ref(&doc), &secrets).unwrap();
+    let out = OutDir::open(dir.path()).unwrap();
+    let warnings = write_extras(&out, &report, std::slice::from_ref(&doc), &secrets).unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     let data = embedded_data(&html);
@@ -1359,7 +1352,8 @@ fn sarif_never_holds_a_secret_even_escaped_or_in_a_uri() {
 
     // write_extras writes it too, redacted.
     let dir = tempfile::tempdir().unwrap();
-    write_extras(dir.path(), &report, &[], &secrets).unwrap();
+    let out = OutDir::open(dir.path()).unwrap();
+    write_extras(&out, &report, &[], &secrets).unwrap();
     let written = std::fs::read_to_string(dir.path().join("report.sarif")).unwrap();
     assert!(!written.contains(secret) && !written.contains(json_escaped));
     valid_sarif(&written);
@@ -1628,17 +1622,14 @@ fn report_from_json(r: &Value) -> Report {
 fn a_real_demo_run_renders_valid_files() {
     let dir = tempfile::tempdir().unwrap();
     let report = report_from_json(&demo_run(dir.path()));
+    // Held after the run: a run's files are its own to replace.
+    let out = OutDir::open(dir.path()).unwrap();
     assert_eq!(report.requests, 1500);
     assert!(!report.faults.is_empty(), "the demo has faults to find");
 
     let doc = demo_graph();
-    let warnings = write_extras(
-        dir.path(),
-        &report,
-        std::slice::from_ref(&doc),
-        &Secrets::new(),
-    )
-    .unwrap();
+    let warnings =
+        write_extras(&out, &report, std::slice::from_ref(&doc), &Secrets::new()).unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
     let xml = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();

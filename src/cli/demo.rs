@@ -9,6 +9,7 @@ use clap::Args;
 
 use super::args::RunFlags;
 use crate::demo::{DemoServer, FAULTS_MD, GRAPHQL_SDL, OPENAPI_YAML};
+use crate::execution::OutDir;
 use crate::load::SpecSource;
 use crate::model::Api;
 use crate::run::{EXIT_FAULTS, RunOptions, RunSummary, RuntimeFailure, execute};
@@ -45,8 +46,20 @@ pub(super) fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         if args.serve {
             return Ok(serve(server).await);
         }
-        let plan = match Plan::new(&args.flags) {
-            Ok(plan) => plan,
+        // The folder is held for the whole demo: its REST part writes in it
+        // (sharing this hold), the GraphQL part in its own `graphql/`, and
+        // the joined report goes in last.
+        let prepared = Plan::new(&args.flags).and_then(|plan| {
+            let out = OutDir::open(&plan.flags.out)?;
+            if plan.graphql.is_some() {
+                out.folder("graphql").map_err(|e| {
+                    anyhow::anyhow!("--out: cannot use {}: {e}", out.path("graphql").display())
+                })?;
+            }
+            Ok((plan, out))
+        });
+        let (plan, out) = match prepared {
+            Ok(prepared) => prepared,
             Err(e) => {
                 server.shutdown().await;
                 return Err(e);
@@ -60,7 +73,7 @@ pub(super) fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             Err(unreachable) => return Ok(unreachable),
         };
         let left_out = plan.left_out;
-        let merged = Merged::of(runs, &left_out, &plan.flags.out)?;
+        let merged = Merged::of(runs, &left_out, &out)?;
         merged.print();
         // Scored only now, after the run: the search never sees the answers.
         let score = crate::reports::planted::Score::of(FAULTS_MD, &merged.summary.report, &left_out);
@@ -225,7 +238,7 @@ impl Merged {
     fn of(
         [rest_run, graphql_run]: [Option<RunSummary>; 2],
         left_out: &[String],
-        out: &Path,
+        out: &OutDir,
     ) -> anyhow::Result<Merged> {
         // The merged report's operations are both parts': the REST line
         // counts the REST part's alone.
@@ -257,7 +270,7 @@ impl Merged {
         let secrets = crate::execution::secrets::Secrets::new();
         crate::reports::write_report(out, &summary.report, &secrets).map_err(|e| {
             RuntimeFailure::error(
-                format!("cannot write {}", out.join("report.json").display()),
+                format!("cannot write {}", out.path("report.json").display()),
                 e,
             )
         })?;

@@ -10,6 +10,7 @@ mod bounded;
 pub mod breach;
 mod engine;
 pub mod fence;
+pub mod out_dir;
 mod politeness;
 pub mod secrets;
 pub mod tls;
@@ -25,6 +26,7 @@ pub use auth::{Credentials, Userinfo, parse_header, take_userinfo, without_useri
 pub use bounded::JSON_ITEMS;
 pub use breach::{Breach, BreachKind};
 pub use engine::{Driver, RunOutcome, StopReason, TestRun, plain_words, run};
+pub use out_dir::{OutDir, OutDirError};
 pub use politeness::{Politeness, Rate, parse_rate};
 pub use tls::ClientError;
 pub use trace::TraceWriter;

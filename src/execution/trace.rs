@@ -3,12 +3,11 @@
 //! values replaced, secrets replaced everywhere.
 
 use std::io::Write;
-use std::path::Path;
 
 use serde::Serialize;
 
 use super::secrets::{PLACEHOLDER, Secrets};
-use super::{Exchange, Failure};
+use super::{Exchange, Failure, OutDir};
 
 /// Body characters kept per exchange in the trace.
 const BODY_CHARS: usize = 4096;
@@ -54,10 +53,11 @@ fn cut(s: &str) -> (String, bool) {
 }
 
 impl TraceWriter {
-    /// Creates (or truncates) the file.
-    pub fn create(path: &Path, secrets: Secrets) -> std::io::Result<TraceWriter> {
+    /// Creates the file `name` in the output folder (anew, in place of
+    /// the run's own file of that name).
+    pub fn create(out: &OutDir, name: &str, secrets: Secrets) -> std::io::Result<TraceWriter> {
         Ok(TraceWriter {
-            out: std::io::BufWriter::new(std::fs::File::create(path)?),
+            out: std::io::BufWriter::new(out.create(name)?),
             secrets,
         })
     }
@@ -138,7 +138,8 @@ mod tests {
         secrets.add_header("Authorization", "token test");
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("trace.ndjson");
-        let mut trace = TraceWriter::create(&path, secrets).unwrap();
+        let out = OutDir::open(dir.path()).unwrap();
+        let mut trace = TraceWriter::create(&out, "trace.ndjson", secrets).unwrap();
         let long = "x".repeat(BODY_CHARS + 10);
         let ex = |body: &str| Exchange {
             request: RequestSpec {

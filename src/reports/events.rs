@@ -13,6 +13,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::{Report, Settings};
+use crate::execution::OutDir;
 use crate::execution::secrets::Secrets;
 use crate::oracles::causes::Cause;
 use crate::oracles::{Confirmation, Fault};
@@ -153,13 +154,25 @@ pub struct EventsError {
 }
 
 impl Events {
-    /// Events to `dest` (`-` for stdout), or none; secrets redacted.
-    pub fn open(dest: Option<&Path>, secrets: Secrets) -> Result<Events, EventsError> {
+    /// Events to `dest` (`-` for stdout), or none; secrets redacted. A
+    /// file inside the output folder `folder` is written as the run's own
+    /// files are (no link followed, no other file replaced).
+    pub fn open(
+        dest: Option<&Path>,
+        folder: &OutDir,
+        secrets: Secrets,
+    ) -> Result<Events, EventsError> {
         let Some(dest) = dest else {
             return Ok(Events(None));
         };
         let out: Box<dyn Write + Send> = if dest == Path::new("-") {
             Box::new(std::io::stdout())
+        } else if let Some(rel) = folder.inside(dest) {
+            let file = folder.create(&rel).map_err(|error| EventsError {
+                path: dest.to_path_buf(),
+                error,
+            })?;
+            Box::new(std::io::LineWriter::new(file))
         } else {
             if let Some(parent) = dest.parent().filter(|p| !p.as_os_str().is_empty()) {
                 std::fs::create_dir_all(parent).map_err(|error| EventsError {

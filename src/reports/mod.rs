@@ -25,27 +25,27 @@ pub use sarif::render_sarif;
 pub use tally::Tally;
 
 use std::borrow::Cow;
-use std::path::Path;
 use std::time::{Duration, SystemTime};
 
+use crate::execution::OutDir;
 use crate::execution::secrets::Secrets;
 use crate::graph::export::GraphDocument;
 
-/// Writes `report.json` into `dir`, secrets redacted.
-pub fn write_report(dir: &Path, report: &Report, secrets: &Secrets) -> std::io::Result<()> {
+/// Writes `report.json` into the output folder, secrets redacted.
+pub fn write_report(out: &OutDir, report: &Report, secrets: &Secrets) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
-    std::fs::write(
-        dir.join("report.json"),
-        format!("{}\n", secrets.redact(&text)),
+    out.write(
+        "report.json",
+        format!("{}\n", secrets.redact(&text)).as_bytes(),
     )
 }
 
-/// Writes `junit.xml`, `report.sarif` and `report.html` into `dir`, secrets
+/// Writes `junit.xml`, `report.sarif` and `report.html` into `out`, secrets
 /// redacted, and returns warnings for the user. `graphs` are the final graphs
 /// of the APIs the run tested (`graph::export::to_document`), which the
 /// page's explorer draws; empty when there is none.
 pub fn write_extras(
-    dir: &Path,
+    out: &OutDir,
     report: &Report,
     graphs: &[GraphDocument],
     secrets: &Secrets,
@@ -57,9 +57,9 @@ pub fn write_extras(
         .checked_sub(Duration::from_secs_f64(report.elapsed_s.max(0.0)))
         .unwrap_or(ended);
     let junit = render_junit(report, started, secrets);
-    std::fs::write(dir.join("junit.xml"), secrets.redact(&junit).as_bytes())?;
+    out.write("junit.xml", secrets.redact(&junit).as_bytes())?;
     let sarif = render_sarif(report, ended, secrets);
-    std::fs::write(dir.join("report.sarif"), secrets.redact(&sarif).as_bytes())?;
+    out.write("report.sarif", secrets.redact(&sarif).as_bytes())?;
 
     let unmatched = explorer::unmatched_coverage(report, graphs);
     if unmatched > 0 {
@@ -68,7 +68,7 @@ pub fn write_extras(
         ));
     }
     let html = render_html(report, graphs, secrets);
-    std::fs::write(dir.join("report.html"), secrets.redact(&html).as_bytes())?;
+    out.write("report.html", secrets.redact(&html).as_bytes())?;
     Ok(warnings)
 }
 

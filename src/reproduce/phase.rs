@@ -11,8 +11,8 @@ use super::script_run::ScriptRun;
 use super::shrink::{Job, Outcome, ShrinkDriver};
 use super::{Script, hurl, shell};
 use crate::execution::{
-    self, Credentials, Driver, Exchange, Politeness, RunConfig, TestRun, TraceWriter, Transport,
-    secrets::Secrets,
+    self, Credentials, Driver, Exchange, OutDir, Politeness, RunConfig, TestRun, TraceWriter,
+    Transport, secrets::Secrets,
 };
 use crate::model::Api;
 use crate::oracles::echoes::Echoes;
@@ -80,24 +80,23 @@ pub struct Channel {
 
 impl Channel {
     /// A channel with the run's settings and `allowance` (time, requests),
-    /// recording to `dir/replay.ndjson`.
+    /// recording to `replay.ndjson` in the output folder.
     pub fn open(
         config: RunConfig,
         transport: Transport,
         credentials: Credentials,
         politeness: Arc<Politeness>,
-        dir: &Path,
+        out: &OutDir,
         secrets: &Secrets,
         (time, requests): (Duration, u64),
     ) -> Result<Channel, WriteError> {
-        let trace = dir.join("replay.ndjson");
         Ok(Channel {
             config,
             transport,
             credentials,
             politeness,
-            trace: TraceWriter::create(&trace, secrets.clone())
-                .map_err(|e| WriteError::new("create", &trace, e))?,
+            trace: TraceWriter::create(out, "replay.ndjson", secrets.clone())
+                .map_err(|e| WriteError::new("create", &out.path("replay.ndjson"), e))?,
             time,
             requests,
             seen: Vec::new(),
@@ -479,28 +478,21 @@ fn slug(s: &str) -> String {
 }
 
 /// Writes each confirmed fault's reproducer (`.sh` and `.json`) under
-/// `dir/reproducers` and returns, per signature, what the report records.
+/// `reproducers/` in the output folder (an earlier run's were deleted when
+/// it was opened, so none passes for this one's; a person's files there
+/// stay, and a reproducer goes beside one of the same name) and returns, per
+/// signature, what the report records.
 pub fn write_reproducers(
-    dir: &Path,
+    dir: &OutDir,
     outcomes: &[Outcome],
     secrets: &Secrets,
 ) -> Result<Vec<(String, Confirmation, Option<Reproducer>)>, WriteError> {
-    let folder = dir.join("reproducers");
-    if folder.exists() {
-        // Files of an earlier run in the same folder would pass for this one's.
-        let entries =
-            std::fs::read_dir(&folder).map_err(|e| WriteError::new("read", &folder, e))?;
-        for entry in entries.flatten() {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
     let mut out = Vec::new();
     for (i, o) in outcomes.iter().enumerate() {
         if o.confirmation != Confirmation::Confirmed {
             out.push((o.signature.clone(), o.confirmation, None));
             continue;
         }
-        std::fs::create_dir_all(&folder).map_err(|e| WriteError::new("create", &folder, e))?;
         let (code, op) = o
             .script
             .fault
@@ -516,23 +508,22 @@ pub fn write_reproducers(
                 )
             })
             .unwrap_or_default();
-        let stem = format!("{:02}-{}-{}", i + 1, slug(&code), slug(&op));
-        let sh = folder.join(format!("{stem}.sh"));
-        let json = folder.join(format!("{stem}.json"));
+        let stem = dir.free_stem(
+            "reproducers",
+            &format!("{:02}-{}-{}", i + 1, slug(&code), slug(&op)),
+            &["sh", "json"],
+        );
+        let sh = format!("reproducers/{stem}.sh");
+        let json = format!("reproducers/{stem}.json");
         // Shrinking may have cut the steps that named what the run made.
         let mut script = o.script.clone();
         script.settle_standalone();
-        std::fs::write(&sh, secrets.redact(&shell::render(&script)).as_bytes())
-            .map_err(|e| WriteError::new("write", &sh, e))?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(&sh, std::fs::Permissions::from_mode(0o755));
-        }
+        dir.write_executable(&sh, secrets.redact(&shell::render(&script)).as_bytes())
+            .map_err(|e| WriteError::new("write", &dir.path(&sh), e))?;
         let text = serde_json::to_string_pretty(&script)
-            .map_err(|e| WriteError::new("write", &json, e.into()))?;
-        std::fs::write(&json, format!("{}\n", secrets.redact(&text)))
-            .map_err(|e| WriteError::new("write", &json, e))?;
+            .map_err(|e| WriteError::new("write", &dir.path(&json), e.into()))?;
+        dir.write(&json, format!("{}\n", secrets.redact(&text)).as_bytes())
+            .map_err(|e| WriteError::new("write", &dir.path(&json), e))?;
         let steps = o
             .script
             .steps
@@ -550,8 +541,8 @@ pub fn write_reproducers(
             o.confirmation,
             Some(Reproducer {
                 steps,
-                shell: format!("reproducers/{stem}.sh"),
-                json: format!("reproducers/{stem}.json"),
+                shell: sh,
+                json,
                 requests: o.requests,
                 standalone: script.standalone,
                 unmade: script
@@ -571,11 +562,11 @@ pub fn write_reproducers(
     Ok(out)
 }
 
-/// Writes the reproducers of `outcomes` under `dir` and records on each of
-/// `faults` what replaying it showed and where its reproducer is.
+/// Writes the reproducers of `outcomes` in the output folder and records on
+/// each of `faults` what replaying it showed and where its reproducer is.
 pub fn attach_reproducers(
     faults: &mut [crate::oracles::Fault],
-    dir: &Path,
+    dir: &OutDir,
     outcomes: &[Outcome],
     secrets: &Secrets,
 ) -> Result<(), WriteError> {
@@ -599,23 +590,17 @@ pub struct Written {
 }
 
 /// Writes the regression suite: one Hurl file per distinct recorded test,
-/// under `dir/tests`.
+/// under `tests/` in the output folder (an earlier run's were deleted when
+/// it was opened; a person's own files there stay, and a test goes beside
+/// one of the same name).
 pub fn write_suite(
-    dir: &Path,
+    dir: &OutDir,
     scripts: Vec<SuiteScript>,
     secrets: &Secrets,
 ) -> Result<Written, WriteError> {
-    let folder = dir.join("tests");
-    if folder.exists() {
-        let entries =
-            std::fs::read_dir(&folder).map_err(|e| WriteError::new("read", &folder, e))?;
-        for entry in entries.flatten() {
-            if entry.path().extension().is_some_and(|e| e == "hurl") {
-                let _ = std::fs::remove_file(entry.path());
-            }
-        }
-    }
-    std::fs::create_dir_all(&folder).map_err(|e| WriteError::new("create", &folder, e))?;
+    // The folder, even for an empty suite: `hurl --test tests/*.hurl` finds it.
+    dir.folder("tests")
+        .map_err(|e| WriteError::new("create", &dir.path("tests"), e))?;
     let mut seen: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     let mut written = Written::default();
     for s in scripts {
@@ -635,11 +620,14 @@ pub fn write_suite(
             .last()
             .map(|s| s.operation.clone())
             .unwrap_or_default();
-        let name = format!("{:03}-{}.hurl", seen.len() + 1, slug(&op));
-        let path = folder.join(&name);
-        std::fs::write(&path, secrets.redact(&text).as_bytes())
-            .map_err(|e| WriteError::new("write", &path, e))?;
-        let file = format!("tests/{name}");
+        let stem = dir.free_stem(
+            "tests",
+            &format!("{:03}-{}", seen.len() + 1, slug(&op)),
+            &["hurl"],
+        );
+        let file = format!("tests/{stem}.hurl");
+        dir.write(&file, secrets.redact(&text).as_bytes())
+            .map_err(|e| WriteError::new("write", &dir.path(&file), e))?;
         seen.insert(body, file.clone());
         written.files += 1;
         written.tests.push((s.archived, file));

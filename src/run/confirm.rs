@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::link::Link;
 use super::options::RunOptions;
-use crate::execution::{TestRun, secrets::Secrets};
+use crate::execution::{OutDir, TestRun, secrets::Secrets};
 use crate::model::Api;
 use crate::oracles::{Checker, Confirmation, echoes::Echoes, witness::Ledger};
 use crate::reports::Report;
@@ -57,6 +57,15 @@ pub struct SuiteOutcome {
     pub fates: Vec<Fate>,
 }
 
+/// Where the replays' files go, and what they must not show.
+#[derive(Clone, Copy)]
+pub struct Files<'a> {
+    /// The output folder.
+    pub out: &'a OutDir,
+    /// Secrets to redact from every file.
+    pub secrets: &'a Secrets,
+}
+
 /// Confirms, shrinks and writes the faults' reproducers (recorded on
 /// `report`'s faults), then writes the regression suite: `suite`'s tests
 /// recorded again, or as they were.
@@ -66,10 +75,10 @@ pub async fn replay(
     report: &mut Report,
     link: &Link,
     left: Option<Duration>,
+    Files { out, secrets }: Files<'_>,
     options: &RunOptions,
-    secrets: &Secrets,
 ) -> anyhow::Result<SuiteOutcome> {
-    let mut channel = link.channel(options, secrets, left)?;
+    let mut channel = link.channel(options, out, secrets, left)?;
     let allowance = channel.requests;
     if !replays.faults.is_empty() {
         eprintln!(
@@ -81,7 +90,7 @@ pub async fn replay(
     }
     let (scripts, mut left_out) = match suite {
         Suite::Recorded(scripts) => {
-            confirm_faults(&mut replays, report, &mut channel, options, secrets).await?;
+            confirm_faults(&mut replays, report, &mut channel, out, options, secrets).await?;
             (scripts, SuiteLeftOut::default())
         }
         Suite::Rerun(runs) => {
@@ -90,7 +99,7 @@ pub async fn replay(
             let (suite_time, suite_requests) = (channel.time / 2, channel.requests / 2);
             channel.time -= suite_time;
             channel.requests -= suite_requests;
-            confirm_faults(&mut replays, report, &mut channel, options, secrets).await?;
+            confirm_faults(&mut replays, report, &mut channel, out, options, secrets).await?;
             channel.time += suite_time;
             channel.requests += suite_requests;
             rerun(replays, runs, &mut channel, link).await?
@@ -100,7 +109,7 @@ pub async fn replay(
         let sent = allowance.saturating_sub(channel.requests);
         search.phases.insert("replay".into(), sent);
     }
-    let written = reproduce::phase::write_suite(&options.out, scripts, secrets)?;
+    let written = reproduce::phase::write_suite(out, scripts, secrets)?;
     close(channel)?;
     let mut fates = vec![Fate::LeftOut(String::new()); left_out.archived];
     for (k, why) in std::mem::take(&mut left_out.reasons) {
@@ -200,6 +209,7 @@ async fn confirm_faults(
     replays: &mut Replays,
     report: &mut Report,
     channel: &mut Channel,
+    out: &OutDir,
     options: &RunOptions,
     secrets: &Secrets,
 ) -> anyhow::Result<()> {
@@ -212,7 +222,7 @@ async fn confirm_faults(
         channel,
     )
     .await;
-    reproduce::phase::attach_reproducers(&mut report.faults, &options.out, &outcomes, secrets)?;
+    reproduce::phase::attach_reproducers(&mut report.faults, out, &outcomes, secrets)?;
     Ok(())
 }
 

@@ -12,7 +12,7 @@ use super::link::Link;
 use super::options::RunOptions;
 use super::source::{Collected, Ended, Source};
 use super::{RunSummary, RuntimeFailure, Session, search, write_suite_document};
-use crate::execution::{StopReason, secrets::Secrets};
+use crate::execution::{OutDir, StopReason, secrets::Secrets};
 use crate::model::Api;
 use crate::model::text::one_line;
 use crate::reports::{self, Report, events::Phase};
@@ -33,6 +33,7 @@ pub async fn drive<S: Source>(
         settings,
         mut tally,
         events,
+        out,
     } = session;
     let started = Instant::now();
     let mut config = options.run_config(&api, &target, seed);
@@ -45,7 +46,7 @@ pub async fn drive<S: Source>(
         &link,
         &secrets,
         &mut tally,
-        options,
+        &out,
         &events,
     )
     .await
@@ -79,6 +80,7 @@ pub async fn drive<S: Source>(
         target: &target,
         outcome: &outcome,
         options,
+        out: &out,
         secrets: &secrets,
         tally,
         settings,
@@ -97,18 +99,29 @@ pub async fn drive<S: Source>(
         // What is left of --budget, which bounds the whole run.
         let left = options.budget.map(|b| b.saturating_sub(started.elapsed()));
         let phase = events.phase_started(Phase::Replay);
-        let done = confirm::replay(replays, suite, &mut report, &link, left, options, &secrets)
-            .await
-            .map_err(|e| RuntimeFailure::error("the replays could not go on", format!("{e:#}")))?;
+        let done = confirm::replay(
+            replays,
+            suite,
+            &mut report,
+            &link,
+            left,
+            confirm::Files {
+                out: &out,
+                secrets: &secrets,
+            },
+            options,
+        )
+        .await
+        .map_err(|e| RuntimeFailure::error("the replays could not go on", format!("{e:#}")))?;
         events.phase_finished(Phase::Replay, phase);
         if let Some(doc) = &mut suite_doc {
             annotate_suite(doc, &done.fates);
-            write_suite_document(&options.out, doc, &secrets)?;
+            write_suite_document(&out, doc, &secrets)?;
         }
         Some(done.files)
     } else if let Suite::Recorded(scripts) = suite {
         // Recorded already: the suite needs no replay to be written.
-        Some(crate::reproduce::phase::write_suite(&options.out, scripts, &secrets)?.files)
+        Some(crate::reproduce::phase::write_suite(&out, scripts, &secrets)?.files)
     } else {
         None
     };
@@ -116,9 +129,9 @@ pub async fn drive<S: Source>(
     if replays_allowed {
         warn_unreplayed(&mut report, options);
     }
-    reports::write_report(&options.out, &report, &secrets).map_err(|e| {
+    reports::write_report(&out, &report, &secrets).map_err(|e| {
         RuntimeFailure::error(
-            format!("cannot write {}", options.out.join("report.json").display()),
+            format!("cannot write {}", out.path("report.json").display()),
             e,
         )
     })?;
@@ -129,9 +142,9 @@ pub async fn drive<S: Source>(
         checker: &checker,
     };
     let spec_fixes = (!api.format.is_graphql())
-        .then(|| write_spec_fixes(&seen, &report, options, &secrets))
+        .then(|| write_spec_fixes(&seen, &report, &out, &secrets))
         .transpose()?;
-    write_companions(&report, &graph, options, &secrets)?;
+    write_companions(&report, &graph, &out, &secrets)?;
     if let Some(line) = report.search.as_ref().and_then(speed_line) {
         eprintln!("{line}");
     }
@@ -183,15 +196,15 @@ fn warn_unreplayed(report: &mut Report, options: &RunOptions) {
 fn write_companions(
     report: &Report,
     graph: &crate::graph::export::GraphDocument,
-    options: &RunOptions,
+    out: &OutDir,
     secrets: &Secrets,
 ) -> anyhow::Result<()> {
     let graphs = std::slice::from_ref(graph);
-    for w in reports::write_extras(&options.out, report, graphs, secrets).map_err(|e| {
+    for w in reports::write_extras(out, report, graphs, secrets).map_err(|e| {
         RuntimeFailure::error(
             format!(
                 "cannot write report.html, junit.xml or report.sarif in {}",
-                options.out.display()
+                out.root().display()
             ),
             e,
         )
@@ -222,25 +235,25 @@ fn annotate_suite(doc: &mut serde_json::Value, fates: &[crate::reproduce::phase:
     }
 }
 
-/// Writes `spec-fixes.overlay.yaml` (or removes a stale one) and returns
-/// the line that says what it holds.
+/// Writes `spec-fixes.overlay.yaml` (when it has anything to hold) and
+/// returns the line that says what it holds.
 fn write_spec_fixes(
     seen: &reports::overlay::Seen<'_>,
     report: &Report,
-    options: &RunOptions,
+    out: &OutDir,
     secrets: &Secrets,
 ) -> anyhow::Result<String> {
     let extends = report
         .settings
         .spec
         .as_deref()
-        .map(|s| reports::overlay::extends(s, &options.out));
+        .map(|s| reports::overlay::extends(s, out.root()));
     let fixes = reports::overlay::spec_fixes(seen, &report.causes, extends.as_deref(), secrets);
-    let written = reports::overlay::write(&options.out, &fixes, secrets).map_err(|e| {
+    let written = reports::overlay::write(out, &fixes, secrets).map_err(|e| {
         RuntimeFailure::error(
             format!(
                 "cannot write {}",
-                options.out.join(reports::overlay::FILE).display()
+                out.path(reports::overlay::FILE).display()
             ),
             e,
         )

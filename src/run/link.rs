@@ -53,6 +53,7 @@ impl Link {
     pub fn channel(
         &self,
         options: &RunOptions,
+        out: &crate::execution::OutDir,
         secrets: &Secrets,
         left: Option<Duration>,
     ) -> Result<Channel, crate::reproduce::phase::WriteError> {
@@ -64,7 +65,7 @@ impl Link {
             self.transport.clone(),
             self.credentials.clone(),
             self.politeness.clone(),
-            &options.out,
+            out,
             secrets,
             (time, requests),
         )

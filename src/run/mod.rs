@@ -124,7 +124,7 @@ pub async fn execute(
         session.seed, session.seed
     );
     let graph = phase::timed("building the graph", || graph::build(&api));
-    outputs::write_graph(&options.out.join("graph-initial.json"), &graph)
+    outputs::write_graph(&session.out, "graph-initial.json", &graph)
         .map_err(|e| RuntimeFailure::error("cannot write graph-initial.json", format!("{e:#}")))?;
     let feedback = options
         .feedback()
@@ -152,13 +152,20 @@ pub async fn execute(
 
 /// Writes `suite.json`.
 pub(crate) fn write_suite_document(
-    dir: &std::path::Path,
+    out: &crate::execution::OutDir,
     doc: &serde_json::Value,
     secrets: &crate::execution::secrets::Secrets,
 ) -> anyhow::Result<()> {
     // Numbers past 64 bits are written as the digits sent, not rounded.
     let text = crate::execution::wire::exact_numbers_written(serde_json::to_string_pretty(doc)?);
-    let path = dir.join("suite.json");
-    std::fs::write(&path, format!("{}\n", secrets.redact(&text)))
-        .map_err(|e| RuntimeFailure::error(format!("cannot write {}", path.display()), e))
+    out.write(
+        "suite.json",
+        format!("{}\n", secrets.redact(&text)).as_bytes(),
+    )
+    .map_err(|e| {
+        RuntimeFailure::error(
+            format!("cannot write {}", out.path("suite.json").display()),
+            e,
+        )
+    })
 }

@@ -25,8 +25,15 @@ pub fn print_changes(changes: &[crate::graph::feedback::Change]) {
     );
 }
 
-/// Writes the graph's JSON export to `path`.
-pub fn write_graph(path: &std::path::Path, g: &graph::PropertyGraph) -> anyhow::Result<()> {
-    std::fs::write(path, graph::export::render(g, graph::export::Format::Json))
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))
+/// Writes the graph's JSON export as `name` in the output folder.
+pub fn write_graph(
+    out: &crate::execution::OutDir,
+    name: &str,
+    g: &graph::PropertyGraph,
+) -> anyhow::Result<()> {
+    out.write(
+        name,
+        graph::export::render(g, graph::export::Format::Json).as_bytes(),
+    )
+    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.path(name).display()))
 }

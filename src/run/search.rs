@@ -4,7 +4,6 @@
 use std::sync::{Arc, Mutex};
 
 use super::link::Link;
-use super::options::RunOptions;
 use super::progress::Progress;
 use crate::execution::{self, TraceWriter, secrets::Secrets};
 use crate::model::text::one_line;
@@ -31,10 +30,12 @@ pub async fn search(
     link: &Link,
     secrets: &Secrets,
     tally: &mut Tally,
-    flags: &RunOptions,
+    out: &execution::OutDir,
     events: &Events,
 ) -> anyhow::Result<execution::RunOutcome> {
-    let mut trace = TraceWriter::create(&flags.out.join("trace.ndjson"), secrets.clone())?;
+    let mut trace = TraceWriter::create(out, "trace.ndjson", secrets.clone()).map_err(|e| {
+        anyhow::anyhow!("cannot create {}: {e}", out.path("trace.ndjson").display())
+    })?;
     let progress = Progress::new(tally.operation_count(), link.config.budget, events.clone());
     let phase = events.phase_started(Phase::Search);
     let mut trace_error = None;

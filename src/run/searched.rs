@@ -54,7 +54,8 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
             api,
             target,
             outcome,
-            options,
+            options: _,
+            out,
             secrets,
             tally,
             settings,
@@ -75,13 +76,13 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
             &report.operations,
         ));
         (self.extras)(search.protocol(), &mut report);
-        outputs::write_graph(&options.out.join("graph-final.json"), search.graph()).map_err(
-            |e| RuntimeFailure::error("cannot write graph-final.json", format!("{e:#}")),
-        )?;
+        outputs::write_graph(out, "graph-final.json", search.graph()).map_err(|e| {
+            RuntimeFailure::error("cannot write graph-final.json", format!("{e:#}"))
+        })?;
         let graph = graph::export::to_document(search.graph());
         // Written now, and again once the replays tell what became of each test.
         let suite_doc = search.suite_document();
-        write_suite_document(&options.out, &suite_doc, secrets)?;
+        write_suite_document(out, &suite_doc, secrets)?;
         outputs::print_changes(search.changes());
         let checker = search.checker().clone();
         for w in checker.warnings() {

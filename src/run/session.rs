@@ -3,11 +3,12 @@
 //! credentials and the secrets to keep out of files, the seed, the settings
 //! the report records, and whether the target answers at all.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::RunSummary;
 use super::options::RunOptions;
-use crate::execution::{self, Credentials, secrets::Secrets};
+use crate::execution::{self, Credentials, OutDir, secrets::Secrets};
 use crate::load::SpecSource;
 use crate::model::Api;
 use crate::reports::events::{Event, Events};
@@ -79,9 +80,12 @@ pub struct Session {
     pub tally: Tally,
     /// Where `--events` go.
     pub events: Events,
+    /// The output folder, held for the run.
+    pub out: Arc<OutDir>,
 }
 
-/// Checks the flags, creates the output folder and checks the target answers
+/// Checks the flags, opens the output folder ([`OutDir::open`]: created,
+/// locked, the last run's files deleted) and checks the target answers
 /// TCP; when it does not, writes an empty report and returns the summary to
 /// end with (exit status 3).
 pub async fn open_session(
@@ -147,8 +151,7 @@ pub async fn open_session(
     );
     let seed = flags.seed.unwrap_or_else(rand::random::<u64>);
 
-    std::fs::create_dir_all(&flags.out)
-        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", flags.out.display()))?;
+    let out = OutDir::open(&flags.out)?;
     let settings = Settings {
         target: target_url.to_string(),
         spec,
@@ -179,7 +182,7 @@ pub async fn open_session(
     let tally = Tally::new(api)
         .with_lines(&source.lines)
         .with_credentials(!headers.is_empty() || flags.auth_command.is_some());
-    let events = Events::open(flags.events.as_deref(), secrets.clone())?;
+    let events = Events::open(flags.events.as_deref(), &out, secrets.clone())?;
     events.emit(&Event::RunStarted {
         version: env!("CARGO_PKG_VERSION"),
         settings: &settings,
@@ -198,7 +201,12 @@ pub async fn open_session(
             rate_limited: Vec::new(),
         };
         let report = tally.report(settings, &outcome, Vec::new());
-        reports::write_report(&flags.out, &report, &secrets)?;
+        reports::write_report(&out, &report, &secrets).map_err(|e| {
+            super::RuntimeFailure::error(
+                format!("cannot write {}", out.path("report.json").display()),
+                e,
+            )
+        })?;
         let summary = RunSummary {
             report,
             unreachable: true,
@@ -219,6 +227,7 @@ pub async fn open_session(
         settings,
         tally,
         events,
+        out,
     }))
 }
 

@@ -46,6 +46,8 @@ pub struct Ended<'a> {
     pub outcome: &'a RunOutcome,
     /// The run's settings.
     pub options: &'a RunOptions,
+    /// The output folder.
+    pub out: &'a crate::execution::OutDir,
     /// Secrets to redact from every file.
     pub secrets: &'a Secrets,
     /// What every exchange added up to.

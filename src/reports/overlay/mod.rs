@@ -21,6 +21,7 @@ use serde_json::{Map, Value, json};
 
 pub use fixes::Seen;
 
+use crate::execution::OutDir;
 use crate::execution::secrets::Secrets;
 use crate::oracles::causes::Cause;
 use crate::oracles::registry::Class;
@@ -151,18 +152,19 @@ fn redact(v: &mut Value, secrets: &Secrets) {
     }
 }
 
-/// Writes the overlay into `dir`, or removes a stale one when there is
-/// nothing to write; returns the path written.
-pub fn write(dir: &Path, fixes: &SpecFixes, secrets: &Secrets) -> std::io::Result<Option<PathBuf>> {
-    let path = dir.join(FILE);
+/// Writes the overlay into the output folder when there is anything to
+/// write (an earlier run's was deleted when the folder was opened); returns
+/// the path written.
+pub fn write(
+    out: &OutDir,
+    fixes: &SpecFixes,
+    secrets: &Secrets,
+) -> std::io::Result<Option<PathBuf>> {
     let Some(text) = &fixes.text else {
-        match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-            _ => return Ok(None),
-        }
+        return Ok(None);
     };
-    std::fs::write(&path, secrets.redact(text).as_bytes())?;
-    Ok(Some(path))
+    out.write(FILE, secrets.redact(text).as_bytes())?;
+    Ok(Some(out.path(FILE)))
 }
 
 impl SpecFixes {
