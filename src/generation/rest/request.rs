@@ -28,6 +28,18 @@ pub fn build_request(api: &Api, op: &Operation, inputs: &Inputs) -> RequestSpec 
     let mut headers = Vec::new();
     let mut cookies = Vec::new();
     for (location, name, value) in &inputs.params {
+        // A text place cannot carry `null`: a nullable optional parameter
+        // whose value is null is not sent, never sent as the word `null`
+        // (Airflow refused `dag_run_start_date_gte=null` with 422 on every
+        // listing).
+        if value.is_null()
+            && matches!(
+                location,
+                Location::Query | Location::Header | Location::Cookie
+            )
+        {
+            continue;
+        }
         // Looked up only for the rare object-valued query parameter.
         let deep = || {
             op.parameters
@@ -42,7 +54,7 @@ pub fn build_request(api: &Api, op: &Operation, inputs: &Inputs) -> RequestSpec 
                 has_query = true;
                 match value {
                     Value::Array(items) => {
-                        for item in items {
+                        for item in items.iter().filter(|i| !i.is_null()) {
                             query.append_pair(name, &as_text(item));
                         }
                     }
@@ -278,6 +290,28 @@ mod tests {
         assert_eq!(r.headers, vec![("X-N".to_string(), "5".to_string())]);
         assert_eq!(r.body.as_deref(), Some(r#"{"n":1}"#));
         assert!(r.is_mutation());
+    }
+
+    #[test]
+    fn a_null_in_a_text_place_is_not_sent() {
+        let api = crate::load::load_text(
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /h:\n    get:\n      operationId: h\n      responses: {'200': {description: ok}}\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let inputs = Inputs {
+            params: vec![
+                (Location::Query, "start_gte".into(), Value::Null),
+                (Location::Query, "tags".into(), json!([null, "x"])),
+                (Location::Header, "X-Null".into(), Value::Null),
+                (Location::Cookie, "c".into(), Value::Null),
+            ],
+            body: None,
+        };
+        let r = build_request(&api, &api.operations[0], &inputs);
+        assert_eq!(r.path, "/h?tags=x");
+        assert!(r.headers.is_empty(), "{:?}", r.headers);
     }
 
     #[test]
