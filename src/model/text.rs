@@ -5,20 +5,40 @@
 
 use std::borrow::Cow;
 
-/// Whether `c` acts instead of showing: C0 and C1 controls and DEL, the
-/// Unicode line and paragraph separators, and the bidirectional controls
-/// that reorder what a reader sees.
+/// Whether `c` acts instead of showing, or shows as nothing: C0 and C1
+/// controls and DEL, the Unicode line and paragraph separators, and every
+/// format character (Unicode category Cf: the bidirectional controls that
+/// reorder what a reader sees, zero-width spaces and joiners, the soft
+/// hyphen, the byte-order mark, tag characters) that would hide text or
+/// make two different texts look the same.
 fn acts(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
             '\u{2028}'
                 | '\u{2029}'
+                // Unicode 15's Cf, whole.
+                | '\u{00AD}'
+                | '\u{0600}'..='\u{0605}'
                 | '\u{061C}'
-                | '\u{200E}'
-                | '\u{200F}'
+                | '\u{06DD}'
+                | '\u{070F}'
+                | '\u{0890}'..='\u{0891}'
+                | '\u{08E2}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200F}'
                 | '\u{202A}'..='\u{202E}'
-                | '\u{2066}'..='\u{2069}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{206F}'
+                | '\u{FEFF}'
+                | '\u{FFF9}'..='\u{FFFB}'
+                | '\u{110BD}'
+                | '\u{110CD}'
+                | '\u{13430}'..='\u{1343F}'
+                | '\u{1BCA0}'..='\u{1BCA3}'
+                | '\u{1D173}'..='\u{1D17A}'
+                | '\u{E0001}'
+                | '\u{E0020}'..='\u{E007F}'
         )
 }
 
@@ -70,6 +90,11 @@ mod tests {
             "a\\nb\\r\\tc\\u{1b}[2J\\u{7}\\u{9b}d\\u{202e}e"
         );
         assert_eq!(one_line("x\u{2028}y\u{0}"), "x\\u{2028}y\\u{0}");
+        // Invisible format characters: a zero-width space, a joiner, a BOM.
+        assert_eq!(
+            one_line("ad\u{200b}min\u{200d}\u{feff}\u{ad}"),
+            "ad\\u{200b}min\\u{200d}\\u{feff}\\u{ad}"
+        );
     }
 
     #[test]
