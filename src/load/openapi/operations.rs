@@ -227,6 +227,12 @@ impl<'a> Converter<'a> {
                     continue;
                 }
             };
+            if location == Location::Header
+                && let Some(why) = crate::model::headers::refused(&name)
+            {
+                self.warn(pdoc, format!("#{loc}"), format!("{why}; parameter skipped"));
+                continue;
+            }
             out.parameters
                 .push(self.parameter(pdoc, p, &loc, name, location));
         }
