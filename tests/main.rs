@@ -50,3 +50,4 @@ mod selection;
 mod spec_fixes;
 mod target_path;
 mod tls;
+mod wire;

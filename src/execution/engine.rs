@@ -281,7 +281,16 @@ impl Reach {
 /// wording of the HTTP stack's message.
 pub fn plain_words(failure: &super::Failure, target: &url::Url) -> String {
     use super::{Cause, FailureKind};
+    let plain = {
+        let mut http = target.clone();
+        let _ = http.set_scheme("http");
+        format!(
+            "the server answered the TLS handshake in plain HTTP: this port speaks http://, not https:// (no certificate setting helps); try --target {}",
+            crate::reproduce::shell::arg(http.as_str())
+        )
+    };
     let hint = match (failure.kind, failure.cause) {
+        (FailureKind::Connection, Cause::PlainHttp) => plain.as_str(),
         (FailureKind::Connection, Cause::Refused) => {
             "the connection was refused: is the server running and listening there?"
         }
@@ -545,17 +554,21 @@ async fn send_with_retries(
         }
         // A negative test of credentials sends its own (or none): the run's
         // would mask what is being tried.
-        let credentials: &[(String, String)] = if request.without_credentials() {
-            &[]
-        } else {
-            &credentials
-        };
+        let (credentials, query): (&[(String, String)], &[(String, String)]) =
+            if request.without_credentials() {
+                (&[], &[])
+            } else {
+                (&credentials, shared.credentials.query())
+            };
         let (id, busy) = shared
             .queue
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .send(shared.config.timeout);
-        let mut received = shared.transport.send(request, credentials, timeout).await;
+        let mut received = shared
+            .transport
+            .send(request, credentials, query, timeout)
+            .await;
         let timed_out = received
             .failure
             .as_ref()
@@ -681,6 +694,20 @@ mod tests {
             ..Failure::new(FailureKind::Connection, "invalid peer certificate")
         };
         assert!(plain_words(&tls, &target).contains("--cacert"));
+        let plain = Failure {
+            cause: Cause::PlainHttp,
+            ..Failure::new(FailureKind::Connection, "received corrupt message")
+        };
+        let https = url::Url::parse("https://127.0.0.1:9/api").unwrap();
+        let said = plain_words(&plain, &https);
+        assert!(
+            said.contains("plain HTTP") && said.contains("--target http://127.0.0.1:9/api"),
+            "{said}"
+        );
+        assert!(
+            !said.contains("--insecure") && !said.contains("pass --cacert"),
+            "{said}"
+        );
         let closed = Failure::new(FailureKind::NoAnswer, "connection closed");
         assert!(plain_words(&closed, &target).contains("closed the connection"));
     }

@@ -8,6 +8,7 @@
 mod auth;
 mod bounded;
 pub mod breach;
+mod decode;
 mod engine;
 pub mod fence;
 mod politeness;
@@ -21,7 +22,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use auth::{Credentials, Userinfo, parse_header, take_userinfo, without_userinfo};
+pub use auth::{
+    Credentials, Userinfo, parse_header, parse_query_key, take_userinfo, without_userinfo,
+};
 pub use bounded::JSON_ITEMS;
 pub use breach::{Breach, BreachKind};
 pub use engine::{Driver, RunOutcome, StopReason, TestRun, plain_words, run};
@@ -130,6 +133,9 @@ pub enum Cause {
     Unreachable,
     /// The TLS handshake failed (an untrusted or invalid certificate).
     Tls,
+    /// The TLS handshake was answered in plain HTTP: an `https://` target
+    /// on a port that speaks `http://`.
+    PlainHttp,
 }
 
 /// One request and what came back.

@@ -190,6 +190,15 @@ fn fetch_hint(e: &reqwest::Error, url: &url::Url) -> String {
         format!("the host name of {url} does not resolve: check the URL")
     } else if io_kind == Some(std::io::ErrorKind::ConnectionRefused) {
         format!("the connection to {place} was refused: is the server running and listening there?")
+    } else if e.is_connect()
+        && url.scheme() == "https"
+        && crate::execution::tls::answered_in_plain_http(e)
+    {
+        let mut http = url.clone();
+        let _ = http.set_scheme("http");
+        format!(
+            "the server at {place} answered the TLS handshake in plain HTTP: the URL is http://, not https:// (no certificate setting helps): {http}"
+        )
     } else if e.is_connect() && url.scheme() == "https" {
         "check the URL; for a server whose certificate is not trusted, pass --cacert FILE (the CA that signed it) or --insecure".into()
     } else if e.is_connect() {

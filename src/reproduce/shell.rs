@@ -8,6 +8,7 @@
 //! comment only on one line with its control characters escaped. Nothing of
 //! it ever stands inside double quotes, where `$(…)` and backticks run.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use super::{FaultCheck, Script, Source};
@@ -39,6 +40,27 @@ pub fn quote(s: &str) -> String {
     }
     out.push('\'');
     out
+}
+
+/// `s` as one shell word for a command printed for people to paste: as it
+/// is when it holds only characters no shell reads specially (a plain path,
+/// URL or flag), else [`quote`]d. Every command Cartograph prints goes
+/// through this (or [`command`]), so a server URL or folder holding `;`,
+/// `$(…)` or a quote stays one argument.
+pub fn arg(s: &str) -> Cow<'_, str> {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-./:=,@%+".contains(&b));
+    if plain {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(quote(s))
+    }
+}
+
+/// A command line for people to paste: each word through [`arg`].
+pub fn command<'a>(words: impl IntoIterator<Item = &'a str>) -> String {
+    words.into_iter().map(arg).collect::<Vec<_>>().join(" ")
 }
 
 /// Names the script itself uses: a captured value named like one would
@@ -118,6 +140,8 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 # Credentials are never written into reproducers; give them here if the API needs them:
 #   CARTOGRAPH_HEADER='Authorization: Bearer …' ./this-script.sh
+# and an API key sent in the query (the run's --query-key) likewise:
+#   CARTOGRAPH_QUERY='api_key=…' ./this-script.sh
 extra=()
 if [ -n "${CARTOGRAPH_HEADER:-}" ]; then extra=(-H "$CARTOGRAPH_HEADER"); fi
 # Seconds each request may take (the run's --timeout when the fault is one).
@@ -132,12 +156,19 @@ step() {
   : >"$tmp/body"
   : >"$tmp/headers"
   # A step that tests credentials sends its own, or none.
-  local auth=("${extra[@]}")
-  if [ -n "${NO_CREDENTIALS:-}" ]; then auth=(); fi
+  local auth=("${extra[@]}") url="$BASE$path"
+  if [ -n "${NO_CREDENTIALS:-}" ]; then
+    auth=()
+  elif [ -n "${CARTOGRAPH_QUERY:-}" ]; then
+    case "$path" in
+      *\?*) url="$url&$CARTOGRAPH_QUERY" ;;
+      *) url="$url?$CARTOGRAPH_QUERY" ;;
+    esac
+  fi
   # The path exactly as written (no dot-segment squashing, no globbing), and
   # the headers the run sent: its User-Agent, none of curl's own additions.
   status=$(curl -sS --path-as-is --globoff --max-time "$max_time" -o "$tmp/body" -D "$tmp/headers" -w '%{http_code}' \
-    -A "$user_agent" -H 'Expect:' -X "$method" "${auth[@]}" "$@" "$BASE$path")
+    -A "$user_agent" -H 'Expect:' -X "$method" "${auth[@]}" "$@" "$url")
   code=$?
   if [ "$code" = 28 ]; then
     status=timeout
@@ -512,6 +543,33 @@ mod tests {
             .output()
             .ok()?;
         Some(out.stdout)
+    }
+
+    #[test]
+    fn printed_commands_keep_each_word_one_word() {
+        assert_eq!(
+            command(["hurl", "--variable", "base=http://h:1/api", "out/tests"]),
+            "hurl --variable base=http://h:1/api out/tests"
+        );
+        let evil = "http://h/x;touch /tmp/pwned;$(id)`id`'";
+        let line = command(["hurl", "--variable", &format!("base={evil}")]);
+        let words = through_bash_words(&line);
+        assert_eq!(words, ["hurl", "--variable", &format!("base={evil}")]);
+        assert_eq!(arg(""), "''");
+    }
+
+    /// The words bash makes of `line` (without running anything of it).
+    fn through_bash_words(line: &str) -> Vec<String> {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("printf '%s\\0' {line}"))
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .split_terminator('\0')
+            .map(str::to_string)
+            .collect()
     }
 
     #[test]
