@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::reproduce::shell;
+use crate::model::text::{shell_arg, shell_command};
 
 use super::args::RunFlags;
 use crate::demo::{DemoServer, FAULTS_MD, GRAPHQL_SDL, OPENAPI_YAML};
@@ -347,16 +347,16 @@ fn afterwards(
         if let Some(n) = files.filter(|&n| n > 0) {
             text.push_str(&format!(
                 "    {reset}; {} {}/*.hurl    # the {part} regression suite: {n} file(s), each creating what it uses\n",
-                shell::command(["hurl", "--test", "--jobs", "1", "--variable", &format!("base={target}")]),
-                shell::arg(&dir.display().to_string())
+                shell_command(["hurl", "--test", "--jobs", "1", "--variable", &format!("base={target}")]),
+                shell_arg(&dir.display().to_string())
             ));
         }
     }
     if reproducers {
         text.push_str(&format!(
             "    {reset}; bash {}/NN-….sh {base}    # a reproducer (those in {} take {base}/graphql)\n",
-            shell::arg(&out.join("reproducers").display().to_string()),
-            shell::arg(&out.join("graphql/reproducers").display().to_string())
+            shell_arg(&out.join("reproducers").display().to_string()),
+            shell_arg(&out.join("graphql/reproducers").display().to_string())
         ));
     }
     text

@@ -64,7 +64,7 @@ enum Undo {
     Gzip(flate2::write::MultiGzDecoder<Chain>),
     Zlib(flate2::write::ZlibDecoder<Chain>),
     RawDeflate(flate2::write::DeflateDecoder<Chain>),
-    Brotli(brotli_decompressor::DecompressorWriter<Chain>),
+    Brotli(Box<brotli_decompressor::DecompressorWriter<Chain>>),
     /// `deflate` before its first two bytes, which tell zlib-wrapped
     /// deflate (RFC 9110 §8.4.1.2) from the raw deflate some servers send.
     Deflate(Option<Chain>, Vec<u8>),
@@ -176,7 +176,9 @@ impl Decoder {
             chain = Box::new(match coding.as_str() {
                 "gzip" | "x-gzip" => Undo::Gzip(flate2::write::MultiGzDecoder::new(chain)),
                 "deflate" => Undo::Deflate(Some(chain), Vec::new()),
-                _ => Undo::Brotli(brotli_decompressor::DecompressorWriter::new(chain, 4096)),
+                _ => Undo::Brotli(Box::new(brotli_decompressor::DecompressorWriter::new(
+                    chain, 4096,
+                ))),
             });
         }
         Some(Decoder {

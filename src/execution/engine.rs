@@ -285,8 +285,7 @@ pub fn plain_words(failure: &super::Failure, target: &url::Url) -> String {
         let mut http = target.clone();
         let _ = http.set_scheme("http");
         format!(
-            "the server answered the TLS handshake in plain HTTP: this port speaks http://, not https:// (no certificate setting helps); try --target {}",
-            crate::reproduce::shell::arg(http.as_str())
+            "the server answered the TLS handshake in plain HTTP: this port speaks http://, not https:// (no certificate setting helps), so the target is {http}"
         )
     };
     let hint = match (failure.kind, failure.cause) {
@@ -554,12 +553,12 @@ async fn send_with_retries(
         }
         // A negative test of credentials sends its own (or none): the run's
         // would mask what is being tried.
-        let (credentials, query): (&[(String, String)], &[(String, String)]) =
-            if request.without_credentials() {
-                (&[], &[])
-            } else {
-                (&credentials, shared.credentials.query())
-            };
+        let none: &[(String, String)] = &[];
+        let (credentials, query) = if request.without_credentials() {
+            (none, none)
+        } else {
+            (&credentials[..], shared.credentials.query())
+        };
         let (id, busy) = shared
             .queue
             .lock()
@@ -701,7 +700,7 @@ mod tests {
         let https = url::Url::parse("https://127.0.0.1:9/api").unwrap();
         let said = plain_words(&plain, &https);
         assert!(
-            said.contains("plain HTTP") && said.contains("--target http://127.0.0.1:9/api"),
+            said.contains("plain HTTP") && said.contains("the target is http://127.0.0.1:9/api"),
             "{said}"
         );
         assert!(

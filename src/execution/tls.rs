@@ -41,14 +41,11 @@ impl Tls {
     }
 
     fn settings(&self, builder: reqwest::ClientBuilder) -> Result<reqwest::ClientBuilder, String> {
-        let read = |flag: &str, p: &PathBuf| {
-            std::fs::read(p).map_err(|e| format!("{flag} {}: cannot read it: {e}", p.display()))
-        };
         let mut builder = builder;
         if let Some(path) = &self.cacert
             && !self.insecure
         {
-            return Ok(builder.tls_backend_preconfigured(self.pinning(path, &read)?));
+            return Ok(builder.tls_backend_preconfigured(self.pinning(path)?));
         }
         match (&self.cert, &self.key) {
             (Some(cert), Some(key)) => {
@@ -76,15 +73,11 @@ impl Tls {
     /// as CAs besides the system's, and each also as the very certificate
     /// a server may present for its own names (a self-signed one); with
     /// `--cert`/`--key` when given.
-    fn pinning(
-        &self,
-        path: &std::path::Path,
-        read: &dyn Fn(&str, &PathBuf) -> Result<Vec<u8>, String>,
-    ) -> Result<rustls::ClientConfig, String> {
+    fn pinning(&self, path: &PathBuf) -> Result<rustls::ClientConfig, String> {
         use rustls_pki_types::pem::PemObject;
         use rustls_pki_types::{CertificateDer, PrivateKeyDer};
         let shown = path.display();
-        let pem = read("--cacert", &path.to_path_buf())?;
+        let pem = read("--cacert", path)?;
         let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&pem)
             .collect::<Result<_, _>>()
             .map_err(|e| format!("--cacert {shown}: not PEM certificates: {e}"))?;
@@ -131,6 +124,11 @@ impl Tls {
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         Ok(config)
     }
+}
+
+/// The bytes of the file a flag names; the error names both.
+fn read(flag: &str, p: &PathBuf) -> Result<Vec<u8>, String> {
+    std::fs::read(p).map_err(|e| format!("{flag} {}: cannot read it: {e}", p.display()))
 }
 
 /// Whether `e` (or one of its causes) is a TLS handshake answered with

@@ -2,14 +2,18 @@
 //! (RFC 9110 §5.6.2), and none of the headers that frame the message or
 //! route it, which the HTTP client sets itself.
 
-/// Header names a description never sets: those OpenAPI says a header
-/// parameter cannot be (`Accept`, `Content-Type`, `Authorization`: the
-/// request's media types and its credentials are given elsewhere), and those
-/// that frame or route the message. A `Host` taken from a description would
-/// send the run's credentials to another virtual host; `Content-Length` or
+/// Header names a description never sets: two OpenAPI says a header
+/// parameter cannot be (`Content-Type`, `Authorization`: the body's media
+/// type and the credentials are given elsewhere), and those that frame or
+/// route the message. A `Host` taken from a description would send the
+/// run's credentials to another virtual host; `Content-Length` or
 /// `Transfer-Encoding` would make the server read another message.
-pub const IGNORED: [&str; 12] = [
-    "accept",
+///
+/// OpenAPI ignores an `Accept` parameter too, but it neither frames nor
+/// routes a request, and a documented `Accept` is how content negotiation
+/// is tested (a stack trace for `Accept: text/csv`, tests/false_alarms.rs):
+/// it is kept.
+pub const IGNORED: [&str; 11] = [
     "content-type",
     "authorization",
     "host",
@@ -74,5 +78,6 @@ mod tests {
         ] {
             assert!(refused(framing).unwrap().contains("never by a description"));
         }
+        assert_eq!(refused("Accept"), None);
     }
 }

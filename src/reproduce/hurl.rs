@@ -250,7 +250,7 @@ pub fn render(script: &Script, title: &str) -> String {
     out.push_str(&comment(&format!(
         "Written by Cartograph {}; run: {} FILE",
         env!("CARGO_PKG_VERSION"),
-        super::shell::command([
+        crate::model::text::shell_command([
             "hurl",
             "--test",
             "--variable",

@@ -179,7 +179,7 @@ fn say_confirmed(
         format!(
             "regression suite: {n} Hurl file(s) in {} ({} {}/*.hurl)",
             crate::model::text::one_line(&dir),
-            crate::reproduce::shell::command([
+            crate::model::text::shell_command([
                 "hurl",
                 "--test",
                 "--jobs",
@@ -187,7 +187,7 @@ fn say_confirmed(
                 "--variable",
                 &base
             ]),
-            crate::reproduce::shell::arg(&dir)
+            crate::model::text::shell_arg(&dir)
         )
     };
     eprintln!(

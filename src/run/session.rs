@@ -55,7 +55,7 @@ pub fn parse_target(text: &str) -> anyhow::Result<url::Url> {
         let host = t.rsplit('@').next().unwrap_or(t).trim_start_matches('/');
         anyhow::bail!(
             "--target {host:?} has no scheme: add http:// or https://, e.g. --target {}",
-            crate::reproduce::shell::arg(&format!("http://{host}"))
+            crate::model::text::shell_arg(&format!("http://{host}"))
         );
     }
     let url = url::Url::parse(t)
