@@ -398,3 +398,58 @@ async fn header_names_from_the_description_never_split_or_reroute_a_request() {
         .collect();
     assert_eq!(written, Vec::<std::path::PathBuf>::new());
 }
+
+const PLAIN_SPEC: &str = r#"openapi: 3.0.3
+info: {title: plain, version: "1"}
+paths:
+  /items:
+    get:
+      responses:
+        '200':
+          description: the items
+          content:
+            application/json:
+              schema: {type: object}
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_printed_hurl_command_keeps_a_hostile_target_one_word() {
+    let router = Router::new().fallback(|| async { axum::Json(json!({})) });
+    let base = serve(router).await;
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = tmp.path().join("spec.yaml");
+    std::fs::write(&spec, PLAIN_SPEC).unwrap();
+    let pwned = tmp.path().join("pwned");
+    let target = format!("{base}/x;touch$IFS{}", pwned.display());
+    let out = tmp.path().join("out");
+    let done = cartograph(args(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &target,
+        "--max-requests",
+        "10",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(matches!(done.status.code(), Some(0 | 1)), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("regression suite:"))
+        .unwrap_or_else(|| panic!("no suite line: {stderr}"));
+    let command = &line[line.find("(hurl ").expect(line) + 1..line.rfind(')').unwrap()];
+    // Pasted into bash, with a `hurl` that only prints its arguments.
+    let ran = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!("hurl() {{ printf '%s\\n' \"$@\"; }}\n{command}"))
+        .output()
+        .unwrap();
+    let words = String::from_utf8_lossy(&ran.stdout);
+    assert!(!pwned.exists(), "the pasted command ran `touch`: {command}");
+    assert!(
+        words.lines().any(|w| w == format!("base={target}")),
+        "{command}\n{words}"
+    );
+}
