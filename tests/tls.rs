@@ -319,6 +319,9 @@ async fn a_self_signed_certificate_given_with_cacert_is_trusted_for_its_own_name
     let other = dir.join("other.pem");
     let (code, stderr, _) = run(dir, port, &["--cacert", other.to_str().unwrap()]).await;
     assert_eq!(code, Some(3), "another certificate: {stderr}");
+    // The advice is not to pass what was passed.
+    assert!(stderr.contains("although --cacert was given"), "{stderr}");
+    assert!(!stderr.contains("pass --cacert"), "{stderr}");
     drop(_server);
     let Some((_server, port)) = serve_as(dir, "other", false) else {
         support::skip_for("openssl s_server did not start");

@@ -278,8 +278,9 @@ impl Reach {
 
 /// Why a request got no answer, in words a user can act on, with the fix
 /// when there is one; told by the failure's kind and cause, never by the
-/// wording of the HTTP stack's message.
-pub fn plain_words(failure: &super::Failure, target: &url::Url) -> String {
+/// wording of the HTTP stack's message. `cacert`: whether `--cacert` was
+/// given (then passing it is no advice).
+pub fn plain_words(failure: &super::Failure, target: &url::Url, cacert: bool) -> String {
     use super::{Cause, FailureKind};
     let plain = {
         let mut http = target.clone();
@@ -295,8 +296,11 @@ pub fn plain_words(failure: &super::Failure, target: &url::Url) -> String {
         }
         (FailureKind::Connection, Cause::Dns) => "the host name does not resolve",
         (FailureKind::Connection, Cause::Unreachable) => "there is no route to the host",
+        (FailureKind::Connection, Cause::Tls) if cacert => {
+            "the TLS handshake failed although --cacert was given: the server's certificate is neither signed by a CA of that file nor one of its certificates made for this host name (check the names it was made for, or the file)"
+        }
         (FailureKind::Connection, Cause::Tls) => {
-            "the TLS handshake failed: if the server's certificate is not trusted, pass --cacert FILE (the CA that signed it) or --insecure"
+            "the TLS handshake failed: if the server's certificate is not trusted, pass --cacert FILE (the CA that signed it, or the certificate itself when it is self-signed) or --insecure"
         }
         (FailureKind::Connection, Cause::Unknown) => "no connection could be made",
         (FailureKind::NoAnswer, _) => "the server closed the connection before answering",
@@ -377,7 +381,13 @@ pub async fn run(
         (stop == StopReason::Unreachable || nothing)
             .then(|| reach.first_error.clone())
             .flatten()
-            .map(|e| plain_words(&e, &shared.config.target))
+            .map(|e| {
+                plain_words(
+                    &e,
+                    &shared.config.target,
+                    shared.config.tls.cacert.is_some(),
+                )
+            })
     };
     let rate_limited =
         std::mem::take(&mut shared.limited.lock().unwrap_or_else(|e| e.into_inner()).ops);
@@ -685,20 +695,21 @@ mod tests {
                 "client error (Connect): tcp connect error",
             )
         };
-        let said = plain_words(&refused, &target);
+        let said = plain_words(&refused, &target, false);
         assert!(said.starts_with("the connection was refused"), "{said}");
         assert!(!said.contains("--cacert"), "{said}");
         let tls = Failure {
             cause: Cause::Tls,
             ..Failure::new(FailureKind::Connection, "invalid peer certificate")
         };
-        assert!(plain_words(&tls, &target).contains("--cacert"));
+        assert!(plain_words(&tls, &target, false).contains("pass --cacert"));
+        assert!(!plain_words(&tls, &target, true).contains("pass --cacert"));
         let plain = Failure {
             cause: Cause::PlainHttp,
             ..Failure::new(FailureKind::Connection, "received corrupt message")
         };
         let https = url::Url::parse("https://127.0.0.1:9/api").unwrap();
-        let said = plain_words(&plain, &https);
+        let said = plain_words(&plain, &https, false);
         assert!(
             said.contains("plain HTTP") && said.contains("the target is http://127.0.0.1:9/api"),
             "{said}"
@@ -708,7 +719,7 @@ mod tests {
             "{said}"
         );
         let closed = Failure::new(FailureKind::NoAnswer, "connection closed");
-        assert!(plain_words(&closed, &target).contains("closed the connection"));
+        assert!(plain_words(&closed, &target, false).contains("closed the connection"));
     }
 
     #[test]
