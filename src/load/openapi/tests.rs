@@ -435,6 +435,8 @@ paths:
         - {name: Authorization, in: header, schema: {type: string}}
         - {name: X-Request-Id, in: header, schema: {type: string}}
         - {name: Host, in: query, schema: {type: string}}
+        - {name: "a=1; b", in: cookie, schema: {type: string}}
+        - {name: session, in: cookie, schema: {type: string}}
       responses: {"200": {description: ok}}
 "##,
     );
@@ -448,11 +450,13 @@ paths:
         names,
         [
             ("X-Request-Id", Location::Header),
-            ("Host", Location::Query)
+            ("Host", Location::Query),
+            ("session", Location::Cookie)
         ]
     );
     let warned: Vec<_> = l.warnings.iter().map(|w| w.message.as_str()).collect();
-    assert_eq!(warned.len(), 9, "{warned:#?}");
+    assert_eq!(warned.len(), 10, "{warned:#?}");
+    assert!(warned.iter().any(|w| w.contains("cookie name")));
     assert!(
         warned.iter().all(|w| !w.contains(['\r', '\n'])),
         "{warned:#?}"
