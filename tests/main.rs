@@ -53,3 +53,4 @@ mod slow_edges_selftest;
 mod spec_fixes;
 mod target_path;
 mod tls;
+mod wire;

@@ -121,10 +121,15 @@ impl Drop for Server {
 /// still connect to whoever holds it), so a server is only handed out once
 /// it answers and is still alive; otherwise a fresh port is tried.
 fn serve(dir: &Path, client_ca: bool) -> Option<(Server, u16)> {
-    (0..5).find_map(|_| serve_once(dir, client_ca))
+    serve_as(dir, "server", client_ca)
 }
 
-fn serve_once(dir: &Path, client_ca: bool) -> Option<(Server, u16)> {
+/// [`serve`] with the certificate `NAME.pem` and its key `NAME.key`.
+fn serve_as(dir: &Path, name: &str, client_ca: bool) -> Option<(Server, u16)> {
+    (0..5).find_map(|_| serve_once(dir, name, client_ca))
+}
+
+fn serve_once(dir: &Path, name: &str, client_ca: bool) -> Option<(Server, u16)> {
     let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
         .ok()?
         .local_addr()
@@ -134,7 +139,10 @@ fn serve_once(dir: &Path, client_ca: bool) -> Option<(Server, u16)> {
     cmd.current_dir(dir)
         .args(["s_server", "-www", "-quiet", "-accept"])
         .arg(format!("127.0.0.1:{port}"))
-        .args(["-cert", "server.pem", "-key", "server.key"])
+        .arg("-cert")
+        .arg(format!("{name}.pem"))
+        .arg("-key")
+        .arg(format!("{name}.key"))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -260,4 +268,97 @@ async fn a_server_that_asks_for_a_client_certificate_is_reached_with_cert_and_ke
     .await;
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(read_report(&out)["operations_reached"], 1, "{stderr}");
+}
+
+/// A self-signed certificate as `openssl req -x509` makes it by default
+/// (marked CA:TRUE), for the names `san`, as `NAME.pem` and `NAME.key`.
+fn self_signed(dir: &Path, name: &str, san: &str) -> bool {
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            &format!("{name}.key"),
+            "-out",
+            &format!("{name}.pem"),
+            "-days",
+            "2",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            &format!("subjectAltName={san}"),
+        ],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_self_signed_certificate_given_with_cacert_is_trusted_for_its_own_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    if !self_signed(dir, "own", "DNS:localhost,IP:127.0.0.1")
+        || !self_signed(dir, "other", "DNS:elsewhere.test")
+    {
+        support::skip_for("openssl cannot make test certificates here");
+        return;
+    }
+    std::fs::write(dir.join("spec.yaml"), SPEC).unwrap();
+    let Some((_server, port)) = serve_as(dir, "own", false) else {
+        support::skip_for("openssl s_server did not start");
+        return;
+    };
+    let own = dir.join("own.pem");
+    let (code, stderr, out) = run(dir, port, &["--cacert", own.to_str().unwrap()]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(read_report(&out)["operations_reached"], 1, "{stderr}");
+
+    // Exactly that certificate, and only for the names it was made for.
+    let other = dir.join("other.pem");
+    let (code, stderr, _) = run(dir, port, &["--cacert", other.to_str().unwrap()]).await;
+    assert_eq!(code, Some(3), "another certificate: {stderr}");
+    // The advice is not to pass what was passed.
+    assert!(stderr.contains("although --cacert was given"), "{stderr}");
+    assert!(!stderr.contains("pass --cacert"), "{stderr}");
+    drop(_server);
+    let Some((_server, port)) = serve_as(dir, "other", false) else {
+        support::skip_for("openssl s_server did not start");
+        return;
+    };
+    let (code, stderr, _) = run(dir, port, &["--cacert", other.to_str().unwrap()]).await;
+    assert_eq!(code, Some(3), "not made for 127.0.0.1: {stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn https_to_a_plain_http_port_says_so_instead_of_certificate_advice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(dir.join("spec.yaml"), SPEC).unwrap();
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .await
+        .unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // What a plain-HTTP server answers to the bytes of a TLS handshake.
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 1024];
+                let _ = socket.read(&mut buf).await;
+                let _ = socket
+                    .write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                    .await;
+            });
+        }
+    });
+    let (code, stderr, _) = run(dir, port, &[]).await;
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(stderr.contains("plain HTTP"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("http://127.0.0.1:{port}")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("--insecure"), "{stderr}");
 }

@@ -82,6 +82,12 @@ pub(super) struct CredentialArgs {
     /// or form value, quoted word or line) and kept inside other text.
     #[arg(long = "header", short = 'H', value_name = "'NAME: VALUE'")]
     pub headers: Vec<String>,
+    /// An API key sent in the query of every request, `NAME=VALUE`
+    /// (repeatable; `query-key` in --config): for a key the description
+    /// declares `in: query`. Its value is a secret like a -H value, never
+    /// written; reproducers take it from CARTOGRAPH_QUERY.
+    #[arg(long = "query-key", value_name = "'NAME=VALUE'")]
+    pub query_keys: Vec<String>,
     /// A shell command whose output lines are headers (`Authorization: Bearer …`);
     /// re-run after a 401 and every --auth-refresh. Its output is secret.
     #[arg(long, value_name = "CMD")]
@@ -273,11 +279,16 @@ impl TargetFlags {
         (o.rate, o.rate_for, o.burst, o.read_only) = (*rate, rate_for.clone(), *burst, *read_only);
         let CredentialArgs {
             headers,
+            query_keys,
             auth_command,
             auth_refresh,
         } = &self.credentials;
-        (o.headers, o.auth_command, o.auth_refresh) =
-            (headers.clone(), auth_command.clone(), *auth_refresh);
+        (o.headers, o.query_keys, o.auth_command, o.auth_refresh) = (
+            headers.clone(),
+            query_keys.clone(),
+            auth_command.clone(),
+            *auth_refresh,
+        );
         let ConnectionArgs {
             timeout,
             max_body,
@@ -415,6 +426,8 @@ mod tests {
             "2/s",
             "-H",
             "X-Key: k",
+            "--query-key",
+            "api_key=k",
             "--timeout",
             "3s",
             "--fail-on",
@@ -432,6 +445,7 @@ mod tests {
         assert_eq!(parsed.budget, Some(Duration::from_secs(300)));
         assert_eq!(parsed.rate.map(|r| r.per_second), Some(2.0));
         assert_eq!(parsed.headers, ["X-Key: k"]);
+        assert_eq!(parsed.query_keys, ["api_key=k"]);
         assert_eq!(parsed.timeout, Duration::from_secs(3));
         assert_eq!(parsed.fail_on, ["server_error"]);
         assert_eq!(parsed.out, PathBuf::from("o"));

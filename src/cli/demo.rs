@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::model::text::{shell_arg, shell_command};
+
 use super::args::RunFlags;
 use crate::demo::{DemoServer, FAULTS_MD, GRAPHQL_SDL, OPENAPI_YAML};
 use crate::execution::OutDir;
@@ -357,16 +359,17 @@ fn afterwards(
     for (files, dir, target, part) in suites {
         if let Some(n) = files.filter(|&n| n > 0) {
             text.push_str(&format!(
-                "    {reset}; hurl --test --jobs 1 --variable base={target} {}/*.hurl    # the {part} regression suite: {n} file(s), each creating what it uses\n",
-                dir.display()
+                "    {reset}; {} {}/*.hurl    # the {part} regression suite: {n} file(s), each creating what it uses\n",
+                shell_command(["hurl", "--test", "--jobs", "1", "--variable", &format!("base={target}")]),
+                shell_arg(&dir.display().to_string())
             ));
         }
     }
     if reproducers {
         text.push_str(&format!(
             "    {reset}; bash {}/NN-….sh {base}    # a reproducer (those in {} take {base}/graphql)\n",
-            out.join("reproducers").display(),
-            out.join("graphql/reproducers").display()
+            shell_arg(&out.join("reproducers").display().to_string()),
+            shell_arg(&out.join("graphql/reproducers").display().to_string())
         ));
     }
     text

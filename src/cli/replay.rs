@@ -30,6 +30,10 @@ pub(super) struct ReplayArgs {
     /// A header sent with every request, `Name: value` (repeatable; a secret).
     #[arg(long = "header", short = 'H', value_name = "'NAME: VALUE'")]
     pub headers: Vec<String>,
+    /// An API key sent in the query of every request, `NAME=VALUE`
+    /// (repeatable; a secret, as in `run`).
+    #[arg(long = "query-key", value_name = "'NAME=VALUE'")]
+    pub query_keys: Vec<String>,
     /// Give up on a request after this long.
     #[arg(long, value_parser = super::values::parse_timeout, default_value = "10s", value_name = "DURATION")]
     pub timeout: Duration,
@@ -72,7 +76,8 @@ pub(super) fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     {
         headers.push(info.header);
     }
-    let credentials = Credentials::new(headers, None, None, secrets);
+    let query_keys = crate::run::session::parse_query_keys(&args.query_keys)?;
+    let credentials = Credentials::new(headers, None, None, secrets).with_query(query_keys);
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         if tokio::net::TcpStream::connect((

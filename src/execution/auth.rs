@@ -15,6 +15,8 @@ type Issued = (Vec<(String, String)>, Instant);
 #[derive(Debug, Clone)]
 pub struct Credentials {
     fixed: Vec<(String, String)>,
+    /// API keys sent in every request's query.
+    query: Vec<(String, String)>,
     command: Option<String>,
     refresh: Option<Duration>,
     current: Arc<Mutex<Option<Issued>>>,
@@ -79,20 +81,58 @@ pub fn without_userinfo(text: &str) -> String {
     }
 }
 
-/// Parses `Name: value`.
+/// Parses `Name: value`. An error never quotes the text: a malformed
+/// header is most often a credential without its colon
+/// (`Authorization Bearer …`); it names at most the first word, when a
+/// header name may stand there.
 pub fn parse_header(text: &str) -> Result<(String, String), String> {
+    let malformed = |why: &str| {
+        let mut words = text.split_whitespace();
+        let first = words.next().unwrap_or("").trim_end_matches(':');
+        let begins = if words.next().is_some()
+            && (1..=64).contains(&first.len())
+            && first
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
+        {
+            format!(", beginning {first}")
+        } else {
+            String::new()
+        };
+        format!(
+            "{why}{begins}: write it as 'Name: value' (the header is not shown here, as it may hold a secret)"
+        )
+    };
     let (name, value) = text
         .split_once(':')
-        .ok_or_else(|| format!("{text:?} is not a header; write it as 'Name: value'"))?;
+        .ok_or_else(|| malformed("a header without a colon"))?;
     let name = name.trim();
     if name.is_empty()
         || !name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b))
     {
-        return Err(format!("{name:?} is not a valid header name"));
+        return Err(malformed("a header whose name is not a valid header name"));
     }
     Ok((name.to_string(), value.trim().to_string()))
+}
+
+/// Parses `--query-key NAME=VALUE`. An error never quotes the text: its
+/// value is a secret (so the flag takes text, and this runs after clap,
+/// whose errors quote the value).
+pub fn parse_query_key(text: &str) -> Result<(String, String), String> {
+    let how = "write NAME=VALUE, e.g. --query-key api_key=$API_KEY (the text is not shown here, as it may hold a secret)";
+    let Some((name, value)) = text.split_once('=') else {
+        return Err(format!("no `=` in it: {how}"));
+    };
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(format!("no name before the `=`: {how}"));
+    }
+    if value.is_empty() {
+        return Err(format!("no value after {name}=: {how}"));
+    }
+    Ok((name.to_string(), value.to_string()))
 }
 
 impl Credentials {
@@ -109,6 +149,7 @@ impl Credentials {
         }
         Credentials {
             fixed,
+            query: Vec::new(),
             command,
             refresh,
             current: Arc::new(Mutex::new(None)),
@@ -119,6 +160,21 @@ impl Credentials {
     /// No credentials at all.
     pub fn none() -> Credentials {
         Credentials::new(Vec::new(), None, None, Secrets::new())
+    }
+
+    /// The same, with API keys sent in every request's query
+    /// (`--query-key`); each value is registered as a secret.
+    pub fn with_query(mut self, keys: Vec<(String, String)>) -> Credentials {
+        for (_, v) in &keys {
+            self.secrets.add(v);
+        }
+        self.query = keys;
+        self
+    }
+
+    /// The API keys sent in every request's query.
+    pub fn query(&self) -> &[(String, String)] {
+        &self.query
     }
 
     /// Whether an auth command is configured (a 401 is then worth one retry).
@@ -223,6 +279,18 @@ mod tests {
     }
 
     #[test]
+    fn query_keys_are_name_value_and_errors_keep_the_value_secret() {
+        assert_eq!(
+            parse_query_key("api_key=s3cr3t=x"),
+            Ok(("api_key".into(), "s3cr3t=x".into()))
+        );
+        for bad in ["s3cr3t", "=s3cr3t", "api_key="] {
+            let e = parse_query_key(bad).unwrap_err();
+            assert!(!e.contains("s3cr3t") && e.contains("NAME=VALUE"), "{e}");
+        }
+    }
+
+    #[test]
     fn headers_parse() {
         assert_eq!(
             parse_header("X-Api-Key: k 1").unwrap(),
@@ -230,6 +298,14 @@ mod tests {
         );
         assert!(parse_header("nocolon").is_err());
         assert!(parse_header("bad name: x").is_err());
+        // The value is never quoted back, only a header name before it.
+        let e = parse_header("Authorization Bearer s3cr3t-t0ken-value").unwrap_err();
+        assert!(!e.contains("s3cr3t") && !e.contains("Bearer"), "{e}");
+        assert!(e.contains("beginning Authorization"), "{e}");
+        for text in ["s3cr3t-t0ken-value", "Bearer s3cr3t:x y", "x s3cr3t:v"] {
+            let e = parse_header(text).unwrap_err();
+            assert!(!e.contains("s3cr3t"), "{e}");
+        }
     }
 
     #[tokio::test]

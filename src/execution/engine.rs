@@ -278,17 +278,29 @@ impl Reach {
 
 /// Why a request got no answer, in words a user can act on, with the fix
 /// when there is one; told by the failure's kind and cause, never by the
-/// wording of the HTTP stack's message.
-pub fn plain_words(failure: &super::Failure, target: &url::Url) -> String {
+/// wording of the HTTP stack's message. `cacert`: whether `--cacert` was
+/// given (then passing it is no advice).
+pub fn plain_words(failure: &super::Failure, target: &url::Url, cacert: bool) -> String {
     use super::{Cause, FailureKind};
+    let plain = {
+        let mut http = target.clone();
+        let _ = http.set_scheme("http");
+        format!(
+            "the server answered the TLS handshake in plain HTTP: this port speaks http://, not https:// (no certificate setting helps), so the target is {http}"
+        )
+    };
     let hint = match (failure.kind, failure.cause) {
+        (FailureKind::Connection, Cause::PlainHttp) => plain.as_str(),
         (FailureKind::Connection, Cause::Refused) => {
             "the connection was refused: is the server running and listening there?"
         }
         (FailureKind::Connection, Cause::Dns) => "the host name does not resolve",
         (FailureKind::Connection, Cause::Unreachable) => "there is no route to the host",
+        (FailureKind::Connection, Cause::Tls) if cacert => {
+            "the TLS handshake failed although --cacert was given: the server's certificate is neither signed by a CA of that file nor one of its certificates made for this host name (check the names it was made for, or the file)"
+        }
         (FailureKind::Connection, Cause::Tls) => {
-            "the TLS handshake failed: if the server's certificate is not trusted, pass --cacert FILE (the CA that signed it) or --insecure"
+            "the TLS handshake failed: if the server's certificate is not trusted, pass --cacert FILE (the CA that signed it, or the certificate itself when it is self-signed) or --insecure"
         }
         (FailureKind::Connection, Cause::Unknown) => "no connection could be made",
         (FailureKind::NoAnswer, _) => "the server closed the connection before answering",
@@ -369,7 +381,13 @@ pub async fn run(
         (stop == StopReason::Unreachable || nothing)
             .then(|| reach.first_error.clone())
             .flatten()
-            .map(|e| plain_words(&e, &shared.config.target))
+            .map(|e| {
+                plain_words(
+                    &e,
+                    &shared.config.target,
+                    shared.config.tls.cacert.is_some(),
+                )
+            })
     };
     let rate_limited =
         std::mem::take(&mut shared.limited.lock().unwrap_or_else(|e| e.into_inner()).ops);
@@ -545,17 +563,21 @@ async fn send_with_retries(
         }
         // A negative test of credentials sends its own (or none): the run's
         // would mask what is being tried.
-        let credentials: &[(String, String)] = if request.without_credentials() {
-            &[]
+        let none: &[(String, String)] = &[];
+        let (credentials, query) = if request.without_credentials() {
+            (none, none)
         } else {
-            &credentials
+            (&credentials[..], shared.credentials.query())
         };
         let (id, busy) = shared
             .queue
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .send(shared.config.timeout);
-        let mut received = shared.transport.send(request, credentials, timeout).await;
+        let mut received = shared
+            .transport
+            .send(request, credentials, query, timeout)
+            .await;
         let timed_out = received
             .failure
             .as_ref()
@@ -673,16 +695,31 @@ mod tests {
                 "client error (Connect): tcp connect error",
             )
         };
-        let said = plain_words(&refused, &target);
+        let said = plain_words(&refused, &target, false);
         assert!(said.starts_with("the connection was refused"), "{said}");
         assert!(!said.contains("--cacert"), "{said}");
         let tls = Failure {
             cause: Cause::Tls,
             ..Failure::new(FailureKind::Connection, "invalid peer certificate")
         };
-        assert!(plain_words(&tls, &target).contains("--cacert"));
+        assert!(plain_words(&tls, &target, false).contains("pass --cacert"));
+        assert!(!plain_words(&tls, &target, true).contains("pass --cacert"));
+        let plain = Failure {
+            cause: Cause::PlainHttp,
+            ..Failure::new(FailureKind::Connection, "received corrupt message")
+        };
+        let https = url::Url::parse("https://127.0.0.1:9/api").unwrap();
+        let said = plain_words(&plain, &https, false);
+        assert!(
+            said.contains("plain HTTP") && said.contains("the target is http://127.0.0.1:9/api"),
+            "{said}"
+        );
+        assert!(
+            !said.contains("--insecure") && !said.contains("pass --cacert"),
+            "{said}"
+        );
         let closed = Failure::new(FailureKind::NoAnswer, "connection closed");
-        assert!(plain_words(&closed, &target).contains("closed the connection"));
+        assert!(plain_words(&closed, &target, false).contains("closed the connection"));
     }
 
     #[test]

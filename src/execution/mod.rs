@@ -8,6 +8,7 @@
 mod auth;
 mod bounded;
 pub mod breach;
+mod decode;
 mod engine;
 pub mod fence;
 pub mod out_dir;
@@ -22,7 +23,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use auth::{Credentials, Userinfo, parse_header, take_userinfo, without_userinfo};
+pub use auth::{
+    Credentials, Userinfo, parse_header, parse_query_key, take_userinfo, without_userinfo,
+};
 pub use bounded::JSON_ITEMS;
 pub use breach::{Breach, BreachKind};
 pub use engine::{Driver, RunOutcome, StopReason, TestRun, plain_words, run};
@@ -132,6 +135,9 @@ pub enum Cause {
     Unreachable,
     /// The TLS handshake failed (an untrusted or invalid certificate).
     Tls,
+    /// The TLS handshake was answered in plain HTTP: an `https://` target
+    /// on a port that speaks `http://`.
+    PlainHttp,
 }
 
 /// One request and what came back.

@@ -10,7 +10,8 @@
 //! where it stands whole: a whole JSON string value, a whole header value,
 //! a whole query parameter or form value, a whole quoted word or line; the
 //! word inside other text stays. Each secret is also looked for as URLs and
-//! JSON write it (percent-encoded, form-encoded, JSON-escaped).
+//! JSON write it (percent-encoded, form-encoded, JSON-escaped), and as
+//! base64, alone or inside a longer text a server encoded.
 
 use std::borrow::Cow;
 use std::sync::{Arc, RwLock};
@@ -51,6 +52,34 @@ fn spellings(secret: &str) -> Vec<String> {
             out.push(e);
         }
     }
+    out
+}
+
+/// The ways base64 may spell `secret` (the standard and the URL-safe
+/// alphabets): the secret encoded alone, with and without padding, and, for
+/// a secret inside a longer text that a server encoded whole (an echo of
+/// the body as a `data:` URL), the run of characters its bytes always
+/// become there, whichever of the three byte alignments it stands at. A run
+/// shorter than [`MIN_SECRET`] is left out: it could be any text's.
+fn base64_spellings(secret: &str) -> Vec<String> {
+    use base64::Engine;
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    let bytes = secret.as_bytes();
+    let mut out = Vec::new();
+    for engine in [&STANDARD, &URL_SAFE] {
+        out.push(engine.encode(bytes));
+    }
+    for engine in [&STANDARD_NO_PAD, &URL_SAFE_NO_PAD] {
+        out.push(engine.encode(bytes));
+        for skip in 0..3.min(bytes.len()) {
+            let whole_groups = (bytes.len() - skip) / 3 * 3;
+            let run = engine.encode(&bytes[skip..skip + whole_groups]);
+            if run.len() >= MIN_SECRET {
+                out.push(run);
+            }
+        }
+    }
+    out.dedup();
     out
 }
 
@@ -118,7 +147,10 @@ impl Secrets {
         if secret.is_empty() {
             return;
         }
-        for s in spellings(secret) {
+        for s in spellings(secret)
+            .into_iter()
+            .chain(base64_spellings(secret))
+        {
             let distinct = s.chars().count() >= MIN_SECRET
                 || (s.contains(char::is_whitespace) && s.len() >= 4);
             insert(if distinct { &self.values } else { &self.whole }, s);
@@ -273,6 +305,29 @@ mod tests {
         }
         s.add("pw");
         assert_eq!(s.redact("?u=a&p=pw"), "?u=a&p=[REDACTED]");
+    }
+
+    #[test]
+    fn base64_copies_are_redacted_alone_and_inside_longer_text() {
+        use base64::Engine;
+        use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+        let s = Secrets::new();
+        s.add_header_value("Bearer s3cr3t-t0ken/value?");
+        for prefix in ["", "a", "ab", "abc", "{\"token\":\""] {
+            let body = format!("{prefix}s3cr3t-t0ken/value?\" and more");
+            for encoded in [STANDARD.encode(&body), URL_SAFE_NO_PAD.encode(&body)] {
+                let echoed =
+                    format!("{{\"data\":\"data:application/octet-stream;base64,{encoded}\"}}");
+                let redacted = s.redact(&echoed);
+                assert!(redacted.contains(PLACEHOLDER), "{prefix:?}: {redacted}");
+            }
+        }
+        let alone = STANDARD.encode("s3cr3t-t0ken/value?");
+        assert_eq!(s.redact(&format!("x={alone}")), "x=[REDACTED]");
+        // A short secret's base64 is replaced only where it stands whole.
+        s.add("k3y7");
+        let short = STANDARD.encode("k3y7");
+        assert_eq!(s.redact(&format!("\"{short}\"")), "\"[REDACTED]\"");
     }
 
     #[test]

@@ -15,7 +15,8 @@ pub struct Received {
     pub status: Option<u16>,
     /// Headers, lower-case names.
     pub headers: Vec<(String, String)>,
-    /// Body bytes read, at most the cap.
+    /// Body bytes read, at most the cap; decoded when the server sent them
+    /// compressed (its headers are kept as it sent them).
     pub body: Vec<u8>,
     /// Whether the body was cut short (cap or timeout).
     pub truncated: bool,
@@ -116,12 +117,28 @@ impl Transport {
         }
     }
 
-    /// Sends one request with extra (credential) headers, waiting at most `timeout`
-    /// for the whole exchange, body included.
+    /// The URL a request path is sent to, with the API keys of `query`
+    /// added to its query (they are in no request path, so in no file).
+    fn url_with(&self, path: &str, query: &[(String, String)]) -> String {
+        let mut url = self.url_for(path);
+        if !query.is_empty() {
+            url.push(if url.contains('?') { '&' } else { '?' });
+            url.push_str(
+                &url::form_urlencoded::Serializer::new(String::new())
+                    .extend_pairs(query)
+                    .finish(),
+            );
+        }
+        url
+    }
+
+    /// Sends one request with extra (credential) headers and query API
+    /// keys, waiting at most `timeout` for the whole exchange, body included.
     pub async fn send(
         &self,
         req: &RequestSpec,
         credentials: &[(String, String)],
+        query: &[(String, String)],
         timeout: Duration,
     ) -> Received {
         let started = Instant::now();
@@ -143,7 +160,7 @@ impl Transport {
             (&self.client, &self.fresh)
         };
         let request = |client: &reqwest::Client| {
-            let mut builder = client.request(method.clone(), self.url_for(&req.path));
+            let mut builder = client.request(method.clone(), self.url_with(&req.path, query));
             for (name, value) in req.headers.iter().chain(credentials) {
                 builder = builder.header(name.as_str(), value.as_str());
             }
@@ -172,10 +189,12 @@ impl Transport {
                 if kind == FailureKind::Timeout {
                     return timed_out(started, timeout);
                 }
+                // The URL holds the query API keys: the message goes without.
+                let e = if query.is_empty() { e } else { e.without_url() };
                 let mut message = error_chain(&e);
                 if kind == FailureKind::InvalidHttp {
                     let left = deadline.saturating_duration_since(Instant::now());
-                    message = match self.first_bytes(req, credentials, left).await {
+                    message = match self.first_bytes(req, credentials, query, left).await {
                         Some(raw) => {
                             format!("{message}; the answer began \"{}\"", escape_bytes(&raw))
                         }
@@ -206,6 +225,18 @@ impl Transport {
         let mut body = Vec::new();
         let mut truncated = false;
         let mut failure = None;
+        // A body sent compressed is decoded as it comes, and --max-body
+        // counts what it decodes to; its bytes as sent may run a little
+        // past that (incompressible data grows a little).
+        let mut decoder = headers
+            .iter()
+            .find(|(n, _)| n == "content-encoding")
+            .and_then(|(_, v)| super::decode::Decoder::for_encoding(v, self.max_body));
+        let max_raw = if decoder.is_some() {
+            self.max_body.saturating_add(self.max_body / 8 + 4096)
+        } else {
+            self.max_body
+        };
         let mut stream = response.bytes_stream();
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -216,15 +247,23 @@ impl Transport {
                 }
                 Ok(None) => break,
                 Ok(Some(Ok(chunk))) => {
-                    let room = self.max_body - body.len();
-                    if chunk.len() > room {
-                        body.extend_from_slice(&chunk[..room]);
+                    let room = max_raw - body.len();
+                    let whole = chunk.len() <= room;
+                    let chunk = &chunk[..chunk.len().min(room)];
+                    body.extend_from_slice(chunk);
+                    if let Some(d) = &mut decoder
+                        && d.feed(chunk) == super::decode::Fed::Full
+                    {
                         truncated = true;
                         break;
                     }
-                    body.extend_from_slice(&chunk);
+                    if !whole {
+                        truncated = true;
+                        break;
+                    }
                 }
                 Ok(Some(Err(e))) => {
+                    let e = if query.is_empty() { e } else { e.without_url() };
                     // A reset or close in the middle of the body: the answer
                     // as a whole is not one a client can read.
                     truncated = true;
@@ -239,6 +278,14 @@ impl Transport {
                     ));
                     break;
                 }
+            }
+        }
+        if let Some(d) = decoder {
+            (body, truncated) = d.finish(body, truncated);
+            // A body kept as sent (not in its coding) may be longer.
+            if body.len() > self.max_body {
+                body.truncate(self.max_body);
+                truncated = true;
             }
         }
         Received {
@@ -259,6 +306,7 @@ impl Transport {
         &self,
         req: &RequestSpec,
         credentials: &[(String, String)],
+        query: &[(String, String)],
         limit: Duration,
     ) -> Option<Vec<u8>> {
         if self.base.scheme() != "http" {
@@ -272,7 +320,7 @@ impl Transport {
         {
             return None;
         }
-        let url = url::Url::parse(&self.url_for(&req.path)).ok()?;
+        let url = url::Url::parse(&self.url_with(&req.path, query)).ok()?;
         let host = url.host_str()?.to_string();
         let port = url.port_or_known_default()?;
         let mut target = url.path().to_string();
@@ -366,6 +414,7 @@ fn classify(e: &reqwest::Error) -> (FailureKind, Cause) {
                 Some(Io::HostUnreachable | Io::NetworkUnreachable | Io::AddrNotAvailable) => {
                     Cause::Unreachable
                 }
+                _ if super::tls::answered_in_plain_http(e) => Cause::PlainHttp,
                 // What is left of a failed connection over TLS is its
                 // handshake (the certificate).
                 _ if e.url().is_some_and(|u| u.scheme() == "https") => Cause::Tls,

@@ -66,7 +66,7 @@ pub enum IntrospectionError {
     },
     /// The answer holds no schema: introspection is off, or it failed.
     #[error(
-        "introspection is disabled or failed on {endpoint} ({status}: {reason}); pass the schema file: cartograph run schema.graphql --target {endpoint}"
+        "introspection is disabled or failed on {endpoint} ({status}: {reason}); pass the schema file: cartograph run schema.graphql --target {}", crate::model::text::shell_arg(.endpoint.as_str())
     )]
     NoSchema {
         /// The endpoint asked.

@@ -167,6 +167,30 @@ async fn get(
 
 /// What to do about a fetch that got no answer, told by the error's kind
 /// (not its wording): a certificate is only mentioned for `https://`.
+/// Whether the TLS handshake was answered with something that is not TLS
+/// (a plain-HTTP server's answer). The run's transport tells it the same
+/// way (`execution::tls::answered_in_plain_http`); the loader may not use
+/// the execution layer. An I/O error's `source` skips the error it wraps
+/// (rustls's): that one is reached through `get_ref`.
+fn answered_in_plain_http(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut stack = vec![e];
+    while let Some(s) = stack.pop() {
+        if let Some(rustls::Error::InvalidMessage(_)) = s.downcast_ref::<rustls::Error>() {
+            return true;
+        }
+        if let Some(inner) = s
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            stack.push(inner);
+        }
+        if let Some(next) = s.source() {
+            stack.push(next);
+        }
+    }
+    false
+}
+
 fn fetch_hint(e: &reqwest::Error, url: &url::Url) -> String {
     let place = format!(
         "{}:{}",
@@ -190,6 +214,12 @@ fn fetch_hint(e: &reqwest::Error, url: &url::Url) -> String {
         format!("the host name of {url} does not resolve: check the URL")
     } else if io_kind == Some(std::io::ErrorKind::ConnectionRefused) {
         format!("the connection to {place} was refused: is the server running and listening there?")
+    } else if e.is_connect() && url.scheme() == "https" && answered_in_plain_http(e) {
+        let mut http = url.clone();
+        let _ = http.set_scheme("http");
+        format!(
+            "the server at {place} answered the TLS handshake in plain HTTP: the URL is http://, not https:// (no certificate setting helps): {http}"
+        )
     } else if e.is_connect() && url.scheme() == "https" {
         "check the URL; for a server whose certificate is not trusted, pass --cacert FILE (the CA that signed it) or --insecure".into()
     } else if e.is_connect() {

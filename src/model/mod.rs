@@ -6,6 +6,7 @@
 //! keeps recursive types finite and lets the graph point at them.
 
 pub mod graphql;
+pub mod headers;
 pub mod names;
 mod schema;
 pub mod security;

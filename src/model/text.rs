@@ -5,20 +5,40 @@
 
 use std::borrow::Cow;
 
-/// Whether `c` acts instead of showing: C0 and C1 controls and DEL, the
-/// Unicode line and paragraph separators, and the bidirectional controls
-/// that reorder what a reader sees.
+/// Whether `c` acts instead of showing, or shows as nothing: C0 and C1
+/// controls and DEL, the Unicode line and paragraph separators, and every
+/// format character (Unicode category Cf: the bidirectional controls that
+/// reorder what a reader sees, zero-width spaces and joiners, the soft
+/// hyphen, the byte-order mark, tag characters) that would hide text or
+/// make two different texts look the same.
 fn acts(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
             '\u{2028}'
                 | '\u{2029}'
+                // Unicode 15's Cf, whole.
+                | '\u{00AD}'
+                | '\u{0600}'..='\u{0605}'
                 | '\u{061C}'
-                | '\u{200E}'
-                | '\u{200F}'
+                | '\u{06DD}'
+                | '\u{070F}'
+                | '\u{0890}'..='\u{0891}'
+                | '\u{08E2}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200F}'
                 | '\u{202A}'..='\u{202E}'
-                | '\u{2066}'..='\u{2069}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{206F}'
+                | '\u{FEFF}'
+                | '\u{FFF9}'..='\u{FFFB}'
+                | '\u{110BD}'
+                | '\u{110CD}'
+                | '\u{13430}'..='\u{1343F}'
+                | '\u{1BCA0}'..='\u{1BCA3}'
+                | '\u{1D173}'..='\u{1D17A}'
+                | '\u{E0001}'
+                | '\u{E0020}'..='\u{E007F}'
         )
 }
 
@@ -52,6 +72,59 @@ pub fn printable(s: &str) -> Cow<'_, str> {
     escaped(s, |c| c == '\n' || c == '\t')
 }
 
+/// `s` as one shell word that means exactly `s`: single-quoted, or, when it
+/// holds control characters (which a single-quoted word would keep raw in
+/// the file), an ANSI-C `$'…'` word with them escaped. A NUL cannot be in a
+/// shell word at all and is dropped.
+pub fn shell_word(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return format!("'{}'", s.replace('\'', r"'\''"));
+    }
+    let mut out = String::from("$'");
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\'' => out.push_str("\\'"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\0' => {}
+            c if c.is_control() && (c as u32) < 0x80 => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// `s` as one shell word for a command printed for people to paste: as it
+/// is when it holds only characters no shell reads specially (a plain path,
+/// URL or flag), else [`shell_word`]-quoted. Every command Cartograph prints goes
+/// through this (or [`command`]), so a server URL or folder holding `;`,
+/// `$(…)` or a quote stays one argument.
+pub fn shell_arg(s: &str) -> Cow<'_, str> {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-./:=,@%+".contains(&b));
+    if plain {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(shell_word(s))
+    }
+}
+
+/// A command line for people to paste: each word through [`shell_arg`].
+pub fn shell_command<'a>(words: impl IntoIterator<Item = &'a str>) -> String {
+    words
+        .into_iter()
+        .map(shell_arg)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// One JSON-pointer token, escaped (`~` → `~0`, `/` → `~1`, RFC 6901).
 pub fn pointer_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
@@ -62,6 +135,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn printed_commands_keep_each_word_one_word() {
+        assert_eq!(
+            shell_command(["hurl", "--variable", "base=http://h:1/api", "out/tests"]),
+            "hurl --variable base=http://h:1/api out/tests"
+        );
+        let evil = "http://h/x;touch /tmp/pwned;$(id)`id`'";
+        let line = shell_command(["hurl", "--variable", &format!("base={evil}")]);
+        let words = through_bash_words(&line);
+        assert_eq!(words, ["hurl", "--variable", &format!("base={evil}")]);
+        assert_eq!(shell_arg(""), "''");
+    }
+
+    /// The words bash makes of `line` (without running anything of it).
+    fn through_bash_words(line: &str) -> Vec<String> {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("printf '%s\\0' {line}"))
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .split_terminator('\0')
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
     fn controls_show_as_escapes() {
         assert_eq!(one_line("plain text"), "plain text");
         assert!(matches!(one_line("plain"), Cow::Borrowed(_)));
@@ -70,6 +170,11 @@ mod tests {
             "a\\nb\\r\\tc\\u{1b}[2J\\u{7}\\u{9b}d\\u{202e}e"
         );
         assert_eq!(one_line("x\u{2028}y\u{0}"), "x\\u{2028}y\\u{0}");
+        // Invisible format characters: a zero-width space, a joiner, a BOM.
+        assert_eq!(
+            one_line("ad\u{200b}min\u{200d}\u{feff}\u{ad}"),
+            "ad\\u{200b}min\\u{200d}\\u{feff}\\u{ad}"
+        );
     }
 
     #[test]

@@ -270,7 +270,7 @@ fn message(f: &Fault) -> String {
         let _ = write!(
             m,
             "\nReproduce: bash {} [BASE_URL] (in the output folder; exits 1 when the fault shows): {}",
-            r.shell,
+            crate::model::text::shell_arg(&r.shell),
             steps(&r.steps)
         );
     } else if !f.witness.is_empty() {
@@ -405,7 +405,7 @@ fn result(f: &Fault, rule_index: usize, report: &Report) -> Value {
             out["attachments"] = json!([{
                 "description": {"text": format!(
                     "The minimised reproducer: bash {} [BASE_URL] exits 1 when the fault shows, 0 when it does not, 2 when the sequence could not run; pass credentials with CARTOGRAPH_HEADER='Name: value'.",
-                    r.shell
+                    crate::model::text::shell_arg(&r.shell)
                 )},
                 "artifactLocation": {"uri": relative_uri(&r.shell), "uriBaseId": OUTPUT_DIR},
             }]);

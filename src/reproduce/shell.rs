@@ -13,33 +13,9 @@ use std::collections::HashSet;
 use super::{FaultCheck, Script, Source};
 use crate::model::text::one_line;
 
-/// `s` as one shell word that means exactly `s`: single-quoted, or, when it
-/// holds control characters (which a single-quoted word would keep raw in
-/// the file), an ANSI-C `$'…'` word with them escaped. A NUL cannot be in a
-/// shell word at all and is dropped.
-pub fn quote(s: &str) -> String {
-    if !s.chars().any(char::is_control) {
-        return format!("'{}'", s.replace('\'', r"'\''"));
-    }
-    let mut out = String::from("$'");
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\'' => out.push_str("\\'"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\0' => {}
-            c if c.is_control() && (c as u32) < 0x80 => {
-                out.push_str(&format!("\\x{:02x}", c as u32));
-            }
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('\'');
-    out
-}
+/// `s` as one shell word that means exactly `s` (one quoting rule for
+/// the scripts and every command printed to paste).
+pub use crate::model::text::shell_word as quote;
 
 /// Names the script itself uses: a captured value named like one would
 /// overwrite it (a capture named `tmp` would make the exit trap delete
@@ -118,6 +94,8 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 # Credentials are never written into reproducers; give them here if the API needs them:
 #   CARTOGRAPH_HEADER='Authorization: Bearer …' ./this-script.sh
+# and an API key sent in the query (the run's --query-key) likewise:
+#   CARTOGRAPH_QUERY='api_key=…' ./this-script.sh
 extra=()
 if [ -n "${CARTOGRAPH_HEADER:-}" ]; then extra=(-H "$CARTOGRAPH_HEADER"); fi
 # Seconds each request may take (the run's --timeout when the fault is one).
@@ -132,12 +110,19 @@ step() {
   : >"$tmp/body"
   : >"$tmp/headers"
   # A step that tests credentials sends its own, or none.
-  local auth=("${extra[@]}")
-  if [ -n "${NO_CREDENTIALS:-}" ]; then auth=(); fi
+  local auth=("${extra[@]}") url="$BASE$path"
+  if [ -n "${NO_CREDENTIALS:-}" ]; then
+    auth=()
+  elif [ -n "${CARTOGRAPH_QUERY:-}" ]; then
+    case "$path" in
+      *\?*) url="$url&$CARTOGRAPH_QUERY" ;;
+      *) url="$url?$CARTOGRAPH_QUERY" ;;
+    esac
+  fi
   # The path exactly as written (no dot-segment squashing, no globbing), and
   # the headers the run sent: its User-Agent, none of curl's own additions.
   status=$(curl -sS --path-as-is --globoff --max-time "$max_time" -o "$tmp/body" -D "$tmp/headers" -w '%{http_code}' \
-    -A "$user_agent" -H 'Expect:' -X "$method" "${auth[@]}" "$@" "$BASE$path")
+    -A "$user_agent" -H 'Expect:' -X "$method" "${auth[@]}" "$@" "$url")
   code=$?
   if [ "$code" = 28 ]; then
     status=timeout

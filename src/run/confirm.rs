@@ -188,11 +188,20 @@ fn say_confirmed(
     let suite = if n == 0 {
         format!("no regression test: {}", left_out.explain())
     } else {
+        let dir = options.out.join("tests").display().to_string();
+        let base = format!("base={}", link.config.target.as_str().trim_end_matches('/'));
         format!(
-            "regression suite: {n} Hurl file(s) in {} (hurl --test --jobs 1 --variable base={} {}/*.hurl)",
-            options.out.join("tests").display(),
-            link.config.target.as_str().trim_end_matches('/'),
-            options.out.join("tests").display()
+            "regression suite: {n} Hurl file(s) in {} ({} {}/*.hurl)",
+            crate::model::text::one_line(&dir),
+            crate::model::text::shell_command([
+                "hurl",
+                "--test",
+                "--jobs",
+                "1",
+                "--variable",
+                &base
+            ]),
+            crate::model::text::shell_arg(&dir)
         )
     };
     eprintln!(

@@ -33,6 +33,9 @@ pub struct RunOptions {
     pub read_only: bool,
     /// Headers sent with every request, `Name: value`; their values are secrets.
     pub headers: Vec<String>,
+    /// API keys sent in every request's query, `NAME=VALUE`: secrets like
+    /// `headers`.
+    pub query_keys: Vec<String>,
     /// A shell command whose output lines are headers; re-run after a 401.
     pub auth_command: Option<String>,
     /// Re-run `auth_command` this often.
@@ -81,6 +84,7 @@ impl Default for RunOptions {
             concurrency: 1,
             read_only: false,
             headers: Vec::new(),
+            query_keys: Vec::new(),
             auth_command: None,
             auth_refresh: None,
             tls: execution::tls::Tls::default(),

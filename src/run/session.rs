@@ -35,6 +35,14 @@ pub fn parse_headers(headers: &[String]) -> anyhow::Result<Vec<(String, String)>
         .collect()
 }
 
+/// `--query-key` values as (name, value) pairs; an error names the flag
+/// and never the value.
+pub fn parse_query_keys(keys: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+    keys.iter()
+        .map(|k| execution::parse_query_key(k).map_err(|e| anyhow::anyhow!("--query-key: {e}")))
+        .collect()
+}
+
 /// A target URL as given to `--target`: `http://` or `https://`; without
 /// a scheme (`127.0.0.1:8080`, `localhost:8080/api`) the error says what
 /// to write instead.
@@ -47,7 +55,8 @@ pub fn parse_target(text: &str) -> anyhow::Result<url::Url> {
         // No URL to parse: whatever precedes an `@` may be a password.
         let host = t.rsplit('@').next().unwrap_or(t).trim_start_matches('/');
         anyhow::bail!(
-            "--target {host:?} has no scheme: add http:// or https://, e.g. --target http://{host}"
+            "--target {host:?} has no scheme: add http:// or https://, e.g. --target {}",
+            crate::model::text::shell_arg(&format!("http://{host}"))
         );
     }
     let url = url::Url::parse(t)
@@ -60,6 +69,19 @@ pub fn parse_target(text: &str) -> anyhow::Result<url::Url> {
     }
     if url.host_str().is_none_or(str::is_empty) {
         anyhow::bail!("--target {t_shown:?} names no host: write e.g. http://127.0.0.1:8080");
+    }
+    if url.query().is_some() {
+        // The query is most often an API key: it would be written into
+        // every file, and each path would go after it. It is not shown.
+        let mut bare = url.clone();
+        bare.set_query(None);
+        bare.set_fragment(None);
+        let _ = bare.set_username("");
+        let _ = bare.set_password(None);
+        anyhow::bail!(
+            "--target {:?} has a query (not shown here, as it may hold a secret): the target is the API's base URL only; give an API key sent in the query with --query-key NAME=VALUE (or `query-key = \"NAME=VALUE\"` in --config), a secret like a -H value",
+            bare.as_str()
+        );
     }
     Ok(url)
 }
@@ -148,7 +170,8 @@ pub async fn open_session(
         flags.auth_command.clone(),
         flags.auth_refresh,
         secrets.clone(),
-    );
+    )
+    .with_query(parse_query_keys(&flags.query_keys)?);
     let seed = flags.seed.unwrap_or_else(rand::random::<u64>);
 
     let out = OutDir::open(&flags.out)?;
@@ -179,9 +202,9 @@ pub async fn open_session(
         insecure: flags.tls.insecure,
     };
 
-    let tally = Tally::new(api)
-        .with_lines(&source.lines)
-        .with_credentials(!headers.is_empty() || flags.auth_command.is_some());
+    let tally = Tally::new(api).with_lines(&source.lines).with_credentials(
+        !headers.is_empty() || flags.auth_command.is_some() || !flags.query_keys.is_empty(),
+    );
     let events = Events::open(flags.events.as_deref(), &out, secrets.clone())?;
     events.emit(&Event::RunStarted {
         version: env!("CARGO_PKG_VERSION"),

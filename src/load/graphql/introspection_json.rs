@@ -1,5 +1,8 @@
 //! Reading an introspection result (`__schema`) into a type system, with a
-//! warning for each entry that is malformed.
+//! warning for each entry that is malformed. Every name is checked against
+//! GraphQL's Name grammar: names are written into the queries a run sends,
+//! and a "name" holding `{`, `(` or a space could splice a mutation into a
+//! read-only run's query.
 
 use std::collections::HashSet;
 
@@ -7,6 +10,23 @@ use serde_json::Value;
 
 use super::{MAX_TYPE_REF_DEPTH, Sink};
 use crate::model::graphql::{Field, InputValue, NamedType, TypeKind, TypeRef, TypeSystem};
+
+/// Whether `s` is a GraphQL Name: `/[_A-Za-z][_0-9A-Za-z]*/`.
+pub(super) fn is_name(s: &str) -> bool {
+    let mut bytes = s.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b == b'_' || b.is_ascii_alphabetic())
+        && bytes.all(|b| b == b'_' || b.is_ascii_alphanumeric())
+}
+
+/// The message for a name that is not one, the name escaped.
+fn not_a_name(what: &str, name: &str) -> String {
+    format!(
+        "{what} {} is not a GraphQL name (letters, digits and _, not starting with a digit)",
+        crate::model::text::one_line(&format!("{name:?}"))
+    )
+}
 
 /// Reads `__schema`; an `Err` holds a location and message for a [`SpecError`].
 pub(super) fn build_introspection(
@@ -33,6 +53,13 @@ pub(super) fn build_introspection(
             continue;
         };
         if name.starts_with("__") {
+            continue;
+        }
+        if !is_name(name) {
+            sink.warn(
+                at,
+                format!("{}; skipped", not_a_name("the type name", name)),
+            );
             continue;
         }
         let kind = match entry.get("kind").and_then(Value::as_str) {
@@ -70,10 +97,16 @@ pub(super) fn build_introspection(
             }
             TypeKind::Union => t.possible_types = type_names(entry, "possibleTypes"),
             TypeKind::Enum => {
-                t.enum_values = list(entry, "enumValues")
-                    .filter_map(|v| v.get("name").and_then(Value::as_str))
-                    .map(str::to_string)
-                    .collect();
+                for v in list(entry, "enumValues") {
+                    match v.get("name").and_then(Value::as_str) {
+                        Some(n) if is_name(n) => t.enum_values.push(n.to_string()),
+                        Some(n) => sink.warn(
+                            name,
+                            format!("{}; value skipped", not_a_name("an enum value", n)),
+                        ),
+                        None => {}
+                    }
+                }
             }
             TypeKind::InputObject => {
                 let mut seen = HashSet::new();
@@ -107,6 +140,13 @@ pub(super) fn introspection_fields(entry: &Value, type_name: &str, sink: &mut Si
             sink.warn(at, "a field without a `name`; skipped");
             continue;
         };
+        if !is_name(name) {
+            sink.warn(
+                format!("{type_name}.#{j}"),
+                format!("{}; field skipped", not_a_name("the field name", name)),
+            );
+            continue;
+        }
         // Meta-fields refer to the `__` types, which are not part of the API.
         if name.starts_with("__") {
             continue;
@@ -160,6 +200,9 @@ pub(super) fn introspection_input_value(v: &Value) -> Result<InputValue, String>
         .get("name")
         .and_then(Value::as_str)
         .ok_or_else(|| "no `name`".to_string())?;
+    if !is_name(name) {
+        return Err(not_a_name("the name", name));
+    }
     let ty = v
         .get("type")
         .ok_or_else(|| format!("`{name}` has no `type`"))
@@ -188,11 +231,11 @@ pub(super) fn type_ref(v: &Value, depth: usize) -> Result<TypeRef, String> {
             inner => Ok(TypeRef::NonNull(Box::new(inner))),
         },
         Some("LIST") => Ok(TypeRef::List(Box::new(of_type()?))),
-        _ => v
-            .get("name")
-            .and_then(Value::as_str)
-            .map(|n| TypeRef::Named(n.to_string()))
-            .ok_or_else(|| "a type reference without a `name`".to_string()),
+        _ => match v.get("name").and_then(Value::as_str) {
+            Some(n) if is_name(n) => Ok(TypeRef::Named(n.to_string())),
+            Some(n) => Err(not_a_name("the type reference", n)),
+            None => Err("a type reference without a `name`".to_string()),
+        },
     }
 }
 
@@ -200,12 +243,14 @@ pub(super) fn root_type_name(root: &Value, key: &str) -> Option<String> {
     root.get(key)
         .and_then(|t| t.get("name"))
         .and_then(Value::as_str)
+        .filter(|n| is_name(n))
         .map(str::to_string)
 }
 
 pub(super) fn type_names(entry: &Value, key: &str) -> Vec<String> {
     list(entry, key)
         .filter_map(|t| t.get("name").and_then(Value::as_str))
+        .filter(|n| is_name(n))
         .map(str::to_string)
         .collect()
 }
@@ -227,7 +272,7 @@ pub(super) fn str_field(v: &Value, key: &str) -> Option<String> {
 /// `Type.field` when the entry has a name, else `Type.#index`.
 pub(super) fn entry_location(type_name: &str, entry: &Value, index: usize) -> String {
     match entry.get("name").and_then(Value::as_str) {
-        Some(n) => format!("{type_name}.{n}"),
-        None => format!("{type_name}.#{index}"),
+        Some(n) if is_name(n) => format!("{type_name}.{n}"),
+        _ => format!("{type_name}.#{index}"),
     }
 }

@@ -379,6 +379,57 @@ fn hand_written_introspection() {
 }
 
 #[test]
+fn introspected_names_outside_the_name_grammar_are_refused() {
+    let named = |kind: &str, name: &str| json!({"kind": kind, "name": name, "ofType": null});
+    // A read-only run's query would read `{ user { id } } mutation { drop }`.
+    let splice = "user { id } } mutation { drop";
+    let json = json!({"__schema": {
+        "queryType": {"name": "Query"},
+        "types": [
+            {"kind": "OBJECT", "name": "Query", "fields": [
+                {"name": splice, "args": [], "type": named("OBJECT", "User")},
+                {"name": "byArg", "args": [
+                    {"name": "id) { x } mutation { drop(", "type": named("SCALAR", "ID")}
+                ], "type": named("OBJECT", "User")},
+                {"name": "byType", "args": [], "type": named("OBJECT", "User { x }")},
+                {"name": "zero\u{200b}width", "args": [], "type": named("OBJECT", "User")},
+                {"name": "ok", "args": [
+                    {"name": "e", "type": named("ENUM", "Color")}
+                ], "type": named("OBJECT", "User")}
+            ]},
+            {"kind": "OBJECT", "name": "User", "fields": [
+                {"name": "id", "args": [], "type": named("SCALAR", "ID")},
+                {"name": "9lives", "args": [], "type": named("SCALAR", "ID")}
+            ]},
+            {"kind": "ENUM", "name": "Color", "enumValues": [{"name": "RED"}, {"name": "RED } mutation { x"}]},
+            {"kind": "OBJECT", "name": "Bad Type", "fields": []}
+        ]
+    }});
+    let loaded = load_introspection(&json, Path::new("x.json")).expect("loads");
+    let api = &loaded.api;
+    let names: Vec<&str> = api.operations.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(names, ["Query.ok"]);
+    assert_eq!(
+        api.schemas["User"].properties.keys().collect::<Vec<_>>(),
+        ["id"]
+    );
+    let ts = api.graphql.as_ref().expect("a type system");
+    assert_eq!(ts.types["Color"].enum_values, ["RED"]);
+    assert!(!ts.types.contains_key("Bad Type"));
+    for w in &loaded.warnings {
+        assert!(!w.location.contains(['{', ' ']), "{w:?}");
+    }
+    let said: Vec<&str> = loaded.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert!(
+        said.iter()
+            .filter(|m| m.contains("is not a GraphQL name"))
+            .count()
+            >= 6,
+        "{said:#?}"
+    );
+}
+
+#[test]
 fn introspection_root_shapes() {
     assert!(introspection_root(&json!({"data": {"__schema": {}}})).is_some());
     assert!(introspection_root(&json!({"__schema": {}})).is_some());

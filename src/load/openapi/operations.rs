@@ -227,6 +227,20 @@ impl<'a> Converter<'a> {
                     continue;
                 }
             };
+            // A header (or cookie) name is written as it is into a header
+            // line: one that is no token would split or break the request.
+            let refused = match location {
+                Location::Header => crate::model::headers::refused(&name),
+                Location::Cookie if !crate::model::headers::is_token(&name) => Some(format!(
+                    "cookie name {} is not an HTTP token",
+                    crate::model::text::one_line(&format!("{name:?}"))
+                )),
+                _ => None,
+            };
+            if let Some(why) = refused {
+                self.warn(pdoc, format!("#{loc}"), format!("{why}; parameter skipped"));
+                continue;
+            }
             out.parameters
                 .push(self.parameter(pdoc, p, &loc, name, location));
         }

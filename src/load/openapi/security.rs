@@ -63,6 +63,15 @@ impl<'a> Converter<'a> {
                         self.warn(0, at, "apiKey scheme without a `name`; not probed");
                         continue;
                     }
+                    // An API key is a credential: `Authorization` is its
+                    // header to name; a framing one or a non-token is not.
+                    if location == Location::Header
+                        && !text("name").eq_ignore_ascii_case("authorization")
+                        && let Some(why) = crate::model::headers::refused(text("name"))
+                    {
+                        self.warn(0, at, format!("apiKey {why}; not probed"));
+                        continue;
+                    }
                     SchemeKind::ApiKey {
                         location,
                         name: text("name").to_string(),

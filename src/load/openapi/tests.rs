@@ -409,3 +409,65 @@ fn path_template_names_in_order() {
         vec!["x", "y", "fmt"]
     );
 }
+
+#[test]
+fn header_parameters_that_are_no_token_or_frame_the_message_are_refused() {
+    use crate::model::Location;
+    let l = load_yaml(
+        r##"
+openapi: 3.0.0
+info: {title: t, version: "1"}
+components:
+  securitySchemes:
+    split: {type: apiKey, in: header, name: "X-Key\r\nX-Injected: 1"}
+    auth: {type: apiKey, in: header, name: Authorization}
+    hosted: {type: apiKey, in: header, name: Host}
+paths:
+  /a:
+    get:
+      parameters:
+        - {name: "X-A\r\nX-Injected: 1", in: header, schema: {type: string}}
+        - {name: "X B", in: header, schema: {type: string}}
+        - {name: Host, in: header, schema: {type: string}}
+        - {name: connection, in: header, schema: {type: string}}
+        - {name: Transfer-Encoding, in: header, schema: {type: string}}
+        - {name: Upgrade, in: header, schema: {type: string}}
+        - {name: Authorization, in: header, schema: {type: string}}
+        - {name: X-Request-Id, in: header, schema: {type: string}}
+        - {name: Host, in: query, schema: {type: string}}
+        - {name: "a=1; b", in: cookie, schema: {type: string}}
+        - {name: session, in: cookie, schema: {type: string}}
+      responses: {"200": {description: ok}}
+"##,
+    );
+    let op = l.api.operation("GET /a").unwrap();
+    let names: Vec<_> = op
+        .parameters
+        .iter()
+        .map(|p| (p.name.as_str(), p.location))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("X-Request-Id", Location::Header),
+            ("Host", Location::Query),
+            ("session", Location::Cookie)
+        ]
+    );
+    let warned: Vec<_> = l.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert_eq!(warned.len(), 10, "{warned:#?}");
+    assert!(warned.iter().any(|w| w.contains("cookie name")));
+    assert!(
+        warned.iter().all(|w| !w.contains(['\r', '\n'])),
+        "{warned:#?}"
+    );
+    assert!(warned.iter().any(|w| w.contains("not an HTTP token")));
+    assert!(
+        warned
+            .iter()
+            .any(|w| w.contains("header Host is set by the client"))
+    );
+    // Only the API key in `Authorization` is a scheme to probe.
+    let schemes: Vec<_> = l.api.security_schemes.keys().collect();
+    assert_eq!(schemes, ["auth"]);
+}
