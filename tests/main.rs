@@ -29,6 +29,7 @@ mod false_alarms;
 mod fault_checks;
 mod faults;
 mod graph_petstore;
+mod graphql_errors;
 mod graphql_fault_kinds;
 mod graphql_flow;
 mod graphql_queries;

@@ -23,6 +23,34 @@ pub struct Checker {
     graphql: Option<Arc<crate::model::graphql::TypeSystem>>,
 }
 
+/// What a reproducer looks for in an answer whose `errors` is malformed: a
+/// kind `errors` may not be, an entry that is not an object, or a `message`
+/// that is missing or not a string.
+fn malformed_errors_check(body: Option<&serde_json::Value>, status: u16) -> Option<FaultCheck> {
+    use serde_json::Value;
+    let kind_check = |pointer: &str, v: &Value, allowed: &str| FaultCheck::JsonType {
+        status,
+        pointer: pointer.into(),
+        json_type: pointer::kind(v).to_string(),
+        allowed: vec![allowed.into()],
+    };
+    let errors = body?.get("errors")?;
+    let Value::Array(items) = errors else {
+        return Some(kind_check("/errors", errors, "array"));
+    };
+    if let Some(bad) = items.iter().find(|e| !e.is_object()) {
+        return Some(kind_check("/errors/*", bad, "object"));
+    }
+    let messages: Vec<Option<&Value>> = items.iter().map(|e| e.get("message")).collect();
+    if let Some(bad) = messages.iter().flatten().find(|m| !m.is_string()) {
+        return Some(kind_check("/errors/*/message", bad, "string"));
+    }
+    messages.contains(&None).then(|| FaultCheck::JsonMissing {
+        status,
+        pointer: "/errors/*/message".into(),
+    })
+}
+
 impl Checker {
     /// Checks for `api` with some codes turned off; `target` resolves
     /// `Location` headers (without it only relative ones are followed).
@@ -153,6 +181,7 @@ impl Checker {
                             None => None,
                         }
                     }
+                    "graphql_malformed_errors" => malformed_errors_check(ex.json(), status),
                     "graphql_missing_field" if f.path.starts_with("data.") => {
                         Some(FaultCheck::JsonMissing {
                             status,

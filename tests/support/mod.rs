@@ -9,6 +9,7 @@ pub mod drive;
 pub mod echo;
 pub mod false_alarms;
 pub mod golden;
+pub mod graphql_errors;
 pub mod graphql_faults;
 pub mod graphql_flow;
 pub mod hostile;

@@ -3,6 +3,8 @@
 //! should not have returned, or an unexpected internal failure; told apart by
 //! `extensions.code` and by the wording of the common GraphQL servers.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use super::findings::Seg;
@@ -46,16 +48,33 @@ pub const VALIDATION_WORDING: &[&str] = &[
 ];
 
 /// Lower-case phrases after `variable ` at the start of a message that make it
-/// a variable error of the request (graphql-js and async-graphql wordings).
+/// a variable error of the request (graphql-js, Apollo, graphql-java and
+/// async-graphql wordings): a value refused, missing, null where it must
+/// not be, or a variable the document misuses.
 const VARIABLE_WORDING: &[&str] = &[
     "of type",
     "of required type",
+    "of non-null type",
+    "must not be null",
     "got invalid value",
+    "has an invalid value",
+    "has coerced null value",
     "is not defined",
     "is never used",
     "is not used",
     "was not provided",
     "cannot be of non-input type",
+];
+
+/// Lower-case phrases after `argument ` at the start of a message that make
+/// it a refusal of an argument's value while executing (graphql-js's
+/// `getArgumentValues`): the value is refused, missing or null.
+const ARGUMENT_WORDING: &[&str] = &[
+    "of required type",
+    "of non-null type",
+    "has invalid value",
+    "was not provided",
+    "must not be null",
 ];
 
 /// Lower-case input-coercion phrases: a validation error on an entry without
@@ -104,7 +123,7 @@ pub const INTERNAL_WORDING: &[&str] = &[
 ];
 
 /// `extensions.code` / `classification` values of an unexpected failure.
-pub(super) const INTERNAL_CODES: &[&str] = &["INTERNAL_SERVER_ERROR", "INTERNAL_ERROR", "INTERNAL"];
+const INTERNAL_CODES: &[&str] = &["INTERNAL_SERVER_ERROR", "INTERNAL_ERROR", "INTERNAL"];
 
 /// `extensions.code` / `classification` values of a rejected request.
 const VALIDATION_CODES: &[&str] = &[
@@ -119,7 +138,13 @@ const VALIDATION_CODES: &[&str] = &[
 
 /// The parts of an `errors` entry the rules look at.
 pub(super) struct ErrorEntry<'b> {
-    pub(super) message: &'b str,
+    /// Its `message`; for an entry that has none (a bare string, an object
+    /// without a string `message`), the text it does carry, so that a
+    /// crash reported that way is still judged by what it says.
+    pub(super) message: Cow<'b, str>,
+    /// What is wrong with its form, when it is not an object with a string
+    /// `message` as the GraphQL spec requires (`a string`).
+    pub(super) malformed: Option<&'static str>,
     pub(super) path: Option<Vec<Seg>>,
     pub(super) location: Option<(usize, usize)>,
     pub(super) extensions: Option<&'b Value>,
@@ -130,7 +155,39 @@ pub(super) struct ErrorEntry<'b> {
 
 impl<'b> ErrorEntry<'b> {
     pub(super) fn new(v: &'b Value) -> ErrorEntry<'b> {
-        let message = v.get("message").and_then(Value::as_str).unwrap_or("");
+        let (message, malformed) = match v {
+            Value::Object(map) => match map.get("message") {
+                Some(Value::String(m)) => (Cow::Borrowed(m.as_str()), None),
+                _ => {
+                    // Its text is wherever it put it, but not where it says
+                    // where it is.
+                    let mut text = String::new();
+                    for (k, item) in map {
+                        if !matches!(k.as_str(), "path" | "locations") {
+                            string_leaves(item, &mut text, 1);
+                        }
+                    }
+                    let what = if map.contains_key("message") {
+                        "an object whose `message` is not a string"
+                    } else {
+                        "an object without a `message`"
+                    };
+                    (Cow::Owned(text.trim_end().to_string()), Some(what))
+                }
+            },
+            Value::String(m) => (Cow::Borrowed(m.as_str()), Some("a string")),
+            other => {
+                let mut text = String::new();
+                string_leaves(other, &mut text, 1);
+                let what = match other {
+                    Value::Array(_) => "a list",
+                    Value::Number(_) => "a number",
+                    Value::Bool(_) => "a boolean",
+                    _ => "null",
+                };
+                (Cow::Owned(text.trim_end().to_string()), Some(what))
+            }
+        };
         let path = v.get("path").and_then(Value::as_array).map(|items| {
             items
                 .iter()
@@ -167,6 +224,7 @@ impl<'b> ErrorEntry<'b> {
         }
         ErrorEntry {
             message,
+            malformed,
             path: path.filter(|p| !p.is_empty()),
             location,
             extensions,
@@ -182,24 +240,53 @@ impl<'b> ErrorEntry<'b> {
 /// Whether the entry rejects the request itself rather than reporting what
 /// happened while executing it.
 pub(super) fn is_validation(e: &ErrorEntry, data_absent: bool) -> bool {
-    if e.has_code(VALIDATION_CODES) {
+    if e.has_code(VALIDATION_CODES) || refuses_input(e) {
         return true;
     }
     let m = e.message.to_lowercase();
-    if VALIDATION_WORDING.iter().any(|w| m.contains(w)) {
-        return true;
-    }
-    if let Some(rest) = m.strip_prefix("variable ")
-        && VARIABLE_WORDING.iter().any(|w| rest.contains(w))
-    {
-        return true;
-    }
-    if e.path.is_none() && COERCION_WORDING.iter().any(|w| m.contains(w)) {
-        return true;
-    }
     data_absent
         && (PARSE_WORDING.iter().any(|w| m.contains(w))
             || (e.message.trim_start().starts_with("-->") && m.contains("= expected")))
+}
+
+/// Whether the message says the request was refused: a field, argument or
+/// type it does not know, a variable or argument value it would not take,
+/// one missing or null where it must not be. What the message says wins over
+/// any code stamped on it: servers (Apollo Server 2, CMSs built on it) stamp
+/// `INTERNAL_SERVER_ERROR` on every error, correct refusals included.
+pub(super) fn refuses_input(e: &ErrorEntry) -> bool {
+    let m = e.message.to_lowercase();
+    let m = m.trim_start();
+    if VALIDATION_WORDING.iter().any(|w| m.contains(w)) {
+        return true;
+    }
+    let after = |prefix: &str, wording: &[&str]| {
+        m.strip_prefix(prefix)
+            .is_some_and(|rest| wording.iter().any(|w| rest.contains(w)))
+    };
+    if after("variable ", VARIABLE_WORDING) || after("argument ", ARGUMENT_WORDING) {
+        return true;
+    }
+    // An input object's field left out (graphql-js's literal and variable
+    // coercion): `Field "CreateBook.title" of required type "String!" was
+    // not provided.`
+    if m.starts_with("field ") && m.contains("of required type") && m.contains("was not provided") {
+        return true;
+    }
+    e.path.is_none() && COERCION_WORDING.iter().any(|w| m.contains(w))
+}
+
+/// Whether the entry (not a refusal of the request) reports an unexpected
+/// failure: an internal code, a crash's wording, or a stack trace in its
+/// message (an exception no handler caught, whatever the server calls it).
+pub(super) fn is_internal(e: &ErrorEntry) -> bool {
+    if e.has_code(INTERNAL_CODES) {
+        return true;
+    }
+    let m = e.message.to_lowercase();
+    INTERNAL_WORDING.iter().any(|w| m.contains(w))
+        || crate::oracles::leaks::find(&e.message)
+            .is_some_and(|(code, ..)| code == "stack_trace_leak")
 }
 
 /// A stack trace carried as structured data (Apollo's `exception.stacktrace`,
@@ -241,7 +328,7 @@ pub(super) fn string_leaves(v: &Value, out: &mut String, depth: usize) {
 
 /// The leak an entry shows: its code, what it looks like and the marker.
 pub(super) fn entry_leak(e: &ErrorEntry) -> Option<(&'static str, &'static str, String)> {
-    if let Some((code, what, marker)) = crate::oracles::leaks::find(e.message) {
+    if let Some((code, what, marker)) = crate::oracles::leaks::find(&e.message) {
         return Some((code, what, format!("{marker:?}")));
     }
     let ext = e.extensions?;

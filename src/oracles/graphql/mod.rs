@@ -28,6 +28,7 @@
 pub const MAX_FINDINGS: usize = 10;
 
 mod findings;
+mod invented;
 mod kinds;
 mod messages;
 mod operation;
@@ -40,7 +41,8 @@ use serde_json::Value;
 
 use crate::model::graphql::TypeSystem;
 use findings::{Out, Seg, json_kind, render};
-use messages::{ErrorEntry, INTERNAL_CODES, entry_leak, is_validation};
+use invented::Invented;
+use messages::{ErrorEntry, entry_leak, is_internal, is_validation};
 pub use messages::{INTERNAL_WORDING, NULL_REPORT_WORDING, VALIDATION_WORDING, error_wording};
 use operation::Operation;
 use walk::Walker;
@@ -175,17 +177,25 @@ pub fn inspect(
     let data_absent = data.is_none_or(Value::is_null);
     let errors: Vec<ErrorEntry> = match obj.get("errors") {
         Some(Value::Array(items)) => items.iter().map(ErrorEntry::new).collect(),
-        Some(Value::Object(_)) => vec![ErrorEntry::new(&obj["errors"])],
-        _ => Vec::new(),
+        Some(Value::Null) | None => Vec::new(),
+        Some(other) => vec![ErrorEntry::new(other)],
     };
+    malformed_errors(obj.get("errors"), &errors, &roots, &mut out);
     // What the request sent: a message that echoes it is one message
     // whatever was sent, quotes inside the value included.
     let mut sent = Vec::new();
     super::mask::leaves(variables, 64, &mut sent);
     sent.extend(string_literals(query));
     let sent: Vec<&str> = sent.iter().map(String::as_str).collect();
+    let invented = Invented::of(ts, op.as_ref());
+    let request = Request {
+        walker: walker.as_ref(),
+        roots: &roots,
+        sent: &sent,
+        invented: &invented,
+    };
     for (i, e) in errors.iter().enumerate() {
-        classify_error(i, e, data_absent, walker.as_ref(), &roots, &sent, &mut out);
+        classify_error(i, e, data_absent, &request, &mut out);
     }
 
     if let Some(w) = walker.as_mut() {
@@ -216,6 +226,69 @@ pub fn inspect(
     out.answer()
 }
 
+/// `errors` that is not a list of objects each with a string `message`
+/// (the spec's form): once per root field, naming the first entry that
+/// breaks it. A client reading `errors[i].message` finds nothing, and a
+/// run that read it alone reported nothing of the crashes such entries told.
+fn malformed_errors(raw: Option<&Value>, errors: &[ErrorEntry], roots: &[String], out: &mut Out) {
+    let what = match raw {
+        Some(Value::Array(_)) => errors
+            .iter()
+            .enumerate()
+            .find_map(|(i, e)| e.malformed.map(|m| (format!("`errors[{i}]` is {m}"), m))),
+        Some(v) if !v.is_null() => {
+            let kind = match v {
+                Value::Object(_) => "an object",
+                Value::String(_) => "a string",
+                other => json_kind(other),
+            };
+            Some((format!("`errors` is {kind}, not a list"), kind))
+        }
+        _ => None,
+    };
+    let Some((what, kind)) = what else { return };
+    let excerpt = errors
+        .iter()
+        .find(|e| e.malformed.is_some())
+        .map(|e| excerpt(&e.message))
+        .filter(|x| !x.is_empty())
+        .map_or(String::new(), |x| format!(": {x}"));
+    for root in roots {
+        out.push(
+            "graphql_malformed_errors",
+            root.clone(),
+            "-".into(),
+            format!("{root} errors {kind}"),
+            format!("{what}, not an object with a `message`{excerpt}"),
+        );
+    }
+}
+
+/// The line of an error message that tells what happened: the first, or
+/// for a Python traceback its last (the exception; its first line is the
+/// same for every crash).
+fn telling_line(message: &str) -> &str {
+    let line = if message
+        .trim_start()
+        .starts_with("Traceback (most recent call last)")
+    {
+        message.lines().rev().find(|l| !l.trim().is_empty())
+    } else {
+        message.lines().next()
+    };
+    line.unwrap_or("").trim()
+}
+
+/// [`telling_line`] for people: at most 120 characters.
+fn excerpt(message: &str) -> String {
+    let line = telling_line(message);
+    if line.chars().count() > 120 {
+        format!("{}…", line.chars().take(120).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}
+
 /// The string literals of a query document (`book(id: "4")` gives `4`),
 /// escapes resolved.
 fn string_literals(query: &str) -> Vec<String> {
@@ -238,30 +311,39 @@ fn string_literals(query: &str) -> Vec<String> {
     out
 }
 
+/// What the error rules know of the request an answer is to.
+struct Request<'r, 'q> {
+    walker: Option<&'r Walker<'q>>,
+    /// Its root fields (`-` when the query could not be read).
+    roots: &'r [String],
+    /// The values it sent, which messages echo.
+    sent: &'r [&'r str],
+    /// The custom scalars its values reach.
+    invented: &'r Invented<'q>,
+}
+
 /// Applies the error rules to entry `i`.
-fn classify_error(
-    i: usize,
-    e: &ErrorEntry,
-    data_absent: bool,
-    walker: Option<&Walker>,
-    roots: &[String],
-    sent: &[&str],
-    out: &mut Out,
-) {
+fn classify_error(i: usize, e: &ErrorEntry, data_absent: bool, request: &Request, out: &mut Out) {
+    let sent = request.sent;
     let path = e.path.as_deref().map_or("-".to_string(), render);
-    let excerpt = {
-        let one_line = e.message.lines().next().unwrap_or("");
-        if one_line.chars().count() > 120 {
-            format!("{}…", one_line.chars().take(120).collect::<String>())
-        } else {
-            one_line.to_string()
-        }
-    };
+    // A sent value with a line break in it would move where a traceback's
+    // last line starts: hidden first, it leaves the exception line whole.
+    let mut message = e.message.to_string();
+    for v in sent.iter().filter(|v| v.contains('\n')) {
+        message = message.replace(v, "…");
+    }
+    let excerpt = excerpt(&message);
     // Codes do not mask each other: a stack trace of a database failure is
     // a leak and an internal error; only our own rejected query stands alone.
-    let wording = super::mask::mask(e.message, sent, 60);
+    // Masked whole: a long value sent is hidden whole, not cut.
+    let wording = super::mask::mask(telling_line(&message), sent, 60);
     let mut found: Vec<(&'static str, String, String)> = Vec::new();
     if is_validation(e, data_absent) {
+        // The server refusing a value Cartograph made up for one of its
+        // custom scalars is right: the query is not wrong.
+        if request.invented.refused(e) {
+            return;
+        }
         found.push((
             "graphql_validation_error",
             format!("errors[{i}] rejects the query itself: {excerpt}"),
@@ -285,11 +367,7 @@ fn classify_error(
                 wording.clone(),
             ));
         }
-        let internal = e.has_code(INTERNAL_CODES) || {
-            let m = e.message.to_lowercase();
-            INTERNAL_WORDING.iter().any(|w| m.contains(w))
-        };
-        if internal {
+        if is_internal(e) {
             found.push((
                 "graphql_internal_error",
                 format!("errors[{i}] reports an internal failure: {excerpt}"),
@@ -300,9 +378,9 @@ fn classify_error(
     if found.is_empty() {
         return;
     }
-    let targets: Vec<String> = match walker {
+    let targets: Vec<String> = match request.walker {
         Some(w) => w.roots_of_error(e),
-        None => roots.to_vec(),
+        None => request.roots.to_vec(),
     };
     for root in targets {
         for (code, message, kind) in &found {

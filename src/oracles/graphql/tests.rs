@@ -751,3 +751,278 @@ fn an_echoed_value_is_masked_whatever_quotes_it_holds() {
     };
     assert_eq!(literal("abc"), literal("zzTop"));
 }
+
+#[test]
+fn errors_that_are_bare_strings_are_read_and_are_a_finding_of_their_own() {
+    let ts = demo();
+    let q = r#"{ book(id: "1") { title } }"#;
+    let crash = "Traceback (most recent call last):\n  File \"app.py\", line 9, in resolve_book\n    return BOOKS[id]\nKeyError: '1'";
+    let f = run(
+        &ts,
+        q,
+        json!({}),
+        200,
+        json!({"data": null, "errors": [crash]}),
+    );
+    assert_eq!(
+        codes(&f),
+        vec![
+            ("graphql_malformed_errors", "Query.book", "-"),
+            ("stack_trace_leak", "Query.book", "-"),
+            ("graphql_internal_error", "Query.book", "-"),
+        ]
+    );
+    assert!(
+        f[0].message.contains("`errors[0]` is a string"),
+        "{}",
+        f[0].message
+    );
+    // The exception names the crash, not the traceback's first line.
+    assert!(f[2].message.ends_with("KeyError: '1'"), "{}", f[2].message);
+    // Two crashes of two exceptions are two faults.
+    let other = crash.replace("KeyError: '1'", "ZeroDivisionError: division by zero");
+    let g = run(
+        &ts,
+        q,
+        json!({}),
+        200,
+        json!({"data": null, "errors": [other]}),
+    );
+    assert_ne!(f[2].location, g[2].location);
+    // One crash whatever was sent, line breaks in the value included.
+    let m = "mutation M($name: String!) { createAuthor(name: $name) { id } }";
+    let crash_of = |name: &str| {
+        let text = format!(
+            "Traceback (most recent call last):\n  File \"a.py\", line 3, in create\n    raise KeyError(name)\nKeyError: '{name}'"
+        );
+        run(
+            &ts,
+            m,
+            json!({"name": name}),
+            200,
+            json!({"data": null, "errors": [text]}),
+        )
+        .into_iter()
+        .find(|f| f.code == "graphql_internal_error")
+        .expect("an internal error")
+        .location
+    };
+    assert_eq!(crash_of("ab\ncd"), crash_of("xy\nzw"));
+    assert_eq!(crash_of("ab\ncd"), crash_of("plain"));
+    // A value longer than the excerpt is hidden whole.
+    assert_eq!(crash_of(&"a".repeat(500)), crash_of("plain"));
+
+    // A bare string that is an ordinary refusal is only malformed.
+    let plain = json!({"data": {"book": null}, "errors": ["book 1 not found"]});
+    assert_eq!(
+        codes(&run(&ts, q, json!({}), 200, plain)),
+        vec![("graphql_malformed_errors", "Query.book", "-")]
+    );
+    // An object without a `message`: its text is still judged.
+    let no_message = json!({"data": null, "errors": [{"error": "internal server error"}]});
+    let f = run(&ts, q, json!({}), 200, no_message);
+    assert_eq!(
+        codes(&f),
+        vec![
+            ("graphql_malformed_errors", "Query.book", "-"),
+            ("graphql_internal_error", "Query.book", "-"),
+        ]
+    );
+    assert!(
+        f[0].message.contains("without a `message`"),
+        "{}",
+        f[0].message
+    );
+    // `errors` that is not a list at all.
+    let not_a_list = json!({"data": null, "errors": "boom"});
+    let f = run(&ts, q, json!({}), 200, not_a_list);
+    assert_eq!(
+        codes(&f),
+        vec![("graphql_malformed_errors", "Query.book", "-")]
+    );
+    assert!(
+        f[0].message.contains("`errors` is a string, not a list"),
+        "{}",
+        f[0].message
+    );
+    // The spec's form is no finding.
+    let good = json!({"data": {"book": null}, "errors": [{"message": "book 1 not found", "path": ["book"]}]});
+    assert!(run(&ts, q, json!({}), 200, good).is_empty());
+}
+
+#[test]
+fn a_stack_trace_in_a_message_is_an_internal_failure() {
+    let ts = demo();
+    let q = r#"{ book(id: "1") { title } }"#;
+    let body = json!({"data": {"book": null}, "errors": [{
+        "message": "Exception in thread \"main\" java.lang.IllegalStateException: closed\n\tat org.acme.Books.get(Books.java:12)",
+        "path": ["book"]}]});
+    assert_eq!(
+        codes(&run(&ts, q, json!({}), 200, body)),
+        vec![
+            ("stack_trace_leak", "Query.book", "data.book"),
+            ("graphql_internal_error", "Query.book", "data.book"),
+        ]
+    );
+}
+
+#[test]
+fn a_message_refusing_the_input_wins_over_a_stamped_internal_code() {
+    let ts = demo();
+    let q = "mutation M($name: String!) { createAuthor(name: $name) { id } }";
+    let stamped = json!({"code": "INTERNAL_SERVER_ERROR"});
+    for (message, path) in [
+        (
+            "Variable \"$name\" of non-null type \"String!\" must not be null.",
+            Value::Null,
+        ),
+        (
+            "Variable \"$name\" got invalid value null; Expected non-nullable type \"String!\" not to be null.",
+            Value::Null,
+        ),
+        (
+            "Variable \"$name\" of required type \"String!\" was not provided.",
+            Value::Null,
+        ),
+        (
+            "Variable 'name' has coerced Null value for NonNull type 'String!'",
+            Value::Null,
+        ),
+        (
+            "Argument \"name\" of required type \"String!\" was not provided.",
+            json!(["createAuthor"]),
+        ),
+        (
+            "Argument \"name\" of non-null type \"String!\" must not be null.",
+            json!(["createAuthor"]),
+        ),
+        (
+            "Field \"AuthorInput.name\" of required type \"String!\" was not provided.",
+            Value::Null,
+        ),
+        (
+            "Unknown argument \"nom\" on field \"Mutation.createAuthor\".",
+            Value::Null,
+        ),
+        (
+            "Expected value of type \"String!\", found null.",
+            Value::Null,
+        ),
+    ] {
+        let body = json!({"data": null, "errors": [{"message": message, "path": path, "extensions": stamped}]});
+        assert_eq!(
+            codes(&run(&ts, q, json!({"name": null}), 200, body)),
+            vec![("graphql_validation_error", "Mutation.createAuthor", {
+                if path.is_null() {
+                    "-"
+                } else {
+                    "data.createAuthor"
+                }
+            })],
+            "{message}"
+        );
+    }
+    // The code alone, or an output the server could not serialise (it has
+    // a path), still says the server failed.
+    for (message, path) in [
+        ("boom", json!(["createAuthor"])),
+        (
+            "String cannot represent value: {\"a\": 1}",
+            json!(["createAuthor", "id"]),
+        ),
+        ("name must not be null", json!(["createAuthor"])),
+    ] {
+        let body = json!({"data": null, "errors": [{"message": message, "path": path, "extensions": stamped}]});
+        assert_eq!(
+            run(&ts, q, json!({"name": "Ann"}), 200, body)
+                .iter()
+                .map(|f| f.code)
+                .collect::<Vec<_>>(),
+            vec!["graphql_internal_error"],
+            "{message}"
+        );
+    }
+}
+
+/// A schema whose arguments take custom scalars, directly and in an input.
+const LEDGER_SDL: &str = r#"
+    scalar BigInt
+    scalar Date
+    scalar UUID
+    scalar Value
+    input Filter { since: Date, name: String }
+    type Account { id: UUID! balance: BigInt! }
+    type Query {
+      account(id: UUID!, min: BigInt, filter: Filter, v: Value): Account
+      count(name: String!): Int
+    }
+"#;
+
+#[test]
+fn a_refusal_of_a_value_made_up_for_a_custom_scalar_is_no_finding() {
+    let ts = crate::load::load_text(LEDGER_SDL, Path::new("ledger.graphql"))
+        .unwrap()
+        .api
+        .graphql
+        .unwrap();
+    let q = "query Q($id: UUID!, $min: BigInt, $f: Filter, $v: Value) { account(id: $id, min: $min, filter: $f, v: $v) { id } }";
+    let vars = json!({"id": "abc", "min": "12", "f": {"since": "x", "name": 5}, "v": 1});
+    let judged = |message: &str, ext: Value| {
+        let body = json!({"data": null, "errors": [{"message": message, "locations": [{"line": 1, "column": 60}], "extensions": ext}]});
+        run(&ts, q, vars.clone(), 200, body)
+            .iter()
+            .map(|f| f.code)
+            .collect::<Vec<_>>()
+    };
+    for (message, ext) in [
+        (
+            "Variable \"$id\" got invalid value \"abc\"; Expected type \"UUID\". Value is not a valid UUID",
+            Value::Null,
+        ),
+        (
+            "Variable \"$id\" got invalid value \"abc\"; Expected type \"UUID\".",
+            json!({"code": "INTERNAL_SERVER_ERROR"}),
+        ),
+        (
+            "Invalid value for argument \"id\", expected type \"UUID\"",
+            Value::Null,
+        ),
+        (
+            "Failed to parse \"BigInt\": invalid digit found in string",
+            Value::Null,
+        ),
+        (
+            "Variable \"$f\" got invalid value \"x\" at \"f.since\"; Expected type \"Date\". Date cannot represent an invalid date-string x.",
+            Value::Null,
+        ),
+        (
+            "Variable 'id' has an invalid value: Invalid UUID string: abc",
+            json!({"classification": "ValidationError"}),
+        ),
+        (
+            "Validation error (WrongType@[account]) : argument 'id' with value 'StringValue{value='abc'}' is not a valid 'UUID'",
+            Value::Null,
+        ),
+    ] {
+        assert!(judged(message, ext).is_empty(), "{message}");
+    }
+    // Refusals of the document, of a built-in scalar's value, or of a null:
+    // the query's own mistakes, custom scalar named or not.
+    for message in [
+        "Variable \"$f\" got invalid value 5 at \"f.name\"; String cannot represent a non string value: 5",
+        "Variable \"$id\" of type \"UUID!\" used in position expecting type \"ID!\".",
+        "Unknown type \"UUID\".",
+        "Variable \"$id\" of non-null type \"UUID!\" must not be null.",
+        "Invalid value for argument \"count\", expected type \"Int\"",
+        // A scalar is named by its name as written: `Value` is not "value".
+        "Invalid value for argument \"filter\": the value is not accepted",
+    ] {
+        assert_eq!(
+            judged(message, Value::Null),
+            ["graphql_validation_error"],
+            "{message}"
+        );
+    }
+    let value = "Variable \"$v\" got invalid value 1; Expected type \"Value\".";
+    assert!(judged(value, Value::Null).is_empty());
+}

@@ -6,7 +6,6 @@
 use rand::Rng;
 use serde_json::Value;
 
-use super::values::format_of;
 use super::{GqlGenerator, MAX_INPUT_DEPTH, MAX_LIST, required};
 use crate::generation::graphql::genes::{GqlCall, Selection};
 use crate::generation::mutation::mutate_value;
@@ -305,7 +304,7 @@ impl GqlGenerator {
             // A scalar whose name says its shape (UUID, DateTime) rejects
             // most text: mostly another well-formed value, now and then
             // text mutated out of shape.
-            _ if format_of(name).is_some() && rng.random_bool(0.8) => {
+            _ if self.shape(name).is_some() && rng.random_bool(0.8) => {
                 return self.scalar(name, rng);
             }
             _ => (SchemaType::String, value.is_string()),
