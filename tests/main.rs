@@ -47,6 +47,7 @@ mod run_phases;
 mod search;
 mod secrets;
 mod selection;
+mod signals;
 mod spec_fixes;
 mod target_path;
 mod tls;

@@ -201,7 +201,8 @@ async fn flags_take_what_users_write() {
         out,
     ])
     .await;
-    assert!(matches!(code, Some(0 | 1)), "{stderr}");
+    // Every answer is cut at 1 KiB: none could be read.
+    assert_eq!(code, Some(4), "{stderr}");
     let trace = std::fs::read_to_string(Path::new(out).join("trace.ndjson")).unwrap();
     let first: serde_json::Value = serde_json::from_str(trace.lines().next().unwrap()).unwrap();
     assert_eq!(first["truncated"], true);
@@ -275,4 +276,234 @@ async fn a_refused_connection_over_plain_http_is_not_blamed_on_certificates() {
         );
         assert!(!stderr.contains("--cacert"), "{command}: {stderr}");
     }
+}
+
+/// Serves `app` on a free loopback port; its base URL.
+async fn serve(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    format!("http://{addr}")
+}
+
+/// One operation, `GET /things`, whose answer the description leaves open.
+const THINGS: &str = "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /things:\n    get: {operationId: listThings, responses: {'200': {description: ok}}}\n";
+
+/// `GET /things` answering `body` (JSON) to every request.
+async fn things_answering(body: String) -> String {
+    serve(axum::Router::new().route(
+        "/things",
+        axum::routing::get(move || {
+            let body = body.clone();
+            async move { ([("content-type", "application/json")], body) }
+        }),
+    ))
+    .await
+}
+
+/// `cartograph run SPEC --target TARGET EXTRA… --out OUT`: exit status,
+/// stderr, and the report when one was written.
+async fn run_against(
+    spec: &Path,
+    target: &str,
+    extra: &[&str],
+    out: &Path,
+) -> (Option<i32>, String, Option<serde_json::Value>) {
+    let mut list = vec![
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        target,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    list.extend_from_slice(extra);
+    let (code, _, stderr) = run(&list).await;
+    let report = out.join("report.json").exists().then(|| read_report(out));
+    (code, stderr, report)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auth_command_that_fails_or_hangs_ends_the_run_in_exit_4() {
+    let target = things_answering(r#"[{"id": 1}]"#.into()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "things.yaml", THINGS);
+    let out = dir.path().join("failed");
+    let (code, stderr, report) = run_against(
+        &spec,
+        &target,
+        &[
+            "--auth-command",
+            "echo secret >&2; exit 3",
+            "--budget",
+            "10s",
+        ],
+        &out,
+    )
+    .await;
+    assert_eq!(code, Some(4), "{stderr}");
+    assert!(stderr.contains("the auth command failed"), "{stderr}");
+    assert_eq!(report.unwrap()["stop"], "auth_failed");
+
+    // A command that never ends is bounded by the budget.
+    let out = dir.path().join("hung");
+    let started = std::time::Instant::now();
+    let (code, stderr, report) = run_against(
+        &spec,
+        &target,
+        &["--auth-command", "sleep 60", "--budget", "3s"],
+        &out,
+    )
+    .await;
+    assert_eq!(code, Some(4), "{stderr}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        stderr.contains("the auth command had not finished when the budget ended"),
+        "{stderr}"
+    );
+    assert_eq!(report.unwrap()["stop"], "auth_failed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_accepts_and_never_answers_is_exit_3() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let target = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        // Every connection is held open, and nothing is ever written.
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "things.yaml", THINGS);
+    // The budget ends before --timeout; then --timeout before the cap.
+    for (extra, said) in [
+        (
+            &["--budget", "2s", "--timeout", "30s"][..],
+            "no answer came before the run stopped",
+        ),
+        (
+            &["--max-requests", "3", "--timeout", "500ms"][..],
+            "no answer came within --timeout",
+        ),
+    ] {
+        let out = dir.path().join(format!("out-{}", extra[1]));
+        let (code, stderr, report) = run_against(&spec, &target, extra, &out).await;
+        assert_eq!(code, Some(3), "{extra:?}: {stderr}");
+        assert!(stderr.contains("nothing answered"), "{extra:?}: {stderr}");
+        assert!(stderr.contains(said), "{extra:?}: {stderr}");
+        assert!(report.is_some(), "{extra:?}: the report is written");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_sends_nothing_is_exit_4() {
+    let target = things_answering(r#"[{"id": 1}]"#.into()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "things.yaml", THINGS);
+    for (extra, said) in [
+        (
+            &["--budget", "0s"][..],
+            "the budget ended before the first request",
+        ),
+        (
+            &["--max-requests", "0"][..],
+            "--max-requests 0 lets no request out",
+        ),
+    ] {
+        let out = dir.path().join(format!("out-{}", extra[0]));
+        let (code, stderr, report) = run_against(&spec, &target, extra, &out).await;
+        assert_eq!(code, Some(4), "{extra:?}: {stderr}");
+        assert!(
+            stderr.contains("nothing was sent, so nothing was tested"),
+            "{extra:?}: {stderr}"
+        );
+        assert!(stderr.contains(said), "{extra:?}: {stderr}");
+        let report = report.unwrap();
+        assert_eq!(report["requests"], 0);
+        assert!(
+            report["warnings"].to_string().contains("nothing was sent"),
+            "{report}"
+        );
+    }
+    // The same server, one request allowed: a pass.
+    let out = dir.path().join("one");
+    let (code, stderr, _) = run_against(&spec, &target, &["--max-requests", "1"], &out).await;
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_too_long_or_too_deep_to_read_are_exit_4() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "things.yaml", THINGS);
+    let long = format!("[{}1]", "1,".repeat(1500));
+    let target = things_answering(long).await;
+    let out = dir.path().join("long");
+    let (code, stderr, _) = run_against(
+        &spec,
+        &target,
+        &["--max-body", "1k", "--max-requests", "20"],
+        &out,
+    )
+    .await;
+    assert_eq!(code, Some(4), "{stderr}");
+    assert!(
+        stderr.contains("none of the 20 answers could be read")
+            && stderr.contains("20 were longer than --max-body"),
+        "{stderr}"
+    );
+    // A --max-body that holds them: a pass.
+    let (code, stderr, _) = run_against(&spec, &target, &["--max-requests", "20"], &out).await;
+    assert_eq!(code, Some(0), "{stderr}");
+
+    let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+    let target = things_answering(deep).await;
+    let out = dir.path().join("deep");
+    let (code, stderr, _) = run_against(&spec, &target, &["--max-requests", "20"], &out).await;
+    assert_eq!(code, Some(4), "{stderr}");
+    assert!(
+        stderr.contains("20 held JSON nested 128 levels deep or more"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graphql_target_without_the_endpoints_path_is_exit_4() {
+    // The endpoint is /graphql; every other path is 404.
+    let target = serve(axum::Router::new().route(
+        "/graphql",
+        axum::routing::post(|| async {
+            (
+                [("content-type", "application/json")],
+                r#"{"data": {"hello": "world"}}"#,
+            )
+        }),
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let schema = write(
+        dir.path(),
+        "schema.graphql",
+        "type Query { hello: String }\n",
+    );
+    let out = dir.path().join("root");
+    let (code, stderr, _) = run_against(&schema, &target, &["--max-requests", "20"], &out).await;
+    assert_eq!(code, Some(4), "{stderr}");
+    assert!(
+        stderr.contains("none of the 20 answers could be read")
+            && stderr.contains("give --target the endpoint's own path"),
+        "{stderr}"
+    );
+    // The endpoint itself answers data: a pass.
+    let out = dir.path().join("endpoint");
+    let endpoint = format!("{target}/graphql");
+    let (code, stderr, _) = run_against(&schema, &endpoint, &["--max-requests", "20"], &out).await;
+    assert_eq!(code, Some(0), "{stderr}");
 }

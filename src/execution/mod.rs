@@ -10,6 +10,7 @@ mod bounded;
 pub mod breach;
 mod engine;
 pub mod fence;
+pub mod interrupt;
 mod politeness;
 pub mod secrets;
 pub mod tls;
@@ -21,8 +22,10 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-pub use auth::{Credentials, Userinfo, parse_header, take_userinfo, without_userinfo};
-pub use bounded::JSON_ITEMS;
+pub use auth::{
+    AUTH_COMMAND_LIMIT, Credentials, Userinfo, parse_header, take_userinfo, without_userinfo,
+};
+pub use bounded::{JSON_DEPTH, JSON_ITEMS};
 pub use breach::{Breach, BreachKind};
 pub use engine::{Driver, RunOutcome, StopReason, TestRun, plain_words, run};
 pub use politeness::{Politeness, Rate, parse_rate};
@@ -215,6 +218,12 @@ impl Exchange {
                 bounded::parse(&self.body)
             })
             .as_ref()
+    }
+
+    /// Whether the body is JSON nested deeper than the parser reads
+    /// ([`JSON_DEPTH`] levels): an answer no check can look into.
+    pub fn too_deep(&self) -> bool {
+        !self.truncated && self.json().is_none() && bounded::too_deep(&self.body)
     }
 
     /// Whether the status is 2xx, and the answer came whole (not cut off by
