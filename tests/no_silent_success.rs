@@ -507,3 +507,69 @@ async fn a_graphql_target_without_the_endpoints_path_is_exit_4() {
     let (code, stderr, _) = run_against(&schema, &endpoint, &["--max-requests", "20"], &out).await;
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_search_a_large_api_with_many_faults_keeps_to_the_budget() {
+    // 5,000 operations, one in ten answering 500: a fault per such
+    // operation called, each with its replay scripts to make (which cost
+    // as much as the API is large, for every fault, before).
+    let mut spec = String::from("openapi: 3.0.0\ninfo: {title: big, version: '1'}\npaths:\n");
+    for i in 0..5_000 {
+        spec.push_str(&format!(
+            "  /r{i}:\n    get: {{operationId: op{i}, responses: {{'200': {{description: ok}}}}}}\n"
+        ));
+    }
+    let target = serve(
+        axum::Router::new().fallback(|uri: axum::http::Uri| async move {
+            let crash = uri.path().ends_with('0');
+            (
+                if crash {
+                    axum::http::StatusCode::INTERNAL_SERVER_ERROR
+                } else {
+                    axum::http::StatusCode::OK
+                },
+                [("content-type", "application/json")],
+                "{}",
+            )
+        }),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "big.yaml", &spec);
+    let out = dir.path().join("out");
+    let events = dir.path().join("events.ndjson");
+    let (code, stderr, report) = run_against(
+        &spec,
+        &target,
+        &["--budget", "3s", "--events", events.to_str().unwrap()],
+        &out,
+    )
+    .await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(report.unwrap()["faults"].as_array().unwrap().len() > 10);
+    // From the search's start (reading and preparing the description come
+    // before the budget) to the run's end.
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let at = |event: &str| {
+        lines
+            .iter()
+            .find(|l| l["event"] == event && (l["phase"] == "search" || event == "run_finished"))
+            .unwrap_or_else(|| panic!("no {event}"))["elapsed"]
+            .as_f64()
+            .unwrap()
+    };
+    let took = at("run_finished") - at("phase_started");
+    let phases: Vec<String> = lines
+        .iter()
+        .filter(|l| l["event"].as_str().is_some_and(|e| e.starts_with("phase_")))
+        .map(|l| l.to_string())
+        .collect();
+    assert!(
+        took < 7.0,
+        "{took} s for a 3 s budget: {phases:#?}\n{stderr}"
+    );
+}
