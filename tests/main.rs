@@ -50,6 +50,7 @@ mod run_phases;
 mod search;
 mod secrets;
 mod selection;
+mod signals;
 mod slow_edges_selftest;
 mod spec_fixes;
 mod target_path;

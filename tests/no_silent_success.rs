@@ -201,7 +201,8 @@ async fn flags_take_what_users_write() {
         out,
     ])
     .await;
-    assert!(matches!(code, Some(0 | 1)), "{stderr}");
+    // Every answer is cut at 1 KiB: none could be read.
+    assert_eq!(code, Some(4), "{stderr}");
     let trace = std::fs::read_to_string(Path::new(out).join("trace.ndjson")).unwrap();
     let first: serde_json::Value = serde_json::from_str(trace.lines().next().unwrap()).unwrap();
     assert_eq!(first["truncated"], true);
@@ -275,4 +276,300 @@ async fn a_refused_connection_over_plain_http_is_not_blamed_on_certificates() {
         );
         assert!(!stderr.contains("--cacert"), "{command}: {stderr}");
     }
+}
+
+/// Serves `app` on a free loopback port; its base URL.
+async fn serve(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    format!("http://{addr}")
+}
+
+/// One operation, `GET /things`, whose answer the description leaves open.
+const THINGS: &str = "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /things:\n    get: {operationId: listThings, responses: {'200': {description: ok}}}\n";
+
+/// `GET /things` answering `body` (JSON) to every request.
+async fn things_answering(body: String) -> String {
+    serve(axum::Router::new().route(
+        "/things",
+        axum::routing::get(move || {
+            let body = body.clone();
+            async move { ([("content-type", "application/json")], body) }
+        }),
+    ))
+    .await
+}
+
+/// `cartograph run SPEC --target TARGET EXTRA… --out OUT`: exit status,
+/// stderr, and the report when one was written.
+async fn run_against(
+    spec: &Path,
+    target: &str,
+    extra: &[&str],
+    out: &Path,
+) -> (Option<i32>, String, Option<serde_json::Value>) {
+    let mut list = vec![
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        target,
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    list.extend_from_slice(extra);
+    let (code, _, stderr) = run(&list).await;
+    let report = out.join("report.json").exists().then(|| read_report(out));
+    (code, stderr, report)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_auth_command_that_fails_or_hangs_ends_the_run_in_exit_4() {
+    let target = things_answering(r#"[{"id": 1}]"#.into()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "things.yaml", THINGS);
+    let out = dir.path().join("failed");
+    let (code, stderr, report) = run_against(
+        &spec,
+        &target,
+        &[
+            "--auth-command",
+            "echo secret >&2; exit 3",
+            "--budget",
+            "10s",
+        ],
+        &out,
+    )
+    .await;
+    assert_eq!(code, Some(4), "{stderr}");
+    assert!(stderr.contains("the auth command failed"), "{stderr}");
+    assert_eq!(report.unwrap()["stop"], "auth_failed");
+
+    // A command that never ends is bounded by the budget.
+    let out = dir.path().join("hung");
+    let started = std::time::Instant::now();
+    let (code, stderr, report) = run_against(
+        &spec,
+        &target,
+        &["--auth-command", "sleep 60", "--budget", "3s"],
+        &out,
+    )
+    .await;
+    assert_eq!(code, Some(4), "{stderr}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        stderr.contains("the auth command had not finished when the budget ended"),
+        "{stderr}"
+    );
+    assert_eq!(report.unwrap()["stop"], "auth_failed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_accepts_and_never_answers_is_exit_3() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let target = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        // Every connection is held open, and nothing is ever written.
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "things.yaml", THINGS);
+    // The budget ends before --timeout; then --timeout before the cap.
+    for (extra, said) in [
+        (
+            &["--budget", "2s", "--timeout", "30s"][..],
+            "no answer came before the run stopped",
+        ),
+        (
+            &["--max-requests", "3", "--timeout", "500ms"][..],
+            "no answer came within --timeout",
+        ),
+    ] {
+        let out = dir.path().join(format!("out-{}", extra[1]));
+        let (code, stderr, report) = run_against(&spec, &target, extra, &out).await;
+        assert_eq!(code, Some(3), "{extra:?}: {stderr}");
+        assert!(stderr.contains("nothing answered"), "{extra:?}: {stderr}");
+        assert!(stderr.contains(said), "{extra:?}: {stderr}");
+        assert!(report.is_some(), "{extra:?}: the report is written");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_sends_nothing_is_exit_4() {
+    let target = things_answering(r#"[{"id": 1}]"#.into()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "things.yaml", THINGS);
+    for (extra, said) in [
+        (
+            &["--budget", "0s"][..],
+            "the budget ended before the first request",
+        ),
+        (
+            &["--max-requests", "0"][..],
+            "--max-requests 0 lets no request out",
+        ),
+    ] {
+        let out = dir.path().join(format!("out-{}", extra[0]));
+        let (code, stderr, report) = run_against(&spec, &target, extra, &out).await;
+        assert_eq!(code, Some(4), "{extra:?}: {stderr}");
+        assert!(
+            stderr.contains("nothing was sent, so nothing was tested"),
+            "{extra:?}: {stderr}"
+        );
+        assert!(stderr.contains(said), "{extra:?}: {stderr}");
+        let report = report.unwrap();
+        assert_eq!(report["requests"], 0);
+        assert!(
+            report["warnings"].to_string().contains("nothing was sent"),
+            "{report}"
+        );
+    }
+    // The same server, one request allowed: a pass.
+    let out = dir.path().join("one");
+    let (code, stderr, _) = run_against(&spec, &target, &["--max-requests", "1"], &out).await;
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_too_long_or_too_deep_to_read_are_exit_4() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "things.yaml", THINGS);
+    let long = format!("[{}1]", "1,".repeat(1500));
+    let target = things_answering(long).await;
+    let out = dir.path().join("long");
+    let (code, stderr, _) = run_against(
+        &spec,
+        &target,
+        &["--max-body", "1k", "--max-requests", "20"],
+        &out,
+    )
+    .await;
+    assert_eq!(code, Some(4), "{stderr}");
+    assert!(
+        stderr.contains("none of the 20 answers could be read")
+            && stderr.contains("20 were longer than --max-body"),
+        "{stderr}"
+    );
+    // A --max-body that holds them: a pass.
+    let (code, stderr, _) = run_against(&spec, &target, &["--max-requests", "20"], &out).await;
+    assert_eq!(code, Some(0), "{stderr}");
+
+    let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+    let target = things_answering(deep).await;
+    let out = dir.path().join("deep");
+    let (code, stderr, _) = run_against(&spec, &target, &["--max-requests", "20"], &out).await;
+    assert_eq!(code, Some(4), "{stderr}");
+    assert!(
+        stderr.contains("20 held JSON nested 128 levels deep or more"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graphql_target_without_the_endpoints_path_is_exit_4() {
+    // The endpoint is /graphql; every other path is 404.
+    let target = serve(axum::Router::new().route(
+        "/graphql",
+        axum::routing::post(|| async {
+            (
+                [("content-type", "application/json")],
+                r#"{"data": {"hello": "world"}}"#,
+            )
+        }),
+    ))
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let schema = write(
+        dir.path(),
+        "schema.graphql",
+        "type Query { hello: String }\n",
+    );
+    let out = dir.path().join("root");
+    let (code, stderr, _) = run_against(&schema, &target, &["--max-requests", "20"], &out).await;
+    assert_eq!(code, Some(4), "{stderr}");
+    assert!(
+        stderr.contains("none of the 20 answers could be read")
+            && stderr.contains("give --target the endpoint's own path"),
+        "{stderr}"
+    );
+    // The endpoint itself answers data: a pass.
+    let out = dir.path().join("endpoint");
+    let endpoint = format!("{target}/graphql");
+    let (code, stderr, _) = run_against(&schema, &endpoint, &["--max-requests", "20"], &out).await;
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_search_a_large_api_with_many_faults_keeps_to_the_budget() {
+    // 5,000 operations, one in ten answering 500: a fault per such
+    // operation called, each with its replay scripts to make (which cost
+    // as much as the API is large, for every fault, before).
+    let mut spec = String::from("openapi: 3.0.0\ninfo: {title: big, version: '1'}\npaths:\n");
+    for i in 0..5_000 {
+        spec.push_str(&format!(
+            "  /r{i}:\n    get: {{operationId: op{i}, responses: {{'200': {{description: ok}}}}}}\n"
+        ));
+    }
+    let target = serve(
+        axum::Router::new().fallback(|uri: axum::http::Uri| async move {
+            let crash = uri.path().ends_with('0');
+            (
+                if crash {
+                    axum::http::StatusCode::INTERNAL_SERVER_ERROR
+                } else {
+                    axum::http::StatusCode::OK
+                },
+                [("content-type", "application/json")],
+                "{}",
+            )
+        }),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = write(dir.path(), "big.yaml", &spec);
+    let out = dir.path().join("out");
+    let events = dir.path().join("events.ndjson");
+    let (code, stderr, report) = run_against(
+        &spec,
+        &target,
+        &["--budget", "3s", "--events", events.to_str().unwrap()],
+        &out,
+    )
+    .await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(report.unwrap()["faults"].as_array().unwrap().len() > 10);
+    // From the search's start (reading and preparing the description come
+    // before the budget) to the run's end.
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let at = |event: &str| {
+        lines
+            .iter()
+            .find(|l| l["event"] == event && (l["phase"] == "search" || event == "run_finished"))
+            .unwrap_or_else(|| panic!("no {event}"))["elapsed"]
+            .as_f64()
+            .unwrap()
+    };
+    let took = at("run_finished") - at("phase_started");
+    let phases: Vec<String> = lines
+        .iter()
+        .filter(|l| l["event"].as_str().is_some_and(|e| e.starts_with("phase_")))
+        .map(|l| l.to_string())
+        .collect();
+    assert!(
+        took < 7.0,
+        "{took} s for a 3 s budget: {phases:#?}\n{stderr}"
+    );
 }

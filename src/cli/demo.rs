@@ -91,6 +91,10 @@ pub(super) fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             "{}",
             afterwards(&plan.flags.out, merged.suites, &merged.summary.report)
         );
+        if let Some(signal) = crate::execution::interrupt::received() {
+            // Stopped by the user: no score to stand by.
+            return Ok(ExitCode::from(signal.exit_status()));
+        }
         // The demo's faults are planted: finding them is the demo working. It
         // fails only when one was missed (or the run itself could not work).
         let missed = score.missed();
@@ -199,6 +203,10 @@ impl Plan {
             let run = execute(api.clone(), source, &base, flags).await?;
             if run.unreachable {
                 return Ok(Err(run.exit_code()));
+            }
+            if crate::execution::interrupt::received().is_some() {
+                // Interrupted: the GraphQL part is not started.
+                return Ok(Ok([Some(run), None]));
             }
             // The REST part leaves thousands of authors behind, and `authors`
             // lists every one with their books unpaginated: megabytes per

@@ -128,6 +128,11 @@ pub(super) fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
             );
         })
         .await;
+        if let Some(signal) = execution::interrupt::received() {
+            // Cut short by the user: whether the fault shows is not known.
+            eprintln!("interrupted ({}): the replay stopped", signal.name());
+            return Ok(ExitCode::from(signal.exit_status()));
+        }
         let recorded = std::mem::take(&mut driver.lock().unwrap_or_else(|e| e.into_inner()).recorded);
         let exchanges = recorded.into_iter().next().unwrap_or_default();
         if exchanges.len() < script.steps.len() {

@@ -194,7 +194,7 @@ impl Credentials {
                 (Some(_), None) => false,
             };
             if stale {
-                let headers = run_command(cmd).await?;
+                let headers = run_command(cmd, AUTH_COMMAND_LIMIT).await?;
                 for (n, v) in &headers {
                     self.secrets.add_header(n, v);
                 }
@@ -213,15 +213,40 @@ impl Credentials {
     }
 }
 
-/// Runs the auth command with `sh -c`; each non-empty output line is a header.
-async fn run_command(cmd: &str) -> Result<Vec<(String, String)>, String> {
-    let output = tokio::process::Command::new("sh")
+/// How long the auth command may take: a command that hangs (a login
+/// prompt with no terminal, a server that never answers) fails the run
+/// instead of holding it for ever.
+pub const AUTH_COMMAND_LIMIT: Duration = Duration::from_secs(30);
+
+/// Runs the auth command with `sh -c`, within `limit`; each non-empty
+/// output line is a header.
+async fn run_command(cmd: &str, limit: Duration) -> Result<Vec<(String, String)>, String> {
+    let mut command = tokio::process::Command::new("sh");
+    command
         .arg("-c")
         .arg(cmd)
         .stdin(std::process::Stdio::null())
-        .output()
-        .await
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true);
+    // A group of its own, so that what the shell started goes too when
+    // the command is given up on.
+    #[cfg(unix)]
+    command.process_group(0);
+    let child = command
+        .spawn()
         .map_err(|e| format!("cannot run the auth command: {e}"))?;
+    let mut group = Group(child.id());
+    let output = tokio::time::timeout(limit, child.wait_with_output())
+        .await
+        .map_err(|_| {
+            format!(
+                "the auth command did not finish within {} s",
+                limit.as_secs_f64()
+            )
+        })?
+        .map_err(|e| format!("cannot run the auth command: {e}"))?;
+    group.0 = None;
     if !output.status.success() {
         // The command's stderr may hold secrets; report only its status.
         return Err(format!("the auth command failed ({})", output.status));
@@ -240,6 +265,23 @@ async fn run_command(cmd: &str) -> Result<Vec<(String, String)>, String> {
         return Err("the auth command printed no header".into());
     }
     Ok(headers)
+}
+
+/// The process group of an auth command still running: killed when it is
+/// given up on (its time ran out, the run was interrupted or stopped).
+struct Group(Option<u32>);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Some(id) = self.0 {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{id}")])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -336,5 +378,24 @@ mod tests {
         );
         let err = c.headers().await.unwrap_err();
         assert!(err.contains("failed") && !err.contains("secret"));
+    }
+
+    #[tokio::test]
+    async fn a_hung_command_fails_at_its_limit_and_is_killed_with_what_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("still-running");
+        let cmd = format!(
+            "sleep 2; touch '{}'; echo 'X-Token: late'",
+            marker.display()
+        );
+        let started = Instant::now();
+        let err = run_command(&cmd, Duration::from_millis(300))
+            .await
+            .unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(2), "{err}");
+        assert!(err.contains("did not finish within 0.3 s"), "{err}");
+        // The shell's child (the sleep, then the touch) went with it.
+        tokio::time::sleep(Duration::from_millis(2500)).await;
+        assert!(!marker.exists(), "the command went on after its limit");
     }
 }

@@ -16,6 +16,40 @@ pub(super) fn parse(text: &str) -> Option<Value> {
     Some(value)
 }
 
+/// Levels of nested arrays and objects at which the parser gives up on a
+/// document (serde_json's recursion limit): such a body is no JSON the run
+/// can read.
+pub const JSON_DEPTH: usize = 128;
+
+/// Whether `text` nests arrays and objects [`JSON_DEPTH`] levels deep
+/// (counted outside strings), stopping as soon as it does.
+pub(super) fn too_deep(text: &str) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth >= JSON_DEPTH {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
 struct Bounded;
 
 impl<'de> DeserializeSeed<'de> for Bounded {
@@ -114,5 +148,23 @@ mod tests {
         assert!(parse(&text).is_none());
         assert!(parse("{\"a\": 1} trailing").is_none());
         assert!(parse("").is_none());
+    }
+
+    #[test]
+    fn a_document_too_deep_for_the_parser_is_told_from_one_that_is_not() {
+        let deep = format!("{}{}", "[".repeat(JSON_DEPTH), "]".repeat(JSON_DEPTH));
+        assert!(parse(&deep).is_none());
+        assert!(too_deep(&deep));
+        let fits = format!(
+            "{}{}",
+            "[".repeat(JSON_DEPTH - 1),
+            "]".repeat(JSON_DEPTH - 1)
+        );
+        assert!(parse(&fits).is_some());
+        assert!(!too_deep(&fits));
+        // Brackets in strings are text.
+        let quoted = format!("{{\"a\": \"{}\\\" [\"}}", "[".repeat(300));
+        assert!(parse(&quoted).is_some(), "{quoted}");
+        assert!(!too_deep(&quoted));
     }
 }

@@ -237,6 +237,11 @@ struct Reach {
     /// The latest outcomes, true for a failure before any answer.
     recent: std::collections::VecDeque<bool>,
     first_error: Option<super::Failure>,
+    /// Requests that got no answer in their time (a timeout, the end of
+    /// the budget), and the first of them: a server that accepts
+    /// connections and never answers answered nothing either.
+    silent: u64,
+    first_silence: Option<super::Failure>,
 }
 
 /// Requests looked at to decide that the server has gone away.
@@ -266,6 +271,14 @@ impl Reach {
             }
         } else if status.is_some() {
             self.answered += 1;
+        } else if let Some(f) = failure.filter(|f| {
+            matches!(
+                f.kind,
+                super::FailureKind::Timeout | super::FailureKind::Interrupted
+            )
+        }) {
+            self.silent += 1;
+            self.first_silence.get_or_insert_with(|| f.clone());
         }
         self.recent.push_back(failed);
         if self.recent.len() > RECENT {
@@ -306,6 +319,9 @@ pub fn plain_words(failure: &super::Failure, target: &url::Url, cacert: bool) ->
         (FailureKind::NoAnswer, _) => "the server closed the connection before answering",
         (FailureKind::InvalidHttp, _) => "the server answers, but not with valid HTTP",
         (FailureKind::Timeout, _) => "no answer came within --timeout",
+        (FailureKind::Interrupted, _) => {
+            "no answer came before the run stopped (the end of --budget, or an interrupt)"
+        }
         _ => "no answer came back",
     };
     format!("{hint} ({target}: {})", failure.message)
@@ -340,10 +356,15 @@ pub async fn run(
         auth_error: Mutex::new(None),
     });
 
+    super::interrupt::watch();
+    if super::interrupt::received().is_some() {
+        // Interrupted between phases: this one sends nothing.
+        shared.stop.set(StopReason::Interrupted);
+    }
     let interrupts = {
         let shared = shared.clone();
         tokio::spawn(async move {
-            wait_for_interrupt().await;
+            super::interrupt::wait().await;
             shared.stop.set(StopReason::Interrupted);
         })
     };
@@ -377,9 +398,9 @@ pub async fn run(
         let reach = shared.reach.lock().unwrap_or_else(|e| e.into_inner());
         // A run in which nothing ever answered could not reach the server,
         // whatever stopped it.
-        let nothing = reach.answered == 0 && reach.failed > 0;
+        let nothing = reach.answered == 0 && (reach.failed > 0 || reach.silent > 0);
         (stop == StopReason::Unreachable || nothing)
-            .then(|| reach.first_error.clone())
+            .then(|| reach.first_error.clone().or(reach.first_silence.clone()))
             .flatten()
             .map(|e| {
                 plain_words(
@@ -401,21 +422,6 @@ pub async fn run(
         unreachable,
         rate_limited,
     }
-}
-
-async fn wait_for_interrupt() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }
 
 async fn worker(shared: Arc<Shared>, tx: mpsc::UnboundedSender<Exchange>, seq: Arc<AtomicU64>) {
@@ -495,6 +501,20 @@ async fn worker(shared: Arc<Shared>, tx: mpsc::UnboundedSender<Exchange>, seq: A
 /// budget's end.
 struct SetAside;
 
+/// The credentials to send now: an auth command still running when the
+/// budget ends has failed (the run cannot wait for it).
+async fn credentials(shared: &Shared) -> Result<Vec<(String, String)>, String> {
+    let work = shared.credentials.headers();
+    match shared.deadline {
+        Some(deadline) => tokio::time::timeout_at(deadline.into(), work)
+            .await
+            .unwrap_or_else(|_| {
+                Err("the auth command had not finished when the budget ended".to_string())
+            }),
+        None => work.await,
+    }
+}
+
 /// Sends one request, retrying after a 429/503 (when the server's wait fits the
 /// budget) and once after a 401 when credentials can be renewed. Returns every
 /// attempt's exchange, `None` when the run stopped before the first attempt,
@@ -525,11 +545,15 @@ async fn send_with_retries(
             unsend();
             return Ok((!out.is_empty()).then_some(out));
         }
-        match shared
-            .politeness
-            .admit(&request.operation, shared.deadline)
-            .await
-        {
+        let admitted = super::interrupt::unless_interrupted(
+            shared.politeness.admit(&request.operation, shared.deadline),
+        )
+        .await;
+        let Some(admission) = admitted else {
+            unsend();
+            return Ok((!out.is_empty()).then_some(out));
+        };
+        match admission {
             Admission::Go => {}
             Admission::PastDeadline => {
                 unsend();
@@ -545,7 +569,12 @@ async fn send_with_retries(
                 };
             }
         }
-        let credentials = match shared.credentials.headers().await {
+        let Some(credentials) = super::interrupt::unless_interrupted(credentials(shared)).await
+        else {
+            unsend();
+            return Ok((!out.is_empty()).then_some(out));
+        };
+        let credentials = match credentials {
             Ok(h) => h,
             Err(e) => {
                 unsend();
@@ -574,10 +603,28 @@ async fn send_with_retries(
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .send(shared.config.timeout);
-        let mut received = shared
-            .transport
-            .send(request, credentials, query, timeout)
-            .await;
+        let mut received = match super::interrupt::unless_interrupted(shared.transport.send(
+            request,
+            credentials,
+            query,
+            timeout,
+        ))
+        .await
+        {
+            Some(received) => received,
+            // Sent, and perhaps acted on: recorded as cut short.
+            None => super::transport::Received {
+                status: None,
+                headers: Vec::new(),
+                body: Vec::new(),
+                truncated: false,
+                failure: Some(super::Failure::new(
+                    super::FailureKind::Interrupted,
+                    "cut short by an interrupt (Ctrl-C or SIGTERM)",
+                )),
+                elapsed: Duration::ZERO,
+            },
+        };
         let timed_out = received
             .failure
             .as_ref()

@@ -11,6 +11,7 @@ pub mod breach;
 mod decode;
 mod engine;
 pub mod fence;
+pub mod interrupt;
 pub mod out_dir;
 mod politeness;
 pub mod secrets;
@@ -24,9 +25,10 @@ use std::time::Duration;
 use serde::Serialize;
 
 pub use auth::{
-    Credentials, Userinfo, parse_header, parse_query_key, take_userinfo, without_userinfo,
+    AUTH_COMMAND_LIMIT, Credentials, Userinfo, parse_header, parse_query_key, take_userinfo,
+    without_userinfo,
 };
-pub use bounded::JSON_ITEMS;
+pub use bounded::{JSON_DEPTH, JSON_ITEMS};
 pub use breach::{Breach, BreachKind};
 pub use engine::{Driver, RunOutcome, StopReason, TestRun, plain_words, run};
 pub use out_dir::{OutDir, OutDirError};
@@ -223,6 +225,12 @@ impl Exchange {
                 bounded::parse(&self.body)
             })
             .as_ref()
+    }
+
+    /// Whether the body is JSON nested deeper than the parser reads
+    /// ([`JSON_DEPTH`] levels): an answer no check can look into.
+    pub fn too_deep(&self) -> bool {
+        !self.truncated && self.json().is_none() && bounded::too_deep(&self.body)
     }
 
     /// Whether the status is 2xx, and the answer came whole (not cut off by

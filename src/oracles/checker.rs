@@ -71,6 +71,12 @@ impl Checker {
         !self.skip.iter().any(|s| s == code)
     }
 
+    /// Each operation's position in the API's operations, by name
+    /// ([`Api::operation_positions`], made once).
+    pub fn positions(&self) -> &std::collections::HashMap<String, usize> {
+        &self.positions
+    }
+
     /// The request path a `Location` header points to, under the target.
     pub fn location_path(&self, location: &str) -> Option<String> {
         match &self.target {

@@ -279,9 +279,13 @@ fn message(f: &Fault) -> String {
     m
 }
 
+/// The report's operations by name, made once: looked up per fault, a
+/// search through them would cost faults × operations.
+type Ops<'a> = std::collections::HashMap<&'a str, &'a crate::reports::OperationReport>;
+
 /// The logical and physical location of an operation.
-fn operation_location(operation: &str, report: &Report) -> Value {
-    let op = report.operations.iter().find(|o| o.operation == operation);
+fn operation_location(operation: &str, report: &Report, ops: &Ops<'_>) -> Value {
+    let op = ops.get(operation).copied();
     let described = op
         .and_then(|o| o.spec.as_deref())
         .or(report.settings.spec.as_deref())
@@ -309,8 +313,9 @@ fn cause_result(
     representative: &Fault,
     rule_index: usize,
     report: &Report,
+    ops: &Ops<'_>,
 ) -> Value {
-    let mut out = result(representative, rule_index, report);
+    let mut out = result(representative, rule_index, report, ops);
     let mut text = format!(
         "{}\n{} fault(s), seen {} time(s), on {} operation(s): {} ({}, {}; cause {}).\nRepresentative: ",
         c.title,
@@ -330,7 +335,7 @@ fn cause_result(
         .filter(|o| **o != representative.operation)
         .enumerate()
         .map(|(i, o)| {
-            let mut l = operation_location(o, report);
+            let mut l = operation_location(o, report, ops);
             l["id"] = json!(i + 1);
             l["message"] = json!({"text": format!("also seen on {o}")});
             l
@@ -352,12 +357,9 @@ fn cause_result(
 }
 
 /// One fault as a SARIF result; `rule_index` is its rule's place in the driver.
-fn result(f: &Fault, rule_index: usize, report: &Report) -> Value {
-    let op = report
-        .operations
-        .iter()
-        .find(|o| o.operation == f.operation);
-    let location = operation_location(&f.operation, report);
+fn result(f: &Fault, rule_index: usize, report: &Report, ops: &Ops<'_>) -> Value {
+    let op = ops.get(f.operation.as_str()).copied();
+    let location = operation_location(&f.operation, report, ops);
 
     let mut props = Map::new();
     props.insert("code".into(), json!(f.code));
@@ -487,6 +489,11 @@ pub fn render_sarif(report: &Report, ended: SystemTime, secrets: &Secrets) -> St
         }
     }
     let rules: Vec<Value> = codes.iter().map(|c| rule_json(c)).collect();
+    let mut ops = Ops::new();
+    for o in &report.operations {
+        // The first of a name, as a search through them would find.
+        ops.entry(o.operation.as_str()).or_insert(o);
+    }
     // One result per cause, most important first; a fault no cause names
     // (a report written by hand) stands alone.
     let results: Vec<Value> = report
@@ -498,7 +505,7 @@ pub fn render_sarif(report: &Report, ended: SystemTime, secrets: &Secrets) -> St
                 .iter()
                 .find(|f| f.signature == c.representative)?;
             let index = codes.iter().position(|code| *code == f.code).unwrap_or(0);
-            Some(cause_result(c, f, index, report))
+            Some(cause_result(c, f, index, report, &ops))
         })
         .chain(
             report
@@ -512,7 +519,7 @@ pub fn render_sarif(report: &Report, ended: SystemTime, secrets: &Secrets) -> St
                 })
                 .map(|f| {
                     let index = codes.iter().position(|c| *c == f.code).unwrap_or(0);
-                    result(f, index, report)
+                    result(f, index, report, &ops)
                 }),
         )
         .collect();

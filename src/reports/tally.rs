@@ -33,6 +33,113 @@ pub struct Tally {
     /// Whether the run sends credentials (`-H`, `--auth-command`, a user in
     /// the target): the advice for refusals differs.
     credentials_given: bool,
+    /// Whether the API is a GraphQL endpoint: its answers are read as
+    /// GraphQL's.
+    graphql: bool,
+    /// What the answers were, until one could be read.
+    readable: Readable,
+}
+
+/// The answers of a run until the first one it could read: a run none of
+/// whose answers could be read tested nothing, and these say why.
+#[derive(Debug, Default)]
+struct Readable {
+    /// Answers seen (a status came).
+    answers: u64,
+    /// Whether one could be read: counting stops there.
+    read: bool,
+    /// Answers longer than `--max-body`.
+    over_max_body: u64,
+    /// Answers cut short mid-body (a reset, a timeout).
+    cut: u64,
+    /// JSON nested deeper than the parser reads.
+    too_deep: u64,
+    /// 404 or 405 where no operation answered: GraphQL's endpoint, or a
+    /// REST path with no parameter (a missing route, not a missing id).
+    not_found: u64,
+    /// GraphQL answers below 500 with neither `data` nor `errors`.
+    not_graphql: u64,
+}
+
+impl Readable {
+    /// Counts one answer (`ex` has a status) to `path`, the operation's
+    /// path as the description writes it.
+    fn see(&mut self, ex: &Exchange, path: &str, graphql: bool) {
+        let Some(status) = ex.status else {
+            return;
+        };
+        self.answers += 1;
+        let shaped = || {
+            ex.json()
+                .and_then(|v| v.as_object())
+                .is_some_and(|o| o.contains_key("data") || o.contains_key("errors"))
+        };
+        if ex.failure.is_some() {
+            self.cut += 1;
+        } else if ex.truncated {
+            self.over_max_body += 1;
+        } else if ex.too_deep() {
+            self.too_deep += 1;
+        } else if matches!(status, 404 | 405) && (graphql || !path.contains('{')) {
+            self.not_found += 1;
+        } else if graphql && status < 500 && !shaped() {
+            self.not_graphql += 1;
+        } else {
+            self.read = true;
+        }
+    }
+
+    /// Why none of the answers could be read, when there were some and
+    /// none could.
+    fn verdict(&self, graphql: bool) -> Option<String> {
+        if self.read || self.answers == 0 {
+            return None;
+        }
+        let mut why = Vec::new();
+        if self.over_max_body > 0 {
+            why.push(format!(
+                "{} were longer than --max-body (give a larger one, e.g. --max-body 64m)",
+                self.over_max_body
+            ));
+        }
+        if self.cut > 0 {
+            why.push(format!(
+                "{} were cut short mid-body (the connection closed or --timeout ran out)",
+                self.cut
+            ));
+        }
+        if self.too_deep > 0 {
+            why.push(format!(
+                "{} held JSON nested {} levels deep or more, past what the parser reads",
+                self.too_deep,
+                crate::execution::JSON_DEPTH
+            ));
+        }
+        if self.not_found > 0 {
+            why.push(if graphql {
+                format!(
+                    "{} were 404 or 405: nothing there is a GraphQL endpoint; give --target the endpoint's own path (e.g. http://127.0.0.1:8080/graphql)",
+                    self.not_found
+                )
+            } else {
+                format!(
+                    "{} were 404 or 405 on paths with no parameter: the requests go to the wrong place; check --target's path (or the description's base path)",
+                    self.not_found
+                )
+            });
+        }
+        if self.not_graphql > 0 {
+            why.push(format!(
+                "{} were no GraphQL answer (a body with neither `data` nor `errors`): is --target the GraphQL endpoint?",
+                self.not_graphql
+            ));
+        }
+        Some(format!(
+            "none of the {} answers could be read, so nothing was tested: {}",
+            self.answers,
+            why.join("; ")
+        ))
+    }
 }
 
 impl Tally {
@@ -45,6 +152,8 @@ impl Tally {
             warned_early: false,
             warnings: Vec::new(),
             credentials_given: false,
+            graphql: api.format.is_graphql(),
+            readable: Readable::default(),
             auth: AuthWatch {
                 ops: vec![OpWatch::default(); api.operations.len()],
                 ..AuthWatch::default()
@@ -86,6 +195,9 @@ impl Tally {
             return;
         };
         let op = &mut self.operations[i];
+        if !self.readable.read {
+            self.readable.see(ex, &op.path, self.graphql);
+        }
         if let Some(s) = ex.status {
             if self.early.0 < EARLY_ANSWERS {
                 self.early.0 += 1;
@@ -204,6 +316,14 @@ impl Tally {
             ));
         }
         out
+    }
+
+    /// Why the run tested nothing although answers came: none of them
+    /// could be read (each longer than `--max-body`, nested too deep, a 404
+    /// where no operation answered, no GraphQL answer); `None` when one
+    /// could, or none came.
+    pub fn unreadable(&self) -> Option<String> {
+        self.readable.verdict(self.graphql)
     }
 
     /// Operations with at least one 2xx.

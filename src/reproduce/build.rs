@@ -175,14 +175,23 @@ fn sources(
 }
 
 /// Builds the script of `exchanges` (in order) run against `target`.
-/// `location` resolves a `Location` header to a request path under the target.
+/// `location` resolves a `Location` header to a request path under the
+/// target; `positions` is [`Api::operation_positions`], made once for all
+/// the scripts of a run (making it per script costs as much as the API is
+/// large, for every fault).
 pub fn script(
     api: &Api,
+    positions: &HashMap<String, usize>,
     target: &str,
     exchanges: &[Exchange],
     location: &dyn Fn(&str) -> Option<String>,
 ) -> Script {
-    let positions = api.operation_positions();
+    let operation = |name: &str| {
+        positions
+            .get(name)
+            .and_then(|&o| api.operations.get(o))
+            .filter(|op| op.name == name)
+    };
     let mut draft = Draft {
         location,
         steps: Vec::new(),
@@ -197,9 +206,7 @@ pub fn script(
             .path
             .split_once('?')
             .map_or((ex.request.path.as_str(), None), |(p, q)| (p, Some(q)));
-        let op = positions
-            .get(&ex.request.operation)
-            .map(|&o| &api.operations[o]);
+        let op = operation(&ex.request.operation);
         let mut out_path = draft.path(ex, op, earlier, path);
         if let Some(q) = query {
             out_path.push('?');
@@ -225,9 +232,7 @@ pub fn script(
     // (the redirect is their answer): a replay must do the same.
     let mut direct: Vec<String> = Vec::new();
     for s in &steps {
-        let documents = positions
-            .get(&s.operation)
-            .is_some_and(|&o| api.operations[o].documents_redirect());
+        let documents = operation(&s.operation).is_some_and(|op| op.documents_redirect());
         if documents && !direct.contains(&s.operation) {
             direct.push(s.operation.clone());
         }
@@ -500,7 +505,13 @@ mod tests {
         let mut ex = answer("/go", 302, Some("/x"), "");
         ex.request.operation = "go".into();
         let loc = |l: &str| Some(l.to_string());
-        let s = script(&api, "http://127.0.0.1:1", &[ex], &loc);
+        let s = script(
+            &api,
+            &api.operation_positions(),
+            "http://127.0.0.1:1",
+            &[ex],
+            &loc,
+        );
         assert_eq!(s.direct, ["go"]);
     }
 
@@ -515,12 +526,24 @@ mod tests {
         let mut ex = answer("/flow_runs/?q=a%20b~c", 200, None, "[]");
         ex.request.operation = "listFlowRuns".into();
         let loc = |l: &str| Some(l.to_string());
-        let s = script(&api, "http://127.0.0.1:1", &[ex], &loc);
+        let s = script(
+            &api,
+            &api.operation_positions(),
+            "http://127.0.0.1:1",
+            &[ex],
+            &loc,
+        );
         assert_eq!(s.steps[0].path, "/flow_runs/?q=a%20b~c");
         assert!(s.direct.is_empty());
         let mut ex = answer("/a%2Fb//c/", 200, None, "");
         ex.request.operation = "other".into();
-        let s = script(&api, "http://127.0.0.1:1", &[ex], &loc);
+        let s = script(
+            &api,
+            &api.operation_positions(),
+            "http://127.0.0.1:1",
+            &[ex],
+            &loc,
+        );
         assert_eq!(s.steps[0].path, "/a%2Fb//c/");
     }
 }

@@ -73,7 +73,7 @@ pub fn fault_script(
     } else {
         Vec::new()
     };
-    let (began, unplanted) = began_after_plants(api, known, kept, &witness);
+    let (began, unplanted) = began_after_plants(api, checker, known, kept, &witness);
     let planted = PLANTERS
         .into_iter()
         .map(|n| known.echoes.before(kept.fault.first_seq, n))
@@ -93,7 +93,7 @@ pub fn fault_script(
     candidates
         .filter(|(w, _)| !w.is_empty())
         .map(|(w, kind)| {
-            let mut script = build::script(api, target, &w, &location);
+            let mut script = build::script(api, checker.positions(), target, &w, &location);
             match kind {
                 Kind::Witness => {
                     if let Some(why) = &unplanted {
@@ -141,6 +141,7 @@ pub fn fault_script(
 /// resource read after its delete) name what they need.
 fn began_after_plants(
     api: &Api,
+    checker: &Checker,
     known: Known<'_>,
     kept: &Kept,
     witness: &[Exchange],
@@ -151,7 +152,7 @@ fn began_after_plants(
         return (None, None);
     };
     let Some((worked, planters)) = known.echoes.since_it_worked(last, kept.fault.first_seq) else {
-        let why = listing_crash_after_plants(api, known.echoes, last).then(|| {
+        let why = listing_crash_after_plants(api, checker, known.echoes, last).then(|| {
             "it reads no single resource, and the operation also worked in the run until it had planted inputs the description forbids: whether it crashes depends on all the server holds".to_string()
         });
         return (None, why);
@@ -173,13 +174,19 @@ fn began_after_plants(
 /// the server holds, so a fresh server may answer it well (json-server's
 /// `GET /comments?_expand=post` fails on a comment another test left with
 /// a null `postId`). A listing that always crashed is not one.
-pub(crate) fn listing_crash_after_plants(api: &Api, echoes: &Echoes, ex: &Exchange) -> bool {
+pub(crate) fn listing_crash_after_plants(
+    api: &Api,
+    checker: &Checker,
+    echoes: &Echoes,
+    ex: &Exchange,
+) -> bool {
     ex.status.is_some_and(|s| s >= 500)
         && ex.request.method == "GET"
-        && api
-            .operations
-            .iter()
-            .find(|op| op.name == ex.request.operation)
+        && checker
+            .positions()
+            .get(&ex.request.operation)
+            .and_then(|&i| api.operations.get(i))
+            .filter(|op| op.name == ex.request.operation)
             .is_some_and(|op| !crate::oracles::identity::names_one_resource(op))
         && echoes.works_unless_planted(ex)
 }

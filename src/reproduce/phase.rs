@@ -309,8 +309,8 @@ pub async fn settle(
             left_out.leave(s.archived, Why::Unstable, why);
             continue;
         }
-        if let Some(why) =
-            crash_after_plants(&ran, echoes).or_else(|| crash_reading_all(api, &ran, echoes))
+        if let Some(why) = crash_after_plants(&ran, echoes)
+            .or_else(|| crash_reading_all(api, checker, &ran, echoes))
         {
             left_out.leave(s.archived, Why::History, why);
             continue;
@@ -343,9 +343,14 @@ fn crash_after_plants(ran: &[Exchange], echoes: &Echoes) -> Option<String> {
 /// Why a recorded suite test asserts the whole server's data: a call's
 /// crash is a listing's that began after plants
 /// ([`listing_crash_after_plants`]); a listing that always crashed is kept.
-fn crash_reading_all(api: &Api, ran: &[Exchange], echoes: &Echoes) -> Option<String> {
+fn crash_reading_all(
+    api: &Api,
+    checker: &Checker,
+    ran: &[Exchange],
+    echoes: &Echoes,
+) -> Option<String> {
     ran.iter().enumerate().find_map(|(i, ex)| {
-        listing_crash_after_plants(api, echoes, ex).then(|| {
+        listing_crash_after_plants(api, checker, echoes, ex).then(|| {
             format!(
                 "call {} ({}) answered {}, reading no single resource, which also worked in the run until it had planted inputs the description forbids: whether it crashes depends on all the server holds, not only on what this test made",
                 i + 1,

@@ -25,9 +25,10 @@ pub fn scripts(
     recorded: Vec<Vec<Exchange>>,
     titles: Vec<String>,
     ledger: &mut Ledger,
-    location: &dyn Fn(&str) -> Option<String>,
+    checker: &crate::oracles::Checker,
     left_out: &mut SuiteLeftOut,
 ) -> Vec<SuiteScript> {
+    let location = |l: &str| checker.location_path(l);
     let graphql = api.graphql.is_some();
     let mut scripts = Vec::new();
     let mut recorded = recorded.into_iter();
@@ -49,7 +50,7 @@ pub fn scripts(
             e.seq = u64::MAX / 2 + (k as u64) * 1_000 + i as u64;
         }
         let completed = ledger.complete_standing_in(&ex);
-        let script = build::script(api, target, &completed, location);
+        let script = build::script(api, checker.positions(), target, &completed, &location);
         let why = history(&script, &completed, ledger, graphql);
         for e in &ex {
             ledger.note(e);

@@ -156,14 +156,13 @@ async fn rerun(
     };
     let (runs, titles): (Vec<_>, Vec<_>) = runs.into_iter().unzip();
     let recorded = reproduce::phase::record(runs, channel).await;
-    let location = |l: &str| checker.location_path(l);
     let scripts = reproduce::suite::scripts(
         &api,
         link.config.target.as_str(),
         recorded,
         titles,
         &mut ledger,
-        &location,
+        &checker,
         &mut left_out,
     );
     let scripts =

@@ -36,6 +36,9 @@ pub async fn drive<S: Source>(
         out,
     } = session;
     let started = Instant::now();
+    // From here on a signal ends the phase under way, and what was gathered
+    // is written.
+    crate::execution::interrupt::watch();
     let mut config = options.run_config(&api, &target, seed);
     source.configure(&mut config);
     let link = Link::new(&api, config, credentials)?;
@@ -68,6 +71,19 @@ pub async fn drive<S: Source>(
     for w in tally.diagnose() {
         eprintln!("warning: {}", one_line(&secrets.redact(&w)));
     }
+    // A run that sent nothing, or read none of its answers, tested nothing:
+    // no pass (a failed auth command, no connection and an interrupt say
+    // so themselves).
+    let untested = if outcome.auth_error.is_some()
+        || outcome.unreachable.is_some()
+        || outcome.stop == StopReason::Interrupted
+    {
+        None
+    } else if outcome.requests == 0 {
+        Some(nothing_sent(&outcome, options))
+    } else {
+        tally.unreadable()
+    };
     let Collected {
         mut report,
         graph,
@@ -84,7 +100,12 @@ pub async fn drive<S: Source>(
         secrets: &secrets,
         tally,
         settings,
+        until: options.budget.map(|b| started + b),
     })?;
+    if let Some(why) = &untested {
+        eprintln!("error: {}", one_line(&secrets.redact(why)));
+        report.warnings.push(why.clone());
+    }
     if let Some(w) = rate_warning {
         eprintln!("warning: {w}");
         report.warnings.push(w);
@@ -93,7 +114,8 @@ pub async fn drive<S: Source>(
         && outcome.auth_error.is_none()
         && outcome.unreachable.is_none()
         && !server_wide_limit
-        && outcome.stop != StopReason::Interrupted;
+        && untested.is_none()
+        && crate::execution::interrupt::received().is_none();
     let checker = replays.checker.clone();
     let suite_files = if replays_allowed {
         // What is left of --budget, which bounds the whole run.
@@ -126,8 +148,23 @@ pub async fn drive<S: Source>(
         None
     };
     report.group_causes();
-    if replays_allowed {
+    let interrupted = crate::execution::interrupt::received();
+    if replays_allowed && interrupted.is_none() {
         warn_unreplayed(&mut report, options);
+    }
+    if let Some(signal) = interrupted {
+        let w = format!(
+            "the run was interrupted ({}) {}: the report holds what was tested before; faults not replayed are unconfirmed",
+            signal.name(),
+            if outcome.stop == StopReason::Interrupted {
+                "during the search"
+            } else {
+                "after the search"
+            }
+        );
+        eprintln!("warning: {w}");
+        report.warnings.push(w);
+        report.stop = "interrupted".to_string();
     }
     reports::write_report(&out, &report, &secrets).map_err(|e| {
         RuntimeFailure::error(
@@ -154,8 +191,12 @@ pub async fn drive<S: Source>(
     }
     let summary = RunSummary {
         unreachable: outcome.unreachable.is_some(),
-        // The server asked to wait past the budget's end.
-        incomplete: outcome.stop == StopReason::RateLimited,
+        // The server asked to wait past the budget's end, the auth command
+        // failed, or nothing was tested.
+        incomplete: outcome.stop == StopReason::RateLimited
+            || outcome.auth_error.is_some()
+            || untested.is_some(),
+        interrupted,
         report,
         fail_on: options.fail_on.clone(),
         graph: Some(graph),
@@ -164,6 +205,29 @@ pub async fn drive<S: Source>(
     };
     events.finish(&summary.report, summary.exit_status(), &options.out);
     Ok(summary)
+}
+
+/// Why a run sent no request, in words that name the setting to change.
+fn nothing_sent(outcome: &crate::execution::RunOutcome, options: &RunOptions) -> String {
+    let why = match outcome.stop {
+        StopReason::Budget => format!(
+            "the budget ended before the first request (--budget {})",
+            options
+                .budget
+                .map_or_else(String::new, |b| humantime::format_duration(b).to_string())
+        ),
+        StopReason::MaxRequests => "--max-requests 0 lets no request out".to_string(),
+        _ if outcome.refused > 0 && outcome.fenced == 0 => format!(
+            "--read-only refused all {} request(s) the tests asked for (each changes state)",
+            outcome.refused
+        ),
+        _ if outcome.fenced > 0 => format!(
+            "--include/--exclude left out all {} request(s) the tests asked for",
+            outcome.refused + outcome.fenced
+        ),
+        _ => "the tests asked for no request".to_string(),
+    };
+    format!("nothing was sent, so nothing was tested: {why}")
 }
 
 /// Warns, on stderr and in the report, of the causes no replay reached.

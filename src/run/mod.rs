@@ -46,7 +46,8 @@ pub const EXIT_FAULTS: u8 = 1;
 pub const EXIT_UNREACHABLE: u8 = 3;
 /// Exit status when the run could not do its work for another reason than
 /// an unreachable target: the server asked to wait past the budget's end,
-/// or the outputs could not be written (a full disk).
+/// the auth command failed or hung, nothing was sent or no answer could be
+/// read, or the outputs could not be written (a full disk).
 pub const EXIT_INCOMPLETE: u8 = 4;
 
 /// A failure while the run works or writes its outputs (not a usage
@@ -69,8 +70,12 @@ pub struct RunSummary {
     /// Whether the target could not be reached.
     pub unreachable: bool,
     /// Whether the run could not do all its work although the target
-    /// answered (the server asked to wait past the budget's end).
+    /// answered: the server asked to wait past the budget's end, the auth
+    /// command failed, or nothing was tested (no request sent, no answer
+    /// that could be read).
     pub incomplete: bool,
+    /// The signal that interrupted the run, when one did.
+    pub interrupted: Option<crate::execution::interrupt::Interrupt>,
     /// Oracle codes whose faults fail the run (all when empty).
     pub fail_on: Vec<String>,
     /// The final graph, as report.html draws it (none when the run never
@@ -83,15 +88,17 @@ pub struct RunSummary {
 }
 
 impl RunSummary {
-    /// 0 no faults, 1 faults, 3 unreachable, 4 incomplete (the first that
-    /// applies of 3, 4, 1).
+    /// 0 no faults, 1 faults, 3 unreachable, 4 incomplete, 130 or 143
+    /// interrupted (the first that applies of 130/143, 3, 4, 1).
     pub fn exit_code(&self) -> ExitCode {
         ExitCode::from(self.exit_status())
     }
 
     /// [`RunSummary::exit_code`] as a number (for `--events`).
     pub fn exit_status(&self) -> u8 {
-        if self.unreachable {
+        if let Some(signal) = self.interrupted {
+            signal.exit_status()
+        } else if self.unreachable {
             EXIT_UNREACHABLE
         } else if self.incomplete {
             EXIT_INCOMPLETE

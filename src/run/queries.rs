@@ -228,6 +228,7 @@ impl Source for Logged {
         let mutated = self.sent.iter().any(|q| q.kind == OpKind::Mutation);
         let fault_scripts = faults
             .kept()
+            .take_while(|_| super::source::replays_ahead(ended.until))
             .map(|k| {
                 let known = reproduce::candidates::Known {
                     ledger: &ledger,

@@ -59,6 +59,7 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
             secrets,
             tally,
             settings,
+            until,
         } = ended;
         let mut search = self.search.lock().unwrap_or_else(|e| e.into_inner());
         let mut report = tally.report(settings, outcome, search.faults().faults());
@@ -96,6 +97,7 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
         let faults: Vec<_> = order
             .into_iter()
             .filter_map(|i| kept.get(i))
+            .take_while(|_| super::source::replays_ahead(until))
             .map(|k| {
                 let known = reproduce::candidates::Known {
                     ledger: search.ledger(),

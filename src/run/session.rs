@@ -234,6 +234,7 @@ pub async fn open_session(
             report,
             unreachable: true,
             incomplete: false,
+            interrupted: None,
             fail_on: flags.fail_on.clone(),
             graph: None,
             suite_files: None,

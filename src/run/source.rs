@@ -54,6 +54,17 @@ pub struct Ended<'a> {
     pub tally: Tally,
     /// Settings as the report records them.
     pub settings: Settings,
+    /// When the run's budget ends: the replays' scripts are made only
+    /// while some of it is left.
+    pub until: Option<std::time::Instant>,
+}
+
+/// Whether the replays' scripts are still worth making: the budget ending
+/// at `until` is not spent, and no interrupt came (neither leaves the
+/// replays any time).
+pub fn replays_ahead(until: Option<std::time::Instant>) -> bool {
+    crate::execution::interrupt::received().is_none()
+        && until.is_none_or(|u| std::time::Instant::now() < u)
 }
 
 /// What a source found, handed to the replays and the reports.

@@ -590,6 +590,12 @@ fn operations(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
         report.operations.len()
     );
     out.push_str("<table>\n<thead><tr><th>Operation</th><th>Method</th><th>Path</th><th>Answers</th><th class=\"num\">Requests</th><th class=\"num\">Faults</th></tr></thead>\n<tbody>\n");
+    // Counted once: per operation, a pass over the faults would cost
+    // operations × faults.
+    let mut fault_counts: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for f in &report.faults {
+        *fault_counts.entry(f.operation.as_str()).or_default() += 1;
+    }
     for op in &report.operations {
         let reach = Reach::of(op);
         let mut answers: Vec<String> = op
@@ -616,11 +622,10 @@ fn operations(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
         }
         let requests: u64 =
             op.status_counts.values().sum::<u64>() + op.failures.values().sum::<u64>();
-        let faults = report
-            .faults
-            .iter()
-            .filter(|f| f.operation == op.operation)
-            .count();
+        let faults = fault_counts
+            .get(op.operation.as_str())
+            .copied()
+            .unwrap_or(0);
         let _ = writeln!(
             out,
             "<tr class=\"{}\" title=\"{}\"><td>{}</td><td class=\"mono method\">{}</td><td class=\"mono\">{}</td><td>{}</td><td class=\"num\">{requests}</td><td class=\"num\">{}</td></tr>",
