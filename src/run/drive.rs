@@ -138,8 +138,9 @@ pub async fn drive<S: Source>(
     }
     let summary = RunSummary {
         unreachable: outcome.unreachable.is_some(),
-        // The server asked to wait past the budget's end.
-        incomplete: outcome.stop == StopReason::RateLimited,
+        // The server asked to wait past the budget's end, or the search
+        // failed inside.
+        incomplete: matches!(outcome.stop, StopReason::RateLimited | StopReason::Crashed),
         report,
         fail_on: options.fail_on.clone(),
         graph: Some(graph),

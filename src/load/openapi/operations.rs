@@ -227,8 +227,24 @@ impl<'a> Converter<'a> {
                     continue;
                 }
             };
-            out.parameters
-                .push(self.parameter(pdoc, p, &loc, name, location));
+            let parameter = self.parameter(pdoc, p, &loc, name, location);
+            let schema_at = if p.get("schema").is_some() {
+                format!("{loc}/schema")
+            } else {
+                loc.clone()
+            };
+            if let Some(why) = self.impossible.shift_remove(&(pdoc, schema_at.clone())) {
+                self.warn(
+                    pdoc,
+                    format!("#{schema_at}"),
+                    format!(
+                        "{why}: no value satisfies it; parameter {:?} left out",
+                        parameter.name
+                    ),
+                );
+                continue;
+            }
+            out.parameters.push(parameter);
         }
         out
     }
