@@ -52,6 +52,7 @@ fn outcome() -> RunOutcome {
         auth_error: None,
         unreachable: None,
         rate_limited: Vec::new(),
+        crash: None,
     }
 }
 

@@ -35,6 +35,7 @@ mod graphql_flow;
 mod graphql_queries;
 mod graphql_run;
 mod hostile;
+mod hostile_specs;
 mod input_edges;
 mod list_flow;
 mod misbehaving_selftest;

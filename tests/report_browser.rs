@@ -62,6 +62,7 @@ fn empty_report(api: &cartograph::model::Api) -> Report {
         auth_error: None,
         unreachable: None,
         rate_limited: Vec::new(),
+        crash: None,
     };
     Tally::new(api).report(settings, &outcome, vec![])
 }

@@ -13,15 +13,16 @@ use crate::run::{execute, introspect};
 /// Arguments of `cartograph run`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit status: 0 no faults, 1 faults found, 2 usage or configuration error (a bad flag or --config file, an unreadable description or one with no operation to test), 3 target unreachable or nothing ever answered, 4 the run could not do its work for another reason (the auth command failed or hung, nothing was sent, no answer could be read, the server asked to wait past the budget's end with Retry-After, or the outputs could not be written), 130 or 143 interrupted by SIGINT or SIGTERM (a second one stops at once); when several apply, 130 and 143 come first, then 3, then 4, then 1.\n\nExamples:\n  cartograph run openapi.yaml --target http://127.0.0.1:8080 --budget 2m\n  cartograph run openapi.yaml --target https://staging.example.com --rate 2/s --read-only -H 'Authorization: Bearer $TOKEN'\n  cartograph run http://127.0.0.1:8080/openapi.json --exclude 'POST /admin/*'\n  cartograph run --config cartograph.toml --seed 9"
+    after_help = "Exit status: 0 no faults, 1 faults found, 2 usage or configuration error (a bad flag or --config file, an unreadable description or one with no operation to test), 3 target unreachable or nothing ever answered, 4 the run could not do its work for another reason (the auth command failed or hung, nothing was sent, no answer could be read, the server asked to wait past the budget's end with Retry-After, the outputs could not be written, or the search failed inside Cartograph), 130 or 143 interrupted by SIGINT or SIGTERM (a second one stops at once); when several apply, 130 and 143 come first, then 3, then 4, then 1.\n\nExamples:\n  cartograph run openapi.yaml --target http://127.0.0.1:8080 --budget 2m\n  cartograph run openapi.yaml --target https://staging.example.com --rate 2/s --read-only -H 'Authorization: Bearer $TOKEN'\n  cartograph run http://127.0.0.1:8080/openapi.json --exclude 'POST /admin/*'\n  cartograph run --config cartograph.toml --seed 9"
 )]
 pub(super) struct RunArgs {
     /// The API description: OpenAPI 3.0/3.1 or Swagger 2.0 (JSON or YAML), or
     /// a GraphQL schema (SDL or introspection JSON); a file or an http(s)://
     /// URL (fetched with the run's headers and TLS settings; its relative
-    /// $refs and server URLs are resolved against it, and its origin is the
-    /// default target). Leave it out with --graphql to ask the endpoint for
-    /// its schema.
+    /// $refs and server URLs are resolved against it, on its origin only,
+    /// and its origin is the default target). At most 64 MiB, and as much
+    /// again for the files its $refs name. Leave it out with --graphql to
+    /// ask the endpoint for its schema.
     pub spec: Option<PathBuf>,
     /// Base URL to test (default: the description's first server); for
     /// GraphQL, the endpoint (`http://127.0.0.1:8080/graphql`). A user and

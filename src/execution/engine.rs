@@ -51,6 +51,9 @@ pub enum StopReason {
     /// 429 or 503): on every operation it was asked, or on some of them
     /// while the others had their turn.
     RateLimited,
+    /// Making or judging a test failed inside Cartograph (a panic): the
+    /// search could not finish ([`RunOutcome::crash`] says where).
+    Crashed,
 }
 
 impl StopReason {
@@ -67,6 +70,7 @@ impl StopReason {
             StopReason::AuthFailed,
             StopReason::Unreachable,
             StopReason::RateLimited,
+            StopReason::Crashed,
         ]
         .into_iter()
         .find(|r| r.code() == c)
@@ -93,6 +97,9 @@ pub struct RunOutcome {
     /// Operations the server asked to wait on past the budget's end, with
     /// the wait asked (they were not called again).
     pub rate_limited: Vec<(String, Duration)>,
+    /// What failed inside Cartograph and stopped the search, with the
+    /// panic's message, when something did.
+    pub crash: Option<String>,
 }
 
 impl RunOutcome {
@@ -176,6 +183,8 @@ struct Shared {
     fenced: AtomicU64,
     deadline: Option<Instant>,
     auth_error: Mutex<Option<String>>,
+    /// The first panic caught in a worker, said in words.
+    crash: Mutex<Option<String>>,
     /// Requests answered, and requests that failed before any answer.
     reach: Mutex<Reach>,
     /// Operations the server asked to wait on past the deadline.
@@ -354,6 +363,7 @@ pub async fn run(
         refused: AtomicU64::new(0),
         fenced: AtomicU64::new(0),
         auth_error: Mutex::new(None),
+        crash: Mutex::new(None),
     });
 
     super::interrupt::watch();
@@ -384,9 +394,25 @@ pub async fn run(
         observe(&exchange);
     }
     for w in workers {
-        let _ = w.await;
+        // A panic outside the guarded steps still stops the run as a crash.
+        if let Err(e) = w.await
+            && e.is_panic()
+        {
+            let message = panic_message(e.into_panic().as_ref());
+            shared
+                .crash
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert(format!("a search worker failed: {message}"));
+            shared.stop.set(StopReason::Crashed);
+        }
     }
     interrupts.abort();
+    let crash = shared
+        .crash
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
 
     let auth_error = shared
         .auth_error
@@ -421,6 +447,35 @@ pub async fn run(
         auth_error,
         unreachable,
         rate_limited,
+        crash,
+    }
+}
+
+/// A panic's message (`panic!` gives a `&str` or a `String`).
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
+}
+
+/// Runs `step` (`what` names it), catching a panic: it is kept as the run's
+/// crash and stops the run, so that an authoring slip no generator foresaw
+/// ends the search as a failure, not as "exhausted".
+fn guarded<T>(shared: &Shared, what: &str, step: impl FnOnce() -> T) -> Option<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(step)) {
+        Ok(v) => Some(v),
+        Err(payload) => {
+            let message = panic_message(payload.as_ref());
+            shared
+                .crash
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert(format!("{what} failed: {message}"));
+            shared.stop.set(StopReason::Crashed);
+            None
+        }
     }
 }
 
@@ -433,18 +488,26 @@ async fn worker(shared: Arc<Shared>, tx: mpsc::UnboundedSender<Exchange>, seq: A
             shared.stop.set(StopReason::Budget);
             return;
         }
-        let next = shared
-            .driver
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .next_test();
+        let next = guarded(&shared, "choosing the next test", || {
+            shared
+                .driver
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .next_test()
+        });
+        let Some(next) = next else { return };
         let Some(mut test) = next else {
             shared.stop.set(StopReason::Exhausted);
             return;
         };
         let mut exchanges: Vec<Exchange> = Vec::new();
         let mut set_aside = false;
-        while let Some(request) = test.next_request(&exchanges) {
+        loop {
+            let request = guarded(&shared, "making the next request of a test", || {
+                test.next_request(&exchanges)
+            });
+            let Some(request) = request else { return };
+            let Some(request) = request else { break };
             if shared.config.read_only && request.is_mutation() {
                 // Never sent; the rest of the test depends on it, so it ends here.
                 shared.refused.fetch_add(1, Ordering::SeqCst);
@@ -489,11 +552,16 @@ async fn worker(shared: Arc<Shared>, tx: mpsc::UnboundedSender<Exchange>, seq: A
         for ex in &exchanges {
             ex.json();
         }
-        shared
-            .driver
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .finished(test, exchanges);
+        let judged = guarded(&shared, "judging a test's answers", || {
+            shared
+                .driver
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .finished(test, exchanges);
+        });
+        if judged.is_none() {
+            return;
+        }
     }
 }
 

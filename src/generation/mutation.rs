@@ -153,10 +153,10 @@ fn mutate(
 fn integer(s: &Schema, x: i64, heat: Heat, rng: &mut Rng64) -> i64 {
     let lo = s
         .minimum
-        .map(|m| m.ceil() as i64 + i64::from(s.exclusive_minimum));
+        .map(|m| (m.ceil() as i64).saturating_add(i64::from(s.exclusive_minimum)));
     let hi = s
         .maximum
-        .map(|m| m.floor() as i64 - i64::from(s.exclusive_maximum));
+        .map(|m| (m.floor() as i64).saturating_sub(i64::from(s.exclusive_maximum)));
     if (lo.is_some() || hi.is_some()) && rng.random_bool(OVERSTEP) {
         // Just outside the documented range: where validation is often missing.
         return match (lo, hi) {
@@ -200,7 +200,10 @@ fn integer(s: &Schema, x: i64, heat: Heat, rng: &mut Rng64) -> i64 {
     } else {
         x.saturating_sub(delta)
     };
-    y.clamp(lo.unwrap_or(i64::MIN), hi.unwrap_or(i64::MAX))
+    let (lo, hi) = (lo.unwrap_or(i64::MIN), hi.unwrap_or(i64::MAX));
+    // Bounds no integer fits (`minimum: 10, maximum: 5`, or 1.5 and 1.7)
+    // hold nothing to stay inside.
+    if lo <= hi { y.clamp(lo, hi) } else { y }
 }
 
 fn number(s: &Schema, x: f64, heat: Heat, rng: &mut Rng64) -> Value {
@@ -221,7 +224,8 @@ fn number(s: &Schema, x: f64, heat: Heat, rng: &mut Rng64) -> Value {
             (x * f).round() / f
         }
     };
-    let y = y.clamp(s.minimum.unwrap_or(f64::MIN), s.maximum.unwrap_or(f64::MAX));
+    let (lo, hi) = (s.minimum.unwrap_or(f64::MIN), s.maximum.unwrap_or(f64::MAX));
+    let y = if lo <= hi { y.clamp(lo, hi) } else { y };
     serde_json::Number::from_f64(y).map_or(Value::Null, Value::Number)
 }
 
@@ -307,6 +311,33 @@ mod tests {
         )
         .unwrap()
         .api
+    }
+
+    #[test]
+    fn bounds_no_value_satisfies_do_not_panic() {
+        let api = api();
+        let mut rng = Rng64::seed_from_u64(3);
+        let heat = Heat { progress: 1.0 };
+        for (lo, hi, types) in [
+            (10.0, 5.0, vec![SchemaType::Integer]),
+            (1.5, 1.7, vec![SchemaType::Integer]),
+            (10.0, 5.0, vec![SchemaType::Number]),
+            (1e300, 1e301, vec![SchemaType::Integer]),
+        ] {
+            let s = Schema {
+                types,
+                minimum: Some(lo),
+                maximum: Some(hi),
+                exclusive_minimum: true,
+                ..Schema::default()
+            };
+            for start in [json!(7), json!(1.6), json!(-3)] {
+                for _ in 0..200 {
+                    mutate_value(&api, &s, &start, heat, &mut rng);
+                }
+            }
+            crate::generation::values::value_for(&api, &s, &mut rng);
+        }
     }
 
     #[test]

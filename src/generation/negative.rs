@@ -14,6 +14,7 @@ use super::pattern::{pattern_matches, unanchored, whole_match};
 use super::values::Rng64;
 use crate::execution::BreachKind;
 use crate::model::{Api, Schema, SchemaType};
+use crate::model::{MAX_GENERATED_ITEMS, MAX_GENERATED_LENGTH};
 
 /// What one class of value was sent to and what it broke, for the
 /// report and for ordering the classes by their yield.
@@ -190,16 +191,17 @@ impl EdgeClass {
 }
 
 /// Longest string tried when the schema sets no `maxLength`.
-const LONG: usize = 10_000;
+const LONG: usize = MAX_GENERATED_LENGTH as usize;
+
+/// One less than `min`, cut to `cap`.
+fn short_of(min: u64, cap: u64) -> usize {
+    usize::try_from(min.saturating_sub(1).min(cap)).unwrap_or(0)
+}
 
 /// Values tried per input and class of value, at most: every class an
 /// input can take keeps its first value (a cap over all classes cut the
 /// integers past 64 bits, listed late, from inputs with many rules).
 const PER_CLASS: usize = 6;
-
-/// Arrays built to overstep `minItems` or `maxItems` are this long at
-/// most: a description's `minItems: 1000000000` is no reason to build one.
-const MAX_ITEMS: u64 = 1_000;
 
 /// Integers no 64-bit type holds: 2^64, 10^20 and −2^63−1 (a server's
 /// conversion to a database or machine integer overflows).
@@ -311,23 +313,27 @@ pub fn probes(api: &Api, schema: &Schema, place: Place, rng: &mut Rng64) -> Vec<
         let above = if s.exclusive_maximum { m } else { m + 1.0 };
         candidates.push((number(above, integer), EdgeClass::Bounds));
     }
+    // A value one short of a bound breaks it as well as any shorter one:
+    // past what generation makes, the shortest is cut there. One past an
+    // upper bound is only tried below it.
     if stringy {
-        if let Some(min) = s.min_length.filter(|m| *m > 0 && (*m as usize) <= LONG) {
-            candidates.push((json!("a".repeat(min as usize - 1)), EdgeClass::Empty));
+        if let Some(min) = s.min_length.filter(|m| *m > 0) {
+            let short = "a".repeat(short_of(min, MAX_GENERATED_LENGTH));
+            candidates.push((json!(short), EdgeClass::Empty));
         }
-        if let Some(max) = s.max_length.filter(|m| (*m as usize) < LONG) {
+        if let Some(max) = s.max_length.filter(|m| *m < LONG as u64) {
             candidates.push((json!("a".repeat(max as usize + 1)), EdgeClass::Long));
         }
     }
     if types.contains(&SchemaType::Array) && json {
         let item = s.items.as_deref().cloned().unwrap_or_default();
-        if let Some(min) = s.min_items.filter(|m| *m > 0 && *m <= MAX_ITEMS) {
-            let items: Vec<Value> = (1..min)
+        if let Some(min) = s.min_items.filter(|m| *m > 0) {
+            let items: Vec<Value> = (0..short_of(min, MAX_GENERATED_ITEMS))
                 .map(|_| super::values::value_for(api, &item, rng))
                 .collect();
             candidates.push((Value::Array(items), EdgeClass::Bounds));
         }
-        if let Some(max) = s.max_items.filter(|m| *m < MAX_ITEMS) {
+        if let Some(max) = s.max_items.filter(|m| *m < MAX_GENERATED_ITEMS) {
             let items: Vec<Value> = (0..=max)
                 .map(|_| super::values::value_for(api, &item, rng))
                 .collect();
@@ -437,6 +443,16 @@ fn number(x: f64, integer: bool) -> Value {
 
 /// The types a schema's values may take, `null` left out; empty for any.
 fn value_types(api: &Api, s: &Schema) -> Vec<SchemaType> {
+    let mut left = ALTERNATIVES_FOLLOWED;
+    value_types_within(api, s, &mut left)
+}
+
+/// Alternatives followed at most, in all, for one question about a schema:
+/// an `anyOf` that names its own schema would otherwise be followed for
+/// ever, and one with many members that name it, exponentially long.
+const ALTERNATIVES_FOLLOWED: usize = 256;
+
+fn value_types_within(api: &Api, s: &Schema, left: &mut usize) -> Vec<SchemaType> {
     let mut types: Vec<SchemaType> = s
         .types
         .iter()
@@ -448,7 +464,11 @@ fn value_types(api: &Api, s: &Schema) -> Vec<SchemaType> {
     }
     if types.is_empty() && !s.alternatives.is_empty() {
         for alt in &s.alternatives {
-            for t in value_types(api, api.resolve(alt)) {
+            if *left == 0 {
+                break;
+            }
+            *left -= 1;
+            for t in value_types_within(api, api.resolve(alt), left) {
                 if !types.contains(&t) {
                     types.push(t);
                 }
@@ -460,26 +480,50 @@ fn value_types(api: &Api, s: &Schema) -> Vec<SchemaType> {
 
 /// Whether `schema` allows `null`.
 fn allows_null(api: &Api, s: &Schema) -> bool {
+    let mut left = ALTERNATIVES_FOLLOWED;
+    allows_null_within(api, s, &mut left)
+}
+
+fn allows_null_within(api: &Api, s: &Schema, left: &mut usize) -> bool {
     s.types.contains(&SchemaType::Null)
         || (s.types.is_empty()
             && s.properties.is_empty()
             && s.reference.is_none()
             && s.alternatives.is_empty())
-        || s.alternatives
-            .iter()
-            .any(|a| allows_null(api, api.resolve(a)))
+        || s.alternatives.iter().any(|a| {
+            if *left == 0 {
+                return false;
+            }
+            *left -= 1;
+            allows_null_within(api, api.resolve(a), left)
+        })
         || s.enum_values.iter().any(Value::is_null)
 }
 
 /// What `value` breaks in `schema` when sent at `place`, or `None` when the
 /// schema allows it (as far as these rules can tell).
 pub fn breaks(api: &Api, schema: &Schema, value: &Value, place: Place) -> Option<BreachKind> {
+    let mut left = ALTERNATIVES_FOLLOWED;
+    breaks_within(api, schema, value, place, &mut left)
+}
+
+fn breaks_within(
+    api: &Api,
+    schema: &Schema,
+    value: &Value,
+    place: Place,
+    left: &mut usize,
+) -> Option<BreachKind> {
     let s = api.resolve(schema);
-    if !s.alternatives.is_empty() && s.types.is_empty() {
+    if !s.alternatives.is_empty() && s.types.is_empty() && *left > 0 {
         // Broken only if every alternative refuses it.
         let mut first = None;
         for alt in &s.alternatives {
-            match breaks(api, alt, value, place) {
+            if *left == 0 {
+                break;
+            }
+            *left -= 1;
+            match breaks_within(api, alt, value, place, left) {
                 None => return None,
                 Some(k) => first = first.or(Some(k)),
             }
@@ -796,6 +840,35 @@ mod tests {
     }
 
     #[test]
+    fn bounds_of_a_billion_give_probes_of_bounded_size_that_still_break_them() {
+        let api = api();
+        let mut rng = Rng64::seed_from_u64(2);
+        let string = Schema {
+            types: vec![SchemaType::String],
+            min_length: Some(1_000_000_000),
+            max_length: Some(2_000_000_000),
+            ..Schema::default()
+        };
+        let array = Schema {
+            min_items: Some(1_000_000_000),
+            max_items: Some(2_000_000_000),
+            ..Schema::array_of(string.clone())
+        };
+        for schema in [&string, &array] {
+            let found = probes(&api, schema, Place::Json, &mut rng);
+            let size: usize = found.iter().map(|p| p.value.to_string().len()).sum();
+            assert!(size < 50_000_000, "{size} bytes of probes");
+            assert!(
+                found
+                    .iter()
+                    .any(|p| matches!(p.kind, BreachKind::TooShort | BreachKind::TooFewItems)),
+                "{:?}",
+                found.iter().map(|p| p.kind).collect::<Vec<_>>()
+            );
+        }
+    }
+
+    #[test]
     fn lengths_and_counts_from_a_description_are_capped() {
         let api = api();
         let mut rng = Rng64::seed_from_u64(1);
@@ -820,6 +893,21 @@ mod tests {
             out.iter()
                 .all(|p| p.value.as_str().is_none_or(|s| s.len() <= LONG))
         );
+    }
+
+    #[test]
+    fn an_any_of_that_names_itself_is_judged_without_end() {
+        let api = crate::load::load_text(
+            "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: {}\ncomponents:\n  schemas:\n    E:\n      anyOf: [{$ref: '#/components/schemas/E'}, {$ref: '#/components/schemas/E'}]\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let mut rng = Rng64::seed_from_u64(2);
+        let e = Schema::named("E");
+        for p in probes(&api, &e, Place::Json, &mut rng) {
+            breaks(&api, &e, &p.value, Place::Json);
+        }
     }
 
     #[test]

@@ -19,13 +19,34 @@ const NULL_SHARE: f64 = 0.15;
 /// Characters that often break servers that splice input into queries or markup.
 const AWKWARD: [&str; 8] = ["'", "\"", "<", "%", " ", "é", "\\", ";"];
 
+/// Nesting past which nothing more is generated: arrays of arrays or
+/// alternatives that recur through `$ref`s would otherwise go on for ever.
+const MAX_NESTING: usize = 24;
+
+/// What one generated value may hold, in all: nodes and characters of its
+/// strings. Each length and count a schema asks for is cut to what is left,
+/// so no `minItems` or `minLength`, however nested, fills the memory.
+pub const VALUE_BUDGET: usize = 200_000;
+
 /// A value for `schema`.
 pub fn value_for(api: &Api, schema: &Schema, rng: &mut Rng64) -> Value {
-    generate(api, schema, rng, 0)
+    let mut left = VALUE_BUDGET;
+    generate(api, schema, rng, 0, &mut left)
 }
 
-fn generate(api: &Api, schema: &Schema, rng: &mut Rng64, depth: usize) -> Value {
+/// `want`, cut to what generation makes (`cap`) and to what the value has
+/// left.
+fn bounded(want: usize, cap: u64, left: usize) -> usize {
+    want.min(usize::try_from(cap).unwrap_or(usize::MAX))
+        .min(left)
+}
+
+fn generate(api: &Api, schema: &Schema, rng: &mut Rng64, depth: usize, left: &mut usize) -> Value {
+    *left = left.saturating_sub(1);
     let schema = api.resolve(schema);
+    if depth > MAX_NESTING {
+        return Value::Null;
+    }
     if !schema.enum_values.is_empty() {
         return schema.enum_values[rng.random_range(0..schema.enum_values.len())].clone();
     }
@@ -39,7 +60,7 @@ fn generate(api: &Api, schema: &Schema, rng: &mut Rng64, depth: usize) -> Value 
     }
     if !schema.alternatives.is_empty() {
         let alt = &schema.alternatives[rng.random_range(0..schema.alternatives.len())];
-        return generate(api, alt, rng, depth + 1);
+        return generate(api, alt, rng, depth + 1, left);
     }
     let types: Vec<SchemaType> = schema
         .types
@@ -63,21 +84,35 @@ fn generate(api: &Api, schema: &Schema, rng: &mut Rng64, depth: usize) -> Value 
         types[rng.random_range(0..types.len())]
     };
     match ty {
-        SchemaType::String => Value::String(string(schema, rng)),
+        SchemaType::String => {
+            let s = string(schema, rng, *left);
+            *left = left.saturating_sub(s.len());
+            Value::String(s)
+        }
         SchemaType::Integer => json!(integer(schema, rng)),
         SchemaType::Number => number(schema, rng),
         SchemaType::Boolean => Value::Bool(rng.random_bool(0.5)),
         SchemaType::Null => Value::Null,
         SchemaType::Array => {
-            let min = schema.min_items.unwrap_or(0) as usize;
-            let max = schema.max_items.map_or(min.max(3), |m| m as usize).max(min);
+            let min = bounded(
+                usize::try_from(schema.min_items.unwrap_or(0)).unwrap_or(usize::MAX),
+                crate::model::MAX_GENERATED_ITEMS,
+                *left,
+            );
+            let max = schema
+                .max_items
+                .map_or(min.max(3), |m| usize::try_from(m).unwrap_or(usize::MAX))
+                .max(min);
             let len = rng.random_range(min..=max.min(min + 3));
             let items = schema.items.as_deref().cloned().unwrap_or_default();
-            Value::Array(
-                (0..len)
-                    .map(|_| generate(api, &items, rng, depth + 1))
-                    .collect(),
-            )
+            let mut out = Vec::with_capacity(len);
+            for _ in 0..len {
+                if *left == 0 {
+                    break;
+                }
+                out.push(generate(api, &items, rng, depth + 1, left));
+            }
+            Value::Array(out)
         }
         SchemaType::Object => {
             let mut out = Map::new();
@@ -89,7 +124,7 @@ fn generate(api: &Api, schema: &Schema, rng: &mut Rng64, depth: usize) -> Value 
                     continue;
                 }
                 if schema.required.contains(name) || rng.random_bool(0.5) {
-                    out.insert(name.clone(), generate(api, prop, rng, depth + 1));
+                    out.insert(name.clone(), generate(api, prop, rng, depth + 1, left));
                 }
             }
             // A free-form object (a map, query parameters by name) gets a
@@ -101,7 +136,7 @@ fn generate(api: &Api, schema: &Schema, rng: &mut Rng64, depth: usize) -> Value 
                     let key: String = (0..rng.random_range(1..=8))
                         .map(|_| (b'a' + rng.random_range(0..26u8)) as char)
                         .collect();
-                    let value = generate(api, extra, rng, depth + 1);
+                    let value = generate(api, extra, rng, depth + 1, left);
                     out.entry(key).or_insert(value);
                 }
             }
@@ -114,10 +149,10 @@ fn integer(schema: &Schema, rng: &mut Rng64) -> i64 {
     let mut lo = schema.minimum.map_or(-10, |m| m.ceil() as i64);
     let mut hi = schema.maximum.map_or(1000, |m| m.floor() as i64);
     if schema.exclusive_minimum && schema.minimum.is_some() {
-        lo += 1;
+        lo = lo.saturating_add(1);
     }
     if schema.exclusive_maximum && schema.maximum.is_some() {
-        hi -= 1;
+        hi = hi.saturating_sub(1);
     }
     if schema.minimum.is_some() && schema.maximum.is_none() {
         hi = lo.saturating_add(1000);
@@ -149,7 +184,7 @@ fn number(schema: &Schema, rng: &mut Rng64) -> Value {
     serde_json::Number::from_f64(x.clamp(lo, hi)).map_or(Value::Null, Value::Number)
 }
 
-fn string(schema: &Schema, rng: &mut Rng64) -> String {
+fn string(schema: &Schema, rng: &mut Rng64, left: usize) -> String {
     let n: u32 = rng.random_range(0..100_000);
     match schema.format.as_deref() {
         Some("date-time") => return format!("2024-0{}-1{}T10:2{}:00Z", 1 + n % 9, n % 10, n % 10),
@@ -173,7 +208,9 @@ fn string(schema: &Schema, rng: &mut Rng64) -> String {
     if let Some(pattern) = &schema.pattern {
         let fits = |s: &String| {
             let n = s.chars().count() as u64;
-            schema.min_length.is_none_or(|m| n >= m) && schema.max_length.is_none_or(|m| n <= m)
+            schema.min_length.is_none_or(|m| n >= m)
+                && schema.max_length.is_none_or(|m| n <= m)
+                && s.len() <= left
         };
         // A match with text around it may not fit the lengths; a whole one may.
         let found = super::pattern::matching(pattern, rng)
@@ -183,10 +220,14 @@ fn string(schema: &Schema, rng: &mut Rng64) -> String {
             return s;
         }
     }
-    let min = schema.min_length.unwrap_or(1) as usize;
+    let min = bounded(
+        usize::try_from(schema.min_length.unwrap_or(1)).unwrap_or(usize::MAX),
+        crate::model::MAX_GENERATED_LENGTH,
+        left,
+    );
     let max = schema
         .max_length
-        .map_or(min.max(12), |m| m as usize)
+        .map_or(min.max(12), |m| usize::try_from(m).unwrap_or(usize::MAX))
         .max(min);
     let len = rng.random_range(min..=max.min(min + 16));
     const ALNUM: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -247,5 +288,48 @@ mod tests {
         };
         assert_eq!(draw(3), draw(3));
         assert_ne!(draw(3), draw(4));
+    }
+
+    #[test]
+    fn lengths_and_counts_past_the_caps_are_cut_and_a_value_stays_within_its_budget() {
+        let api = api();
+        let mut rng = Rng64::seed_from_u64(5);
+        let huge_string = Schema {
+            types: vec![SchemaType::String],
+            min_length: Some(1_000_000_000),
+            ..Schema::default()
+        };
+        let s = value_for(&api, &huge_string, &mut rng);
+        assert_eq!(
+            s.as_str().unwrap().len() as u64,
+            crate::model::MAX_GENERATED_LENGTH
+        );
+        let huge_array = Schema {
+            min_items: Some(1_000_000_000),
+            ..Schema::array_of(huge_string.clone())
+        };
+        // Arrays of arrays of long strings: the value's budget ends them.
+        let nested = Schema {
+            min_items: Some(1_000_000_000),
+            ..Schema::array_of(huge_array)
+        };
+        let v = value_for(&api, &nested, &mut rng);
+        let size = v.to_string().len();
+        assert!(size < 2 * VALUE_BUDGET, "{size} bytes");
+        assert!(!v.as_array().unwrap().is_empty());
+    }
+
+    #[test]
+    fn an_array_of_itself_with_min_items_ends() {
+        let api = crate::load::load_text(
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths: {}\ncomponents:\n  schemas:\n    Tree:\n      type: array\n      minItems: 2\n      items: {$ref: '#/components/schemas/Tree'}\n    Either:\n      anyOf: [{$ref: '#/components/schemas/Either'}, {$ref: '#/components/schemas/Either'}]\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let mut rng = Rng64::seed_from_u64(1);
+        let v = value_for(&api, &Schema::named("Tree"), &mut rng);
+        assert!(v.to_string().len() < 8 * VALUE_BUDGET);
+        value_for(&api, &Schema::named("Either"), &mut rng);
     }
 }

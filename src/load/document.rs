@@ -34,9 +34,15 @@ pub fn parse_text(text: &str, path: &Path) -> Result<Value, SpecError> {
     }
     parse_yaml(text).map_err(|e| {
         let mark = e.marker();
+        // The limits' own refusals (nesting, alias expansion) say "refused".
+        let hint = if e.info().ends_with("refused") {
+            "real descriptions stay far below this: the document is malformed or hostile"
+        } else {
+            "fix the syntax at that position"
+        };
         SpecError::new(path, format!("not valid YAML or JSON: {}", e.info()))
             .at(format!("{}:{}", mark.line(), mark.col() + 1))
-            .hint("fix the syntax at that position")
+            .hint(hint)
     })
 }
 
@@ -44,8 +50,170 @@ pub fn parse_text(text: &str, path: &Path) -> Result<Value, SpecError> {
 /// contain and stricter parsers reject: tabs inside block scalars, C1 control
 /// characters in strings, integers beyond 64 bits (kept as floating point).
 fn parse_yaml(text: &str) -> Result<Value, yaml_rust2::ScanError> {
-    let docs = yaml_rust2::YamlLoader::load_from_str(text)?;
-    Ok(docs.into_iter().next().map_or(Value::Null, yaml_to_json))
+    Ok(load_yaml(text)?.map_or(Value::Null, yaml_to_json))
+}
+
+/// What YAML aliases may add to a document, in all, counted in nodes and
+/// bytes of text: a "billion laughs" (anchors of aliases of anchors) turns
+/// a few hundred bytes into gigabytes. Real descriptions alias a few
+/// shared fragments, far below this.
+pub(super) const ALIAS_BUDGET: usize = 1_000_000;
+
+/// Deepest nesting of mappings and sequences: serde_json's own limit for
+/// JSON (the YAML reader would otherwise recurse as deep as the text goes).
+pub(super) const MAX_NESTING: usize = 128;
+
+/// A collection being read, and the cost of the document when it opened.
+struct Open {
+    node: yaml_rust2::Yaml,
+    anchor: usize,
+    start: usize,
+    key: Option<yaml_rust2::Yaml>,
+}
+
+/// The first document of a YAML stream, built from the parser's events as
+/// yaml-rust2's own loader builds it, but refused past [`ALIAS_BUDGET`] and
+/// [`MAX_NESTING`], and without recursion (the library's event driver
+/// recurses once per level of nesting).
+fn load_yaml(text: &str) -> Result<Option<yaml_rust2::Yaml>, yaml_rust2::ScanError> {
+    use yaml_rust2::parser::Parser;
+    use yaml_rust2::{Event, ScanError, Yaml};
+    let mut parser = Parser::new_from_str(text);
+    let mut stack: Vec<Open> = Vec::new();
+    let mut anchors: HashMap<usize, (Yaml, usize)> = HashMap::new();
+    let mut first: Option<Yaml> = None;
+    // Nodes and bytes of text read so far, aliases expanded; and what the
+    // aliases alone added.
+    let mut cost = 0usize;
+    let mut expanded = 0usize;
+    loop {
+        let (event, mark) = parser.next_token()?;
+        let (node, anchor, size) = match event {
+            Event::StreamEnd => break,
+            Event::StreamStart | Event::Nothing | Event::DocumentStart => continue,
+            Event::DocumentEnd => {
+                anchors.clear();
+                continue;
+            }
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                if stack.len() >= MAX_NESTING {
+                    return Err(ScanError::new_string(
+                        mark,
+                        format!("nested deeper than {MAX_NESTING} levels; refused"),
+                    ));
+                }
+                let node = if matches!(event, Event::SequenceStart(..)) {
+                    Yaml::Array(Vec::new())
+                } else {
+                    Yaml::Hash(yaml_rust2::yaml::Hash::new())
+                };
+                stack.push(Open {
+                    node,
+                    anchor,
+                    start: cost,
+                    key: None,
+                });
+                cost += 1;
+                continue;
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let Some(open) = stack.pop() else {
+                    return Err(ScanError::new(mark, "a collection ends that never began"));
+                };
+                (open.node, open.anchor, cost - open.start)
+            }
+            Event::Scalar(v, style, anchor, tag) => {
+                let size = 1 + v.len();
+                cost += size;
+                (yaml_scalar(v, style, tag.as_ref()), anchor, size)
+            }
+            Event::Alias(id) => {
+                let (node, size) = anchors.get(&id).cloned().unwrap_or((Yaml::BadValue, 1));
+                expanded = expanded.saturating_add(size);
+                if expanded > ALIAS_BUDGET {
+                    return Err(ScanError::new_string(
+                        mark,
+                        format!(
+                            "its aliases expand past {ALIAS_BUDGET} nodes and bytes (nested aliases, a \"billion laughs\"); refused"
+                        ),
+                    ));
+                }
+                cost += size;
+                (node, 0, size)
+            }
+        };
+        if anchor > 0 {
+            anchors.insert(anchor, (node.clone(), size));
+        }
+        match stack.last_mut() {
+            None => {
+                if first.is_none() {
+                    first = Some(node);
+                }
+            }
+            Some(Open {
+                node: Yaml::Array(items),
+                ..
+            }) => items.push(node),
+            Some(Open {
+                node: Yaml::Hash(map),
+                key,
+                ..
+            }) => match key.take() {
+                None => *key = Some(node),
+                Some(k) => {
+                    if map.insert(k, node).is_some() {
+                        let shown = map
+                            .back()
+                            .map(|(k, _)| format!("{k:?}"))
+                            .unwrap_or_default();
+                        return Err(ScanError::new_string(
+                            mark,
+                            format!("{shown}: duplicated key in mapping"),
+                        ));
+                    }
+                }
+            },
+            Some(_) => {}
+        }
+    }
+    Ok(first)
+}
+
+/// A scalar's value as yaml-rust2's loader reads it: quoted text is a
+/// string; a plain one is told by its core-schema tag, or by its look.
+fn yaml_scalar(
+    v: String,
+    style: yaml_rust2::scanner::TScalarStyle,
+    tag: Option<&yaml_rust2::parser::Tag>,
+) -> yaml_rust2::Yaml {
+    use yaml_rust2::Yaml;
+    if style != yaml_rust2::scanner::TScalarStyle::Plain {
+        return Yaml::String(v);
+    }
+    let Some(tag) = tag else {
+        return Yaml::from_str(&v);
+    };
+    if tag.handle != "tag:yaml.org,2002:" {
+        return Yaml::String(v);
+    }
+    match tag.suffix.as_str() {
+        "bool" => match v.as_str() {
+            "true" | "True" | "TRUE" => Yaml::Boolean(true),
+            "false" | "False" | "FALSE" => Yaml::Boolean(false),
+            _ => Yaml::BadValue,
+        },
+        "int" => v.parse::<i64>().map_or(Yaml::BadValue, Yaml::Integer),
+        "float" => match Yaml::from_str(&v) {
+            Yaml::Real(_) | Yaml::Integer(_) => Yaml::Real(v),
+            _ => Yaml::BadValue,
+        },
+        "null" => match v.as_str() {
+            "~" | "null" => Yaml::Null,
+            _ => Yaml::BadValue,
+        },
+        _ => Yaml::String(v),
+    }
 }
 
 fn yaml_to_json(v: yaml_rust2::Yaml) -> Value {
@@ -130,6 +298,9 @@ pub(super) struct DocSet {
     by_path: HashMap<PathBuf, DocId>,
     /// Referenced files that could not be loaded, and why.
     missing: HashMap<PathBuf, String>,
+    /// The folder every referenced file must be in (a fetched description's
+    /// mirror), when there is one.
+    within: Option<PathBuf>,
 }
 
 /// Where a `$ref` points: a document and a JSON pointer inside it.
@@ -146,7 +317,13 @@ impl DocSet {
     /// transitively. A file that cannot be loaded is remembered, not reported: a
     /// reference in a part that is never read (a description, an extension) costs
     /// nothing, and one that is read fails there, with a warning at that place.
-    pub(super) fn load(root: Value, root_path: &Path) -> DocSet {
+    ///
+    /// With `within` (the folder a fetched description is mirrored in), a
+    /// reference is read only inside it: an absolute path is taken from the
+    /// folder's root, as the origin's path it mirrors, and one whose `../`
+    /// climbs out is refused. Only regular files are read (never a device
+    /// or a FIFO), and at most [`super::MAX_DESCRIPTION_BYTES`] of them in all.
+    pub(super) fn load(root: Value, root_path: &Path, within: Option<&Path>) -> DocSet {
         let mut set = DocSet {
             docs: vec![Doc {
                 path: root_path.to_path_buf(),
@@ -154,15 +331,17 @@ impl DocSet {
             }],
             by_path: HashMap::new(),
             missing: HashMap::new(),
+            within: within.map(normalise),
         };
         set.by_path.insert(normalise(root_path), 0);
+        let mut left = super::MAX_DESCRIPTION_BYTES;
         let mut next = 0;
         while next < set.docs.len() {
             let mut files = Vec::new();
             collect_external_files(&set.docs[next].value, &mut files);
             let base = set.docs[next].path.clone();
             for file in files {
-                let path = normalise(&resolve_relative(&base, &file));
+                let path = set.locate(&base, &file);
                 if set.by_path.contains_key(&path) || set.missing.contains_key(&path) {
                     continue;
                 }
@@ -170,19 +349,29 @@ impl DocSet {
                     // Never fetched: loading a description must not touch the network.
                     continue;
                 }
-                let value = match std::fs::read(&path) {
-                    Ok(bytes) => match parse_text(&String::from_utf8_lossy(&bytes), &path) {
-                        Ok(v) => v,
-                        Err(e) => {
-                            set.missing.insert(path, format!("cannot be parsed: {e}"));
-                            continue;
+                if let Some(dir) = &set.within
+                    && !path.starts_with(dir)
+                {
+                    set.missing.insert(
+                        path,
+                        "it leaves the folder of the fetched description (a `../` past its root); a description read from a URL may only refer to files of its own origin".into(),
+                    );
+                    continue;
+                }
+                let value = match super::read_bounded(&path, left, true) {
+                    Ok(bytes) => {
+                        left -= bytes.len();
+                        match parse_text(&String::from_utf8_lossy(&bytes), &path) {
+                            Ok(v) => v,
+                            Err(e) => {
+                                set.missing.insert(path, format!("cannot be parsed: {e}"));
+                                continue;
+                            }
                         }
-                    },
+                    }
                     Err(e) => {
-                        set.missing.insert(
-                            path.clone(),
-                            format!("{} cannot be read: {e}", path.display()),
-                        );
+                        set.missing
+                            .insert(path.clone(), format!("{} {e}", path.display()));
                         continue;
                     }
                 };
@@ -204,8 +393,9 @@ impl DocSet {
         let doc = if file.is_empty() {
             from
         } else {
-            let path = normalise(&resolve_relative(&self.docs[from].path, file));
-            *self.by_path.get(&path)?
+            *self
+                .by_path
+                .get(&self.locate(&self.docs[from].path, file))?
         };
         let pointer = percent_decode(fragment);
         self.get(doc, &pointer)?;
@@ -216,7 +406,7 @@ impl DocSet {
     pub(super) fn unresolvable(&self, from: DocId, reference: &str) -> String {
         let file = reference.split('#').next().unwrap_or("");
         if !file.is_empty() {
-            let path = normalise(&resolve_relative(&self.docs[from].path, file));
+            let path = self.locate(&self.docs[from].path, file);
             if let Some(why) = self.missing.get(&path) {
                 return format!("unresolvable $ref {reference:?}: {why}");
             }
@@ -237,6 +427,19 @@ impl DocSet {
     /// The path of a document.
     pub(super) fn path(&self, doc: DocId) -> &Path {
         &self.docs[doc].path
+    }
+
+    /// The file `file` (a `$ref`'s part before `#`) names when written in
+    /// the document at `base`: beside it, or, inside a mirror, an absolute
+    /// path from the mirror's root.
+    fn locate(&self, base: &Path, file: &str) -> PathBuf {
+        if let Some(dir) = &self.within {
+            let decoded = percent_decode(file);
+            if decoded.starts_with('/') || Path::new(&decoded).is_absolute() {
+                return normalise(&dir.join(decoded.trim_start_matches('/')));
+            }
+        }
+        normalise(&resolve_relative(base, file))
     }
 }
 
@@ -311,6 +514,118 @@ mod tests {
         assert_eq!(r["500"]["description"], "broken");
         assert!(r.get("<<").is_none(), "{r}");
         assert_eq!(v["single"]["500"]["description"], "broken");
+    }
+
+    #[test]
+    fn a_billion_laughs_is_refused_at_its_line() {
+        let mut text = String::from("a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+        for (name, prev) in [("b", "a"), ("c", "b"), ("d", "c"), ("e", "d"), ("f", "e")] {
+            let refs = vec![format!("*{prev}"); 9].join(", ");
+            text.push_str(&format!("{name}: &{name} [{refs}]\n"));
+        }
+        let err = parse_text(&text, Path::new("lol.yaml")).unwrap_err();
+        assert!(err.message.contains("aliases expand past"), "{err}");
+        // Located where the budget ran out, on the last lines.
+        let line: usize = err
+            .location
+            .as_deref()
+            .unwrap()
+            .split(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(line >= 5, "{err}");
+        // A few levels of the same are well within it.
+        let small = "a: &a [x, y]\nb: &b [*a, *a]\nc: [*b, *b]\n";
+        let v = parse_text(small, Path::new("ok.yaml")).unwrap();
+        assert_eq!(v["c"][1][0][1], "y");
+    }
+
+    #[test]
+    fn nesting_past_the_limit_is_refused_without_recursion() {
+        // Block style: a mapping in a mapping, 200 deep.
+        let block: String = (0..200)
+            .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
+            .collect();
+        let err = parse_text(
+            &format!("{block}{}1\n", " ".repeat(200)),
+            Path::new("deep.yaml"),
+        )
+        .unwrap_err();
+        assert!(err.message.contains("nested deeper than 128"), "{err}");
+        assert!(
+            err.location.as_deref().unwrap().starts_with("129:"),
+            "{err}"
+        );
+        // Flow style, as YAML and as JSON: the parsers' own limits.
+        let deep = format!("{}1{}", "[".repeat(200_000), "]".repeat(200_000));
+        let err = parse_text(&format!("x: {deep}"), Path::new("deep.yaml")).unwrap_err();
+        assert!(err.message.contains("recursion limit"), "{err}");
+        let err = parse_text(&deep, Path::new("deep.json")).unwrap_err();
+        assert!(err.message.contains("recursion limit"), "{err}");
+        let ok = format!("{}1{}", "[".repeat(100), "]".repeat(100));
+        assert!(parse_text(&format!("x: {ok}"), Path::new("ok.yaml")).is_ok());
+    }
+
+    #[test]
+    fn yaml_reads_as_the_librarys_loader_reads_it() {
+        let text =
+            "a: !!int '7'\nb: !!float 1\nc: !!bool 'true'\nd: '12'\ne: 0x1f\nf: ~\ng: !!str 3\n";
+        let v = parse_text(text, Path::new("t.yaml")).unwrap();
+        assert_eq!(v["a"], "7", "quoted scalars stay text");
+        assert_eq!(v["b"], 1.0);
+        assert_eq!(v["d"], "12");
+        assert_eq!(v["e"], 31);
+        assert!(v["f"].is_null());
+        assert_eq!(v["g"], "3");
+        let err = parse_text("a: 1\na: 2\n", Path::new("dup.yaml")).unwrap_err();
+        assert!(err.message.contains("duplicated key"), "{err}");
+    }
+
+    #[test]
+    fn refs_to_devices_and_fifos_are_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("api.yaml");
+        let value = serde_json::json!({"a": {"$ref": "/dev/zero"}, "b": {"$ref": "sub"}});
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let set = DocSet::load(value, &root, None);
+        assert_eq!(set.docs.len(), 1);
+        let why = set.unresolvable(0, "/dev/zero");
+        assert!(why.contains("not a regular file"), "{why}");
+        assert!(set.unresolvable(0, "sub").contains("not a regular file"));
+    }
+
+    #[test]
+    fn inside_a_mirror_refs_stay_in_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mirror = dir.path().join("mirror");
+        std::fs::create_dir_all(mirror.join("docs")).unwrap();
+        std::fs::create_dir_all(mirror.join("shared")).unwrap();
+        std::fs::write(mirror.join("shared/own.yaml"), "type: string\n").unwrap();
+        // A file beside the mirror, and one of this machine.
+        std::fs::write(dir.path().join("outside.yaml"), "type: string\n").unwrap();
+        let outside = dir.path().join("outside.yaml");
+        let root = mirror.join("docs/openapi.yaml");
+        let value = serde_json::json!({
+            "own": {"$ref": "/shared/own.yaml"},
+            "up": {"$ref": "../../outside.yaml"},
+            "abs": {"$ref": outside.to_str().unwrap()},
+        });
+        let set = DocSet::load(value, &root, Some(&mirror));
+        assert!(set.target(0, "/shared/own.yaml").is_some());
+        assert!(set.target(0, "../../outside.yaml").is_none());
+        assert!(
+            set.unresolvable(0, "../../outside.yaml")
+                .contains("leaves the folder")
+        );
+        // An absolute path is the origin's: looked for in the mirror only.
+        assert!(set.target(0, outside.to_str().unwrap()).is_none());
+        assert_eq!(set.docs.len(), 2);
+        // Outside a mirror, the same references are followed.
+        let value = serde_json::json!({"up": {"$ref": "../../outside.yaml"}});
+        let set = DocSet::load(value, &root, None);
+        assert!(set.target(0, "../../outside.yaml").is_some());
     }
 
     #[test]

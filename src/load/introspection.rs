@@ -106,7 +106,22 @@ pub async fn fetch(
             error,
         })?;
     let status = answer.status();
-    let text = answer.text().await.unwrap_or_default();
+    // A schema that streams for ever is refused as a description would be.
+    let text = match super::remote::body_within(answer, super::MAX_DESCRIPTION_BYTES).await {
+        Ok(Some(body)) => String::from_utf8_lossy(&body).into_owned(),
+        Ok(None) => {
+            return Err(SpecError::new(
+                Path::new(endpoint.as_str()),
+                format!(
+                    "the introspection answer is larger than {}; refused",
+                    super::size_text(super::MAX_DESCRIPTION_BYTES)
+                ),
+            )
+            .hint("pass the schema file (SDL or introspection JSON) instead")
+            .into());
+        }
+        Err(_) => String::new(),
+    };
     let body: Value = serde_json::from_str(&text).map_err(|_| IntrospectionError::NotJson {
         endpoint: endpoint.clone(),
         status,

@@ -137,23 +137,108 @@ impl fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
-/// Loads the API description at `path`, whatever its format.
-pub fn load(path: &Path) -> Result<Loaded, SpecError> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        let err = SpecError::new(path, format!("cannot read the file: {e}"));
-        if e.kind() == std::io::ErrorKind::NotFound {
-            err.hint("check the path; `cartograph graph --help` shows the accepted formats")
-        } else {
-            err
+/// Most a description may weigh, read from a file or fetched from a URL;
+/// the files its `$ref`s name may weigh as much again, together. The
+/// largest real descriptions (GitHub's REST API) are near 12 MB.
+pub const MAX_DESCRIPTION_BYTES: usize = 64 << 20;
+
+/// Why a file of a description was not read.
+#[derive(Debug)]
+pub(crate) enum Unreadable {
+    /// The system refused.
+    Io(std::io::Error),
+    /// A device, a FIFO, a folder: reading one may never end.
+    NotAFile,
+    /// Past the size allowed.
+    TooLarge(usize),
+}
+
+impl fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unreadable::Io(e) => write!(f, "cannot be read: {e}"),
+            Unreadable::NotAFile => write!(
+                f,
+                "is not a regular file (a device, a FIFO or a folder); refused"
+            ),
+            Unreadable::TooLarge(limit) => write!(
+                f,
+                "is larger than {}; refused (a description and its files may weigh {} in all)",
+                size_text(*limit),
+                size_text(MAX_DESCRIPTION_BYTES)
+            ),
         }
+    }
+}
+
+/// `n` bytes, in MiB when whole.
+fn size_text(n: usize) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{} MiB", n >> 20)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// The bytes of `path`, at most `limit` of them; with `files_only`, only
+/// from a regular file (a `$ref` to `/dev/zero` or a FIFO is not followed).
+pub(crate) fn read_bounded(
+    path: &Path,
+    limit: usize,
+    files_only: bool,
+) -> Result<Vec<u8>, Unreadable> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).map_err(Unreadable::Io)?;
+    if files_only && !meta.is_file() {
+        return Err(Unreadable::NotAFile);
+    }
+    if meta.is_file() && meta.len() > limit as u64 {
+        return Err(Unreadable::TooLarge(limit));
+    }
+    let file = std::fs::File::open(path).map_err(Unreadable::Io)?;
+    let mut bytes = Vec::new();
+    file.take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(Unreadable::Io)?;
+    if bytes.len() > limit {
+        return Err(Unreadable::TooLarge(limit));
+    }
+    Ok(bytes)
+}
+
+/// Loads the API description at `path`, whatever its format. The file may
+/// be a FIFO (`<(curl …)`), but no more than [`MAX_DESCRIPTION_BYTES`] of
+/// it is read.
+pub fn load(path: &Path) -> Result<Loaded, SpecError> {
+    load_in(path, None)
+}
+
+/// [`load`], its `$ref`s reading files only inside `within` (a fetched
+/// description's mirror).
+pub(crate) fn load_in(path: &Path, within: Option<&Path>) -> Result<Loaded, SpecError> {
+    let bytes = read_bounded(path, MAX_DESCRIPTION_BYTES, false).map_err(|e| match e {
+        Unreadable::Io(e) => {
+            let err = SpecError::new(path, format!("cannot read the file: {e}"));
+            if e.kind() == std::io::ErrorKind::NotFound {
+                err.hint("check the path; `cartograph graph --help` shows the accepted formats")
+            } else {
+                err
+            }
+        }
+        other => SpecError::new(path, format!("the file {other}"))
+            .hint("pass an API description: this is not one"),
     })?;
     let text = String::from_utf8_lossy(&bytes);
-    load_text(&text, path)
+    load_text_in(&text, path, within)
 }
 
 /// Loads a description held in memory; `path` names it in messages and anchors
 /// relative `$ref`s.
 pub fn load_text(text: &str, path: &Path) -> Result<Loaded, SpecError> {
+    load_text_in(text, path, None)
+}
+
+fn load_text_in(text: &str, path: &Path, within: Option<&Path>) -> Result<Loaded, SpecError> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -173,7 +258,7 @@ pub fn load_text(text: &str, path: &Path) -> Result<Loaded, SpecError> {
     let value = parse_text(text, path)?;
     if value.get("openapi").is_some() || value.get("swagger").is_some() {
         let cut = cut_short(text, &value);
-        let mut loaded = openapi::load(value, path)?;
+        let mut loaded = openapi::load(value, path, within)?;
         if let Some((line, why)) = cut {
             loaded.warnings.push(Warning {
                 file: path.to_path_buf(),

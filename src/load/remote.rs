@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Loaded, SpecError, load};
+use super::{Loaded, SpecError};
 
 /// Whether the SPEC argument names a URL rather than a file.
 pub fn is_url(spec: &str) -> bool {
@@ -46,7 +46,9 @@ pub async fn fetch(
         }
         p
     };
-    let root_text = get(client, url, headers).await?;
+    let root_text = get(client, url, headers, super::MAX_DESCRIPTION_BYTES).await?;
+    // What the files its `$ref`s name may weigh, together.
+    let mut left = super::MAX_DESCRIPTION_BYTES;
     let root_path = local(url);
     write(&root_path, &root_text, &shown)?;
     // Every relative `$ref` file, transitively, fetched beside the root.
@@ -70,14 +72,16 @@ pub async fn fetch(
             }
             seen.push(next_doc.clone());
             // A file that cannot be fetched is reported where it is used.
-            if let Ok(text) = get(client, &next_doc, headers).await
+            if let Ok(text) = get(client, &next_doc, headers, left).await
                 && write(&local(&next_doc), &text, &shown).is_ok()
             {
+                left -= text.len();
                 todo.push((next_doc, text));
             }
         }
     }
-    let mut loaded = load(&root_path).map_err(|mut e| {
+    // Its `$ref`s read the mirror only: never a file of this machine.
+    let mut loaded = super::load_in(&root_path, Some(dir.path())).map_err(|mut e| {
         e.file = shown.clone();
         e
     })?;
@@ -128,10 +132,13 @@ pub fn servers(servers: &[String], url: &url::Url) -> Vec<String> {
     }
 }
 
+/// The text at `url`, refused past `limit` bytes (a description that
+/// streams for ever must not fill the memory).
 async fn get(
     client: &reqwest::Client,
     url: &url::Url,
     headers: &[(String, String)],
+    limit: usize,
 ) -> Result<String, SpecError> {
     let shown = PathBuf::from(url.as_str());
     let mut request = client.get(url.clone()).header(
@@ -159,10 +166,43 @@ async fn get(
         )
         .hint("check the URL; pass -H for a description behind authentication"));
     }
-    answer
-        .text()
+    let too_large = || {
+        SpecError::new(
+            &shown,
+            format!(
+                "the description is larger than {}; refused",
+                super::size_text(limit)
+            ),
+        )
+        .hint(format!(
+            "a description and the files its $refs name may weigh {} in all; check the URL",
+            super::size_text(super::MAX_DESCRIPTION_BYTES)
+        ))
+    };
+    let body = body_within(answer, limit)
         .await
-        .map_err(|e| SpecError::new(&shown, format!("cannot read the description: {e}")))
+        .map_err(|e| SpecError::new(&shown, format!("cannot read the description: {e}")))?
+        .ok_or_else(too_large)?;
+    Ok(String::from_utf8_lossy(&body).into_owned())
+}
+
+/// The body of `answer`, or `None` once it passes `limit` bytes (read no
+/// further: an answer may stream for ever).
+pub(super) async fn body_within(
+    mut answer: reqwest::Response,
+    limit: usize,
+) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    if answer.content_length().is_some_and(|n| n > limit as u64) {
+        return Ok(None);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = answer.chunk().await? {
+        if body.len() + chunk.len() > limit {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
 }
 
 /// What to do about a fetch that got no answer, told by the error's kind

@@ -19,9 +19,9 @@ pub struct SpecSource {
 
 impl SpecSource {
     /// A description read from `path` (read again here for the lines: a file
-    /// that cannot be read now only loses them).
+    /// that cannot be read now, or not again, such as a FIFO, only loses them).
     pub fn file(path: &Path, api: &Api) -> SpecSource {
-        let lines = std::fs::read(path)
+        let lines = super::read_bounded(path, super::MAX_DESCRIPTION_BYTES, true)
             .map(|b| super::operation_lines(&String::from_utf8_lossy(&b), api))
             .unwrap_or_default();
         SpecSource {

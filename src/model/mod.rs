@@ -14,7 +14,7 @@ pub mod select;
 pub mod source;
 pub mod text;
 
-pub use schema::{Schema, SchemaType};
+pub use schema::{MAX_GENERATED_ITEMS, MAX_GENERATED_LENGTH, Schema, SchemaType};
 pub use security::{SchemeKind, Security, SecurityScheme};
 pub use source::SourceDocument;
 

@@ -144,6 +144,13 @@ pub struct Schema {
     pub description: Option<String>,
 }
 
+/// Longest string a generated value holds: a `minLength` past it is cut
+/// here (the value then breaks it).
+pub const MAX_GENERATED_LENGTH: u64 = 10_000;
+
+/// Most items a generated array holds: a `minItems` past it is cut here.
+pub const MAX_GENERATED_ITEMS: u64 = 100;
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -179,6 +186,74 @@ impl Schema {
         self.types.is_empty()
             || self.types.contains(&t)
             || (t == SchemaType::Integer && self.types.contains(&SchemaType::Number))
+    }
+
+    /// Why no value can satisfy the schema's bounds (`minimum 10 > maximum
+    /// 5`), when none can: an authoring slip that generation must not trip on.
+    pub fn contradiction(&self) -> Option<String> {
+        let name = |exclusive: bool, base: &str, open: &str| {
+            if exclusive {
+                open.to_string()
+            } else {
+                base.to_string()
+            }
+        };
+        if let (Some(lo), Some(hi)) = (self.minimum, self.maximum) {
+            let lo_name = name(self.exclusive_minimum, "minimum", "exclusiveMinimum");
+            let hi_name = name(self.exclusive_maximum, "maximum", "exclusiveMaximum");
+            if lo > hi || (lo == hi && (self.exclusive_minimum || self.exclusive_maximum)) {
+                return Some(format!("{lo_name} {lo} is not below {hi_name} {hi}"));
+            }
+            let integers_only = self.types.contains(&SchemaType::Integer)
+                && !self.types.contains(&SchemaType::Number);
+            let first = if self.exclusive_minimum {
+                lo.floor() + 1.0
+            } else {
+                lo.ceil()
+            };
+            let last = if self.exclusive_maximum {
+                hi.ceil() - 1.0
+            } else {
+                hi.floor()
+            };
+            if integers_only && first > last {
+                return Some(format!(
+                    "no integer lies between {lo_name} {lo} and {hi_name} {hi}"
+                ));
+            }
+        }
+        if let (Some(lo), Some(hi)) = (self.min_length, self.max_length)
+            && lo > hi
+        {
+            return Some(format!("minLength {lo} > maxLength {hi}"));
+        }
+        if let (Some(lo), Some(hi)) = (self.min_items, self.max_items)
+            && lo > hi
+        {
+            return Some(format!("minItems {lo} > maxItems {hi}"));
+        }
+        None
+    }
+
+    /// The schema without the bounds [`Schema::contradiction`] finds at odds.
+    pub fn without_contradiction(mut self) -> Schema {
+        if let (Some(lo), Some(hi)) = (self.minimum, self.maximum) {
+            let mut probe = Schema::default();
+            (probe.types, probe.minimum, probe.maximum) = (self.types.clone(), Some(lo), Some(hi));
+            (probe.exclusive_minimum, probe.exclusive_maximum) =
+                (self.exclusive_minimum, self.exclusive_maximum);
+            if probe.contradiction().is_some() {
+                (self.minimum, self.maximum) = (None, None);
+                (self.exclusive_minimum, self.exclusive_maximum) = (false, false);
+            }
+        }
+        if self.min_length > self.max_length && self.max_length.is_some() {
+            (self.min_length, self.max_length) = (None, None);
+        }
+        if self.min_items > self.max_items && self.max_items.is_some() {
+            (self.min_items, self.max_items) = (None, None);
+        }
+        self
     }
 
     /// Whether null is allowed.
@@ -217,5 +292,69 @@ impl Schema {
         }
         let names: Vec<&str> = self.types.iter().map(|t| t.as_str()).collect();
         names.join("|")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounded(types: &[SchemaType], lo: f64, hi: f64, open: (bool, bool)) -> Schema {
+        Schema {
+            types: types.to_vec(),
+            minimum: Some(lo),
+            maximum: Some(hi),
+            exclusive_minimum: open.0,
+            exclusive_maximum: open.1,
+            ..Schema::default()
+        }
+    }
+
+    #[test]
+    fn contradictions_are_found_and_taken_off() {
+        let int = [SchemaType::Integer];
+        let num = [SchemaType::Number];
+        for (s, why) in [
+            (
+                bounded(&int, 10.0, 5.0, (false, false)),
+                Some("minimum 10 is not below maximum 5"),
+            ),
+            (
+                bounded(&int, 1.5, 1.7, (false, false)),
+                Some("no integer lies between minimum 1.5 and maximum 1.7"),
+            ),
+            (bounded(&num, 1.5, 1.7, (false, false)), None),
+            (
+                bounded(&int, 1.0, 2.0, (true, true)),
+                Some("no integer lies between exclusiveMinimum 1 and exclusiveMaximum 2"),
+            ),
+            (bounded(&int, 1.0, 3.0, (true, true)), None),
+            (
+                bounded(&num, 2.0, 2.0, (false, true)),
+                Some("minimum 2 is not below exclusiveMaximum 2"),
+            ),
+            (bounded(&num, 2.0, 2.0, (false, false)), None),
+        ] {
+            assert_eq!(s.contradiction().as_deref(), why, "{s:?}");
+            let fixed = s.clone().without_contradiction();
+            assert_eq!(fixed.contradiction(), None);
+            if why.is_none() {
+                assert_eq!(fixed, s, "a satisfiable schema is kept as it is");
+            }
+        }
+        let lengths = Schema {
+            min_length: Some(5),
+            max_length: Some(2),
+            min_items: Some(1),
+            max_items: Some(4),
+            ..Schema::default()
+        };
+        assert_eq!(
+            lengths.contradiction().as_deref(),
+            Some("minLength 5 > maxLength 2")
+        );
+        let fixed = lengths.without_contradiction();
+        assert_eq!((fixed.min_length, fixed.max_length), (None, None));
+        assert_eq!((fixed.min_items, fixed.max_items), (Some(1), Some(4)));
     }
 }

@@ -562,6 +562,9 @@ pub fn render_sarif(report: &Report, ended: SystemTime, secrets: &Secrets) -> St
         "rate_limited" => Some(
             "the server asked to wait past the end of the budget (Retry-After): the operations it asked it of were not tested further",
         ),
+        "crashed" => Some(
+            "the search failed inside Cartograph and stopped: only what was tested before is reported",
+        ),
         _ => None,
     };
     if let Some(why) = failed {

@@ -191,9 +191,9 @@ pub async fn drive<S: Source>(
     }
     let summary = RunSummary {
         unreachable: outcome.unreachable.is_some(),
-        // The server asked to wait past the budget's end, the auth command
-        // failed, or nothing was tested.
-        incomplete: outcome.stop == StopReason::RateLimited
+        // The server asked to wait past the budget's end, the search failed
+        // inside, the auth command failed, or nothing was tested.
+        incomplete: matches!(outcome.stop, StopReason::RateLimited | StopReason::Crashed)
             || outcome.auth_error.is_some()
             || untested.is_some(),
         interrupted,

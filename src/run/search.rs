@@ -83,5 +83,11 @@ pub async fn search(
     if let Some(e) = &outcome.unreachable {
         eprintln!("error: nothing answered: {}", one_line(&secrets.redact(e)));
     }
+    if let Some(e) = &outcome.crash {
+        eprintln!(
+            "error: {}; the search stopped before its end (please report this with the description)",
+            one_line(&secrets.redact(e))
+        );
+    }
     Ok(outcome)
 }

@@ -222,6 +222,7 @@ pub async fn open_session(
             auth_error: None,
             unreachable: Some(format!("no TCP connection to {target_url}")),
             rate_limited: Vec::new(),
+            crash: None,
         };
         let report = tally.report(settings, &outcome, Vec::new());
         reports::write_report(&out, &report, &secrets).map_err(|e| {

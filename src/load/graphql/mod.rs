@@ -29,10 +29,22 @@ use sdl::{build_sdl, prepare, syntax_error};
 /// real schemas stay below 5, so anything deeper is a malformed or hostile document.
 pub(super) const MAX_TYPE_REF_DEPTH: usize = 32;
 
+/// Deepest bracket nesting of an SDL document (list types, input values,
+/// directive arguments): real schemas stay below ten.
+const MAX_SDL_NESTING: usize = 64;
+
 /// Loads a GraphQL SDL document.
 pub fn load_sdl(text: &str, path: &Path) -> Result<Loaded, SpecError> {
     let mut sink = Sink::new(path);
     let prepared = prepare(text.trim_start_matches('\u{feff}'));
+    if let Some(at) = sdl::too_deep(&prepared.text, MAX_SDL_NESTING) {
+        return Err(SpecError::new(
+            path,
+            format!("brackets nest deeper than {MAX_SDL_NESTING} levels; refused"),
+        )
+        .at(at)
+        .hint("a schema nests a few levels deep: this document is malformed or hostile"));
+    }
     let doc = gql::parse_schema::<String>(&prepared.text)
         .map_err(|e| syntax_error(path, &e.to_string()))?;
     let mut ts = build_sdl(doc, prepared.roots, &mut sink);
@@ -55,6 +67,9 @@ pub fn load_sdl(text: &str, path: &Path) -> Result<Loaded, SpecError> {
 /// document does not parse.
 pub fn sdl_field_lines(text: &str) -> std::collections::HashMap<String, u32> {
     let prepared = prepare(text.trim_start_matches('\u{feff}'));
+    if sdl::too_deep(&prepared.text, MAX_SDL_NESTING).is_some() {
+        return Default::default();
+    }
     let Ok(doc) = gql::parse_schema::<String>(&prepared.text) else {
         return Default::default();
     };

@@ -250,6 +250,40 @@ pub(super) fn extend_schema(b: &[u8], start: usize) -> Option<(usize, Vec<(Strin
     }
 }
 
+/// Where brackets first nest deeper than `limit`, as `line:column`: the
+/// SDL parser recurses once per level, so a hostile document would overflow
+/// its stack.
+pub(super) fn too_deep(text: &str, limit: usize) -> Option<String> {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut j = 0;
+    while j < b.len() {
+        match b[j] {
+            b'"' => {
+                j = skip_string(b, j);
+                continue;
+            }
+            b'#' => {
+                j = skip_comment(b, j);
+                continue;
+            }
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    let before = &text[..j];
+                    let line = before.matches('\n').count() + 1;
+                    let column = before.len() - before.rfind('\n').map_or(0, |n| n + 1) + 1;
+                    return Some(format!("{line}:{column}"));
+                }
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        j += 1;
+    }
+    None
+}
+
 /// Offset just past the `)` matching the `(` at `i`.
 pub(super) fn skip_parens(b: &[u8], i: usize) -> Option<usize> {
     let mut depth = 0usize;

@@ -30,13 +30,14 @@ use schemas::pointer_ref_targets;
 /// structure nested this deep in the document itself reaches it.
 pub(super) const MAX_INLINE_DEPTH: usize = 40;
 
-/// Loads a parsed Swagger/OpenAPI document.
-pub(super) fn load(root: Value, path: &Path) -> Result<Loaded, SpecError> {
+/// Loads a parsed Swagger/OpenAPI document; its `$ref`s read files only
+/// inside `within`, when given (see [`DocSet::load`]).
+pub(super) fn load(root: Value, path: &Path, within: Option<&Path>) -> Result<Loaded, SpecError> {
     let format = detect_version(&root, path)?;
     if !root.is_object() {
         return Err(SpecError::new(path, "the document is not a JSON/YAML mapping").at("#/"));
     }
-    let mut docs = DocSet::load(root, path);
+    let mut docs = DocSet::load(root, path, within);
     let ref_targets = pointer_ref_targets(&docs);
     let mut cx = Converter {
         docs: &docs,
@@ -51,8 +52,17 @@ pub(super) fn load(root: Value, path: &Path) -> Result<Loaded, SpecError> {
         warnings: Vec::new(),
         warned: HashSet::new(),
         why_empty: None,
+        impossible: IndexMap::new(),
     };
     let mut api = cx.convert_api()?;
+    // Bounds at odds where no parameter or property could be left out.
+    for ((doc, pointer), why) in std::mem::take(&mut cx.impossible) {
+        cx.warn(
+            doc,
+            format!("#{pointer}"),
+            format!("{why}: no value satisfies it; the bounds are ignored"),
+        );
+    }
     let mut warnings = cx.warnings;
     warnings.dedup();
     let why_empty = cx.why_empty;
@@ -126,6 +136,9 @@ pub(super) struct Converter<'a> {
     pub(super) warned: HashSet<(DocId, String)>,
     /// Why `paths` gave no operation, when it gave none.
     pub(super) why_empty: Option<String>,
+    /// Schemas whose bounds no value satisfies, by place, and why; their
+    /// owner (a parameter, a property) takes them out and warns.
+    pub(super) impossible: IndexMap<(DocId, String), String>,
 }
 
 /// Why an operation could not be loaded.

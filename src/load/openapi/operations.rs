@@ -241,8 +241,24 @@ impl<'a> Converter<'a> {
                 self.warn(pdoc, format!("#{loc}"), format!("{why}; parameter skipped"));
                 continue;
             }
-            out.parameters
-                .push(self.parameter(pdoc, p, &loc, name, location));
+            let parameter = self.parameter(pdoc, p, &loc, name, location);
+            let schema_at = if p.get("schema").is_some() {
+                format!("{loc}/schema")
+            } else {
+                loc.clone()
+            };
+            if let Some(why) = self.impossible.shift_remove(&(pdoc, schema_at.clone())) {
+                self.warn(
+                    pdoc,
+                    format!("#{schema_at}"),
+                    format!(
+                        "{why}: no value satisfies it; parameter {:?} left out",
+                        parameter.name
+                    ),
+                );
+                continue;
+            }
+            out.parameters.push(parameter);
         }
         out
     }

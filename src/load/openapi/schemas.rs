@@ -180,6 +180,55 @@ impl<'a> Converter<'a> {
         if nullable && typed && !s.types.contains(&SchemaType::Null) {
             s.types.push(SchemaType::Null);
         }
+        self.check_bounds(doc, obj, pointer, s)
+    }
+
+    /// `s` with bounds no value can satisfy taken off, each remembered at
+    /// its place (its owner, a parameter or a property, is then left out
+    /// with a warning); and a warning where a length or a count is past
+    /// what generation makes.
+    fn check_bounds(
+        &mut self,
+        doc: DocId,
+        obj: &Map<String, Value>,
+        pointer: &str,
+        mut s: Schema,
+    ) -> Schema {
+        use crate::model::{MAX_GENERATED_ITEMS, MAX_GENERATED_LENGTH};
+        let no_items = obj.get("items") == Some(&Value::Bool(false))
+            && obj.get("prefixItems").is_none()
+            && s.min_items.is_some_and(|n| n > 0);
+        let why = s.contradiction().or_else(|| {
+            no_items.then(|| {
+                format!(
+                    "minItems {} with `items: false`, which allows no item",
+                    s.min_items.unwrap_or_default()
+                )
+            })
+        });
+        if let Some(why) = why {
+            s = s.without_contradiction();
+            if no_items {
+                s.min_items = None;
+            }
+            self.impossible
+                .entry((doc, pointer.to_string()))
+                .or_insert(why);
+        }
+        if let Some(n) = s.min_length.filter(|n| *n > MAX_GENERATED_LENGTH) {
+            self.warn(
+                doc,
+                format!("#{pointer}"),
+                format!("minLength {n} is past the longest string generated ({MAX_GENERATED_LENGTH} characters): values are cut there, and are too short"),
+            );
+        }
+        if let Some(n) = s.min_items.filter(|n| *n > MAX_GENERATED_ITEMS) {
+            self.warn(
+                doc,
+                format!("#{pointer}"),
+                format!("minItems {n} is past the most items generated ({MAX_GENERATED_ITEMS}): arrays are cut there, and are too short"),
+            );
+        }
         s
     }
 
@@ -247,14 +296,25 @@ impl<'a> Converter<'a> {
             let it = self.schema(doc, items, &format!("{pointer}/items"), depth + 1, visiting);
             s.items = Some(Box::new(it));
         }
+        let mut left_out = Vec::new();
         if let Some(Value::Object(props)) = obj.get("properties") {
             for (name, p) in props {
                 let ploc = format!("{pointer}/properties/{}", escape_pointer(name));
                 let ps = self.schema(doc, p, &ploc, depth + 1, visiting);
+                if let Some(why) = self.impossible.shift_remove(&(doc, ploc.clone())) {
+                    self.warn(
+                        doc,
+                        format!("#{ploc}"),
+                        format!("{why}: no value satisfies it; property {name:?} left out"),
+                    );
+                    left_out.push(name.clone());
+                    continue;
+                }
                 s.properties.insert(name.clone(), ps);
             }
         }
         s.required = string_list(obj.get("required"));
+        s.required.retain(|r| !left_out.contains(r));
         if let Some(ap) = obj.get("additionalProperties")
             && ap.is_object()
         {

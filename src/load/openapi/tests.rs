@@ -6,7 +6,7 @@ use crate::model::SchemaType;
 
 fn load_yaml(text: &str) -> Loaded {
     let v = super::super::parse_text(text, Path::new("t.yaml")).unwrap();
-    load(v, Path::new("t.yaml")).unwrap()
+    load(v, Path::new("t.yaml"), None).unwrap()
 }
 
 #[test]
@@ -470,4 +470,66 @@ paths:
     // Only the API key in `Authorization` is a scheme to probe.
     let schemes: Vec<_> = l.api.security_schemes.keys().collect();
     assert_eq!(schemes, ["auth"]);
+}
+
+#[test]
+fn bounds_no_value_satisfies_leave_their_parameter_or_property_out_with_a_warning() {
+    let l = load_yaml(
+        r##"
+openapi: 3.1.0
+info: {title: t, version: "1"}
+paths:
+  /x:
+    get:
+      parameters:
+        - {name: backwards, in: query, schema: {type: integer, minimum: 10, maximum: 5}}
+        - {name: between, in: query, schema: {type: integer, exclusiveMinimum: 1, maximum: 1.5}}
+        - {name: open, in: query, schema: {type: number, minimum: 1, exclusiveMaximum: 1}}
+        - {name: fine, in: query, schema: {type: number, minimum: 1.5, maximum: 1.7}}
+        - {name: list, in: query, schema: {$ref: '#/components/schemas/Never'}}
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [none, kept]
+              properties:
+                none: {type: array, minItems: 2, items: false}
+                short: {type: string, minLength: 5, maxLength: 2}
+                kept: {type: string, minLength: 2000000000}
+      responses: {"200": {description: ok}}
+components:
+  schemas:
+    Never: {type: array, minItems: 3, maxItems: 1}
+"##,
+    );
+    let op = &l.api.operations[0];
+    let names: Vec<&str> = op.parameters.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["fine", "list"]);
+    let body = l
+        .api
+        .resolve(&op.request_body.as_ref().unwrap().content["application/json"]);
+    assert_eq!(body.properties.keys().collect::<Vec<_>>(), ["kept"]);
+    assert_eq!(body.required, ["kept"]);
+    let said: Vec<String> = l
+        .warnings
+        .iter()
+        .map(|w| format!("{}: {}", w.location, w.message))
+        .collect();
+    let expect = [
+        "#/paths/~1x/get/parameters/0/schema: minimum 10 is not below maximum 5: no value satisfies it; parameter \"backwards\" left out",
+        "#/paths/~1x/get/parameters/1/schema: no integer lies between exclusiveMinimum 1 and maximum 1.5: no value satisfies it; parameter \"between\" left out",
+        "#/paths/~1x/get/parameters/2/schema: minimum 1 is not below exclusiveMaximum 1: no value satisfies it; parameter \"open\" left out",
+        "#/paths/~1x/get/requestBody/content/application~1json/schema/properties/none: minItems 2 with `items: false`, which allows no item: no value satisfies it; property \"none\" left out",
+        "#/paths/~1x/get/requestBody/content/application~1json/schema/properties/short: minLength 5 > maxLength 2: no value satisfies it; property \"short\" left out",
+        "#/paths/~1x/get/requestBody/content/application~1json/schema/properties/kept: minLength 2000000000 is past the longest string generated (10000 characters): values are cut there, and are too short",
+        "#/components/schemas/Never: minItems 3 > maxItems 1: no value satisfies it; the bounds are ignored",
+    ];
+    for e in expect {
+        assert!(said.iter().any(|s| s == e), "missing {e:?} in {said:#?}");
+    }
+    assert_eq!(said.len(), expect.len(), "{said:#?}");
+    // Where nothing could be left out, the bounds are gone.
+    let never = &l.api.schemas["Never"];
+    assert_eq!((never.min_items, never.max_items), (None, None));
 }
