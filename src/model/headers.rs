@@ -37,6 +37,17 @@ pub fn is_token(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
+/// Whether OpenAPI itself says a header parameter named `name` is ignored
+/// (`Content-Type` and `Authorization`: the body's media type and the
+/// security schemes say them): it is left out without a warning, since the
+/// description is not at fault (Spotify's declares `Authorization` on
+/// every operation).
+pub fn ignored_by_openapi(name: &str) -> bool {
+    ["content-type", "authorization"]
+        .iter()
+        .any(|h| h.eq_ignore_ascii_case(name))
+}
+
 /// Why a description's header named `name` is not sent, or `None` when it may be.
 pub fn refused(name: &str) -> Option<String> {
     if !is_token(name) {

@@ -229,6 +229,9 @@ impl<'a> Converter<'a> {
             };
             // A header (or cookie) name is written as it is into a header
             // line: one that is no token would split or break the request.
+            if location == Location::Header && crate::model::headers::ignored_by_openapi(&name) {
+                continue;
+            }
             let refused = match location {
                 Location::Header => crate::model::headers::refused(&name),
                 Location::Cookie if !crate::model::headers::is_token(&name) => Some(format!(
