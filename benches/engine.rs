@@ -8,7 +8,15 @@
 //! runtime and only the engine runtime's threads are counted
 //! (`/proc/self/task/<tid>/schedstat`).
 //!
-//! Prints one summary line over a dedicated 50,000-request run, then lets
+//! First, the guard (`scripts/bench-guard.sh` runs this part alone, with
+//! `ENGINE_BENCH_TRIVIAL_ONLY=1`): the tool's CPU per request with every
+//! oracle on, `benches/five.yaml` against a trivial server in this process
+//! (its own thread; only the engine runtime's threads are counted), at
+//! concurrency 16 and 1, the least of three runs of 20,000 requests each;
+//! it fails when either is more than 15% above `benches/baseline.json`.
+//!
+//! Then, against the demo API: one summary line over a dedicated
+//! 50,000-request run, then lets
 //! criterion time runs of 20,000 requests. With `ENGINE_BENCH_DIAG=1`, every run
 //! also prints per-5,000-request windows (rate, body size, latency, CPU) and
 //! per-operation figures.
@@ -371,6 +379,9 @@ fn diagnose(seen: &[(Duration, String, u16, usize, Duration)], cpu: &[u64]) {
 }
 
 fn bench(c: &mut Criterion) {
+    if std::env::var_os("ENGINE_BENCH_TRIVIAL_ONLY").is_some() {
+        return;
+    }
     let tids: Arc<Mutex<Vec<u32>>> = Arc::default();
     let rt = {
         let tids = tids.clone();
@@ -497,5 +508,196 @@ fn bench(c: &mut Criterion) {
     drop(server);
 }
 
-criterion_group!(benches, bench);
+/// The trivial local server: every request on a kept-alive connection is
+/// answered `{"id":1,"name":"x"}`, on a thread and runtime of its own (not
+/// the tool's, whose CPU is measured). Returns its base URL; it serves
+/// until the process ends.
+fn trivial_server() -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 19\r\n\r\n{\"id\":1,\"name\":\"x\"}";
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    listener
+        .set_nonblocking(true)
+        .expect("non-blocking listener");
+    let base = format!("http://{}", listener.local_addr().expect("local addr"));
+    let serve = async move {
+        let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+        while let Ok((mut conn, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = Vec::with_capacity(4096);
+                let mut chunk = [0u8; 4096];
+                loop {
+                    // Each whole request: its head, then its body by
+                    // content-length.
+                    while let Some(end) = find(&buf, b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+                        let body = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("content-length:"))
+                            .and_then(|n| n.trim().parse::<usize>().ok())
+                            .unwrap_or(0);
+                        if buf.len() < end + 4 + body {
+                            break;
+                        }
+                        buf.drain(..end + 4 + body);
+                        if conn.write_all(ANSWER).await.is_err() {
+                            return;
+                        }
+                    }
+                    match conn.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+            });
+        }
+    };
+    std::thread::Builder::new()
+        .name("trivial-server".into())
+        .spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("server runtime")
+                .block_on(serve)
+        })
+        .expect("server thread");
+    base
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Requests of each run against the trivial server.
+const TRIVIAL_REQUESTS: u64 = 20_000;
+
+/// Above the kept figure by more than this fails the bench.
+const TOLERANCE: f64 = 1.15;
+
+/// Tool CPU per request, every oracle on, against the trivial server, at
+/// concurrency 16 and 1: printed, and compared with `benches/baseline.json`
+/// (the bench fails on a regression of more than 15%).
+fn trivial(_: &mut Criterion) {
+    let tids: Arc<Mutex<Vec<u32>>> = Arc::default();
+    let rt = {
+        let tids = tids.clone();
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_name("engine")
+            .on_thread_start(move || {
+                if let Some(t) = current_tid() {
+                    tids.lock().unwrap().push(t);
+                }
+            })
+            .build()
+            .expect("engine runtime")
+    };
+    let meter = CpuMeter::Threads(tids);
+    let base = trivial_server();
+    let loaded = cartograph::load::load_text(include_str!("five.yaml"), Path::new("five.yaml"))
+        .expect("benches/five.yaml loads");
+    let api = Arc::new(loaded.api);
+    let graph = cartograph::graph::build(&api);
+    let url = url::Url::parse(&base).expect("base url");
+    let run = |concurrency: usize, n: u64| {
+        let driver = Arc::new(Mutex::new(Search::rest(
+            api.clone(),
+            graph.clone(),
+            Some(cartograph::graph::feedback::Feedback::default()),
+            SearchConfig {
+                mio: MioConfig::default(),
+                seed: SEED,
+                read_only: false,
+                use_graph: true,
+                max_requests: Some(n),
+                budget: None,
+                // Every oracle on.
+                skip_checks: Vec::new(),
+                target: None,
+            },
+        )));
+        let config = RunConfig {
+            target: url.clone(),
+            budget: None,
+            max_requests: Some(n),
+            seed: SEED,
+            rate: None,
+            burst: 1,
+            concurrency,
+            read_only: false,
+            timeout: Duration::from_secs(10),
+            max_body: MAX_BODY,
+            max_retries: 3,
+            fence: Default::default(),
+            per_operation: Vec::new(),
+            tls: Default::default(),
+        };
+        let transport = Transport::new(url.clone(), MAX_BODY, concurrency, &Default::default())
+            .expect("transport");
+        let politeness = Arc::new(config.politeness());
+        let cpu0 = meter.now_ns();
+        let started = Instant::now();
+        let outcome = rt.block_on(execution::run(
+            config,
+            transport,
+            Credentials::none(),
+            politeness,
+            driver,
+            |_| {},
+        ));
+        assert_eq!(outcome.stop, execution::StopReason::MaxRequests);
+        let us = (meter.now_ns() - cpu0) / 1e3 / outcome.requests as f64;
+        (
+            us,
+            outcome.requests as f64 / started.elapsed().as_secs_f64(),
+        )
+    };
+    run(16, 2_000);
+    let mut measured = Vec::new();
+    for concurrency in [16, 1] {
+        // The least of three runs: what the engine needs, less the noise
+        // of other work on the machine.
+        let (us, rps) = (0..3)
+            .map(|_| run(concurrency, TRIVIAL_REQUESTS))
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .expect("three runs");
+        println!(
+            "engine, every oracle on, trivial server: {us:.1} µs CPU per request (tool side), {rps:.0} requests/s, concurrency {concurrency}"
+        );
+        measured.push((concurrency, us));
+    }
+    let kept = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/baseline.json"),
+    )
+    .ok()
+    .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+    let mut worse = Vec::new();
+    for (concurrency, us) in measured {
+        let key = format!("c{concurrency}_us");
+        match kept
+            .as_ref()
+            .and_then(|k| k[&key].as_f64())
+            .filter(|&k| k > 0.0)
+        {
+            Some(k) if us > k * TOLERANCE => worse.push(format!(
+                "concurrency {concurrency}: {us:.1} µs against {k:.1} µs kept (+{:.0}%)",
+                (us / k - 1.0) * 100.0
+            )),
+            Some(k) => println!(
+                "  concurrency {concurrency}: within 15% of the {k:.1} µs kept in benches/baseline.json"
+            ),
+            None => println!(
+                "  concurrency {concurrency}: no figure kept in benches/baseline.json ({key})"
+            ),
+        }
+    }
+    assert!(
+        worse.is_empty(),
+        "tool CPU per request regressed by more than 15% (benches/baseline.json): {}",
+        worse.join("; ")
+    );
+}
+
+criterion_group!(benches, trivial, bench);
 criterion_main!(benches);

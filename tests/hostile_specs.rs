@@ -459,7 +459,7 @@ impl cartograph::execution::Driver for Panicking {
     fn finished(
         &mut self,
         _test: Box<dyn cartograph::execution::TestRun>,
-        _exchanges: Vec<cartograph::execution::Exchange>,
+        _exchanges: &[cartograph::execution::Exchange],
     ) {
     }
 }

@@ -24,8 +24,9 @@ pub trait TestRun: Send + std::any::Any {
 pub trait Driver: Send {
     /// The next test to run; `None` ends the run.
     fn next_test(&mut self) -> Option<Box<dyn TestRun>>;
-    /// A test is over; these are its exchanges, in order.
-    fn finished(&mut self, test: Box<dyn TestRun>, exchanges: Vec<Exchange>);
+    /// A test is over; these are its exchanges, in order (the observer
+    /// gets them next, without a copy).
+    fn finished(&mut self, test: Box<dyn TestRun>, exchanges: &[Exchange]);
     /// The server asked to wait on `operation` past the budget's end: its
     /// requests are not sent any more, so tests that call it are wasted.
     fn set_aside(&mut self, _operation: &str) {}
@@ -338,7 +339,9 @@ pub fn plain_words(failure: &super::Failure, target: &url::Url, cacert: bool) ->
 
 /// Runs tests from `driver` against the transport's target until the budget,
 /// the request cap, an interrupt (Ctrl-C, SIGTERM) or the driver ends it.
-/// `observe` sees every exchange as it completes, on the calling task.
+/// `observe` sees every exchange on the calling task: a retried attempt as
+/// it completes, the others once their test is over and the driver has read
+/// them.
 pub async fn run(
     config: RunConfig,
     transport: Transport,
@@ -528,13 +531,15 @@ async fn worker(shared: Arc<Shared>, tx: mpsc::UnboundedSender<Exchange>, seq: A
                     break;
                 }
                 Ok(None) => break,
-                Ok(Some(sent)) => {
-                    for ex in &sent {
-                        let _ = tx.send(ex.clone());
+                Ok(Some(mut sent)) => {
+                    // The attempts before the last (retried ones) go to
+                    // the observer now; the last is the test's, and goes
+                    // after the driver has read it: no copy of any.
+                    let last = sent.pop();
+                    for ex in sent {
+                        let _ = tx.send(ex);
                     }
-                    if let Some(last) = sent.into_iter().last() {
-                        exchanges.push(last);
-                    }
+                    exchanges.extend(last);
                 }
             }
             if shared.stop.get().is_some() {
@@ -557,8 +562,12 @@ async fn worker(shared: Arc<Shared>, tx: mpsc::UnboundedSender<Exchange>, seq: A
                 .driver
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .finished(test, exchanges);
+                .finished(test, &exchanges);
         });
+        // Recorded whether or not judging them failed: nothing gathered is lost.
+        for ex in exchanges {
+            let _ = tx.send(ex);
+        }
         if judged.is_none() {
             return;
         }

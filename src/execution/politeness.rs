@@ -285,9 +285,13 @@ fn quota<'a>(header: &impl Fn(&str) -> Option<&'a str>) -> Option<(u64, Duration
             return Some((r as u64, Duration::from_secs_f64(t.max(0.0))));
         }
     }
-    for prefix in ["ratelimit", "x-ratelimit"] {
-        let remaining = header(&format!("{prefix}-remaining")).and_then(|v| v.parse::<u64>().ok());
-        let reset = header(&format!("{prefix}-reset")).and_then(|v| v.parse::<f64>().ok());
+    // Names spelt out, not formatted: every answer is read for them.
+    for (remaining, reset) in [
+        ("ratelimit-remaining", "ratelimit-reset"),
+        ("x-ratelimit-remaining", "x-ratelimit-reset"),
+    ] {
+        let remaining = header(remaining).and_then(|v| v.parse::<u64>().ok());
+        let reset = header(reset).and_then(|v| v.parse::<f64>().ok());
         if let (Some(remaining), Some(reset)) = (remaining, reset) {
             // Large values are UNIX times (GitHub), small ones delays (the draft).
             let delay = if reset > 1e9 {

@@ -50,6 +50,20 @@ impl ValuePool {
         }
     }
 
+    /// [`ValuePool::add`] without copying the key or the value when the
+    /// value is the key's latest already: every answer repeats most of
+    /// what the last one said.
+    fn add_ref(&mut self, key: &str, value: &Value) {
+        let list = if key.starts_with(LOCATION) {
+            self.locations.get(key)
+        } else {
+            self.values.get(key)
+        };
+        if list.and_then(|l| l.last()) != Some(value) {
+            self.add(key.to_string(), value.clone());
+        }
+    }
+
     /// Remembers `value` under `key`.
     pub fn add(&mut self, key: String, value: Value) {
         let list = if key.starts_with(LOCATION) {
@@ -183,8 +197,9 @@ impl ValuePool {
                     if let Value::Object(fields) = obj {
                         for (k, v) in fields {
                             if wanted.property(schema, k) {
+                                let key = format!("{schema}.{k}");
                                 for v in scalars(v) {
-                                    self.add(format!("{schema}.{k}"), v.clone());
+                                    self.add_ref(&key, v);
                                 }
                             }
                         }
@@ -274,7 +289,7 @@ impl ValuePool {
                         self.collect_by_name(v, wanted, depth + 1);
                     } else if wanted.name(k) {
                         for v in values {
-                            self.add(k.clone(), v.clone());
+                            self.add_ref(k, v);
                         }
                     }
                 }
@@ -312,7 +327,7 @@ impl ValuePool {
                 .iter()
                 .find_map(|p| fields.get(*p).filter(|v| is_scalar(v)));
             if let Some(id) = id {
-                self.add(key.clone(), id.clone());
+                self.add_ref(&key, id);
             }
         }
     }

@@ -101,7 +101,7 @@ impl Checker {
             return Vec::new();
         };
         self.schemas
-            .check(api, op, status, ex.header("content-type"), body)
+            .check_text(api, op, status, ex.header("content-type"), body, &ex.body)
     }
 
     /// What one GraphQL answer shows: [`graphql::check`] on the query sent.

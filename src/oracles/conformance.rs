@@ -8,16 +8,19 @@ use crate::model::{Operation, Response};
 /// The response entry documenting `status`: the exact code, else its range
 /// (`4XX`), else `default`.
 pub fn documented(op: &Operation, status: u16) -> Option<&Response> {
-    let code = status.to_string();
-    let range = format!("{}XX", &code[..1]);
+    // Every answer asks: the status's digits are compared, not formatted.
+    let mut first = status;
+    while first >= 10 {
+        first /= 10;
+    }
+    let range = |k: &str| {
+        k.len() == 3 && k.as_bytes()[0] == b'0' + first as u8 && k[1..].eq_ignore_ascii_case("XX")
+    };
     op.responses
-        .get(&code)
-        .or_else(|| {
-            op.responses
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(&range))
-                .map(|(_, r)| r)
-        })
+        .iter()
+        .find(|(k, _)| is_code(k, status))
+        .or_else(|| op.responses.iter().find(|(k, _)| range(k)))
+        .map(|(_, r)| r)
         .or_else(|| {
             op.responses
                 .iter()
@@ -26,14 +29,29 @@ pub fn documented(op: &Operation, status: u16) -> Option<&Response> {
         })
 }
 
+/// Whether a response key is `status` written out in decimal (`"200"`).
+pub fn is_code(key: &str, status: u16) -> bool {
+    !key.is_empty()
+        && key.len() <= 5
+        && key.bytes().all(|b| b.is_ascii_digit())
+        && !(key.len() > 1 && key.starts_with('0'))
+        && key.parse::<u16>() == Ok(status)
+}
+
 /// A media type without parameters, lower-cased (`application/json`).
 pub fn essence(media: &str) -> String {
-    media
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
+    essence_of(media).into_owned()
+}
+
+/// [`essence`] without a copy when the media type is lower-case already
+/// (nearly always): every answer's is read.
+pub fn essence_of(media: &str) -> std::borrow::Cow<'_, str> {
+    let e = media.split(';').next().unwrap_or("").trim();
+    if e.bytes().any(|b| b.is_ascii_uppercase()) {
+        e.to_ascii_lowercase().into()
+    } else {
+        e.into()
+    }
 }
 
 /// Whether a media type's essence is JSON (`application/json`, `…+json`).
@@ -87,7 +105,7 @@ fn deep(text: &str) -> bool {
 /// (`application/json` for `application/problem+json` and the reverse,
 /// because servers and descriptions disagree on that in good faith).
 pub fn media_matches(documented: &str, actual: &str) -> bool {
-    let (d, a) = (essence(documented), essence(actual));
+    let (d, a) = (essence_of(documented), essence_of(actual));
     if d == a || d == "*/*" || d.is_empty() {
         return true;
     }
@@ -121,13 +139,13 @@ pub fn media_finding(op: &Operation, ex: &Exchange) -> Option<(&'static str, Str
     if response.content.is_empty() || ex.body.trim().is_empty() {
         return None;
     }
-    let json_documented = response.content.keys().any(|k| is_json(&essence(k)));
+    let json_documented = response.content.keys().any(|k| is_json(&essence_of(k)));
     // Named beside JSON (`text/html` or `text/*`, not `*/*`): the page is documented.
     let html_documented = response
         .content
         .keys()
-        .any(|k| essence(k) != "*/*" && media_matches(k, "text/html"));
-    let actual = ex.header("content-type").map(essence);
+        .any(|k| essence_of(k) != "*/*" && media_matches(k, "text/html"));
+    let actual = ex.header("content-type").map(essence_of);
     if json_documented
         && !html_documented
         && (actual.as_deref() == Some("text/html")
@@ -150,7 +168,7 @@ pub fn media_finding(op: &Operation, ex: &Exchange) -> Option<(&'static str, Str
             "status {status} came as {actual} (documented: {})",
             listed.join(", ")
         ),
-        actual,
+        actual.into_owned(),
     ))
 }
 

@@ -88,12 +88,34 @@ pub fn find(body: &str) -> Option<(&'static str, &'static str, &'static str)> {
     } else {
         text
     };
-    for (code, table) in CODES.into_iter().zip([STACK_TRACES, SQL, DEBUG_PAGES]) {
-        if let Some((marker, what)) = table.iter().find(|(m, _)| text.contains(m)) {
+    // The first marker in the order looked for (kind, then table order):
+    // the lowest pattern number among all that occur.
+    let first = markers()
+        .find_overlapping_iter(text)
+        .map(|m| m.pattern().as_usize())
+        .min()?;
+    let tables = [STACK_TRACES, SQL, DEBUG_PAGES];
+    let mut at = first;
+    for (code, table) in CODES.into_iter().zip(tables) {
+        if let Some(&(marker, what)) = table.get(at) {
             return Some((code, what, marker));
         }
+        at -= table.len();
     }
     None
+}
+
+/// Every marker, in the order looked for, in one automaton built once.
+fn markers() -> &'static aho_corasick::AhoCorasick {
+    static MARKERS: std::sync::LazyLock<aho_corasick::AhoCorasick> =
+        std::sync::LazyLock::new(|| {
+            let all = [STACK_TRACES, SQL, DEBUG_PAGES]
+                .into_iter()
+                .flatten()
+                .map(|(marker, _)| *marker);
+            aho_corasick::AhoCorasick::new(all).expect("the leak markers are plain literals")
+        });
+    &MARKERS
 }
 
 #[cfg(test)]
@@ -115,6 +137,29 @@ mod tests {
                 .unwrap()
                 .0,
             "debug_page_leak"
+        );
+    }
+
+    #[test]
+    fn the_first_marker_in_the_order_looked_for_wins() {
+        // A SQL error inside a stack trace is a stack trace leak; within a
+        // table, the earlier marker, wherever each stands in the body.
+        let both = "SQLSTATE[42000] ... Traceback (most recent call last) ... panicked at x";
+        assert_eq!(
+            find(both),
+            Some(("stack_trace_leak", "a Rust panic report", "panicked at "))
+        );
+        assert_eq!(
+            find("Symfony Exception; Whitelabel Error Page"),
+            Some((
+                "debug_page_leak",
+                "Spring Boot's error page",
+                "Whitelabel Error Page"
+            ))
+        );
+        assert_eq!(
+            find("x ORA-01756 y"),
+            Some(("sql_leak", "an Oracle SQL error", "ORA-01756"))
         );
     }
 

@@ -220,8 +220,8 @@ impl Driver for Recorder {
         self.tests.pop_front()
     }
 
-    fn finished(&mut self, _test: Box<dyn TestRun>, exchanges: Vec<Exchange>) {
-        self.recorded.push(exchanges);
+    fn finished(&mut self, _test: Box<dyn TestRun>, exchanges: &[Exchange]) {
+        self.recorded.push(exchanges.to_vec());
     }
 }
 

@@ -347,7 +347,7 @@ impl Driver for ShrinkDriver {
         }
     }
 
-    fn finished(&mut self, test: Box<dyn TestRun>, exchanges: Vec<Exchange>) {
+    fn finished(&mut self, test: Box<dyn TestRun>, exchanges: &[Exchange]) {
         let Some(signature) = self.current.as_ref().map(|c| c.job.signature.clone()) else {
             return;
         };
@@ -356,7 +356,7 @@ impl Driver for ShrinkDriver {
             .downcast::<ScriptRun>()
             .is_ok_and(|r| r.missing.is_empty() && exchanges.len() == r.script.steps.len());
         let shown = if complete {
-            self.shows(&signature, &exchanges)
+            self.shows(&signature, exchanges)
         } else {
             None
         };
@@ -376,7 +376,7 @@ impl Driver for ShrinkDriver {
             return;
         };
         if let Some((reason, check)) = shown {
-            for (step, ex) in tried.steps.iter_mut().zip(&exchanges) {
+            for (step, ex) in tried.steps.iter_mut().zip(exchanges) {
                 step.status = ex.status;
             }
             // The check as this very run showed it: a shorter sequence

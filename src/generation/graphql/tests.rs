@@ -303,7 +303,7 @@ fn an_answer_the_schema_does_not_promise_teaches_a_producer() {
         vec![touch],
         &[json!({"data": {"touch": {"id": "8", "title": "Dune"}}})],
     );
-    d.finished(Box::new(r), ex);
+    d.finished(Box::new(r), &ex);
     assert_eq!(
         d.changes(),
         [Change::Produces {
@@ -358,7 +358,7 @@ fn lambda_failed_answers_suspend_the_edge_and_a_success_reactivates_it() {
             ],
         );
         assert_eq!(r.used[1], [("Author".to_string(), 0)]);
-        d.finished(Box::new(r), ex);
+        d.finished(Box::new(r), &ex);
     }
     assert_eq!(
         state(d.graph(), "Author", "Query.author"),
@@ -387,7 +387,7 @@ fn lambda_failed_answers_suspend_the_edge_and_a_success_reactivates_it() {
         );
         if !r.used[1].is_empty() {
             // It worked: the edge is back.
-            d.finished(Box::new(r), ex);
+            d.finished(Box::new(r), &ex);
             flowed = true;
             break;
         }

@@ -693,7 +693,7 @@ impl<P: Protocol> Driver for Search<P> {
         }
     }
 
-    fn finished(&mut self, test: Box<dyn TestRun>, exchanges: Vec<Exchange>) {
+    fn finished(&mut self, test: Box<dyn TestRun>, exchanges: &[Exchange]) {
         let any: Box<dyn std::any::Any> = test;
         let Ok(run) = any.downcast::<P::Run>() else {
             return;
@@ -707,21 +707,21 @@ impl<P: Protocol> Driver for Search<P> {
         if exchanges.is_empty() {
             return;
         }
-        self.note_timeouts(&exchanges);
+        self.note_timeouts(exchanges);
         let findings = self
             .checker
-            .test_after(&self.cx.api, &exchanges, &self.echoes);
-        self.faults.record(&exchanges, &findings, &self.ledger);
-        for ex in &exchanges {
+            .test_after(&self.cx.api, exchanges, &self.echoes);
+        self.faults.record(exchanges, &findings, &self.ledger);
+        for ex in exchanges {
             self.ledger.note(ex);
             self.echoes.note(ex);
         }
         let reached = self
             .protocol
-            .learn(&mut self.cx, &run, &exchanges, &findings);
+            .learn(&mut self.cx, &run, exchanges, &findings);
         let n = self.cx.config.mio.population_at(self.cx.spent());
         let seq = exchanges.last().map_or(0, |e| e.seq);
-        let test = P::ran(*run, &exchanges);
+        let test = P::ran(*run, exchanges);
         let sampler = test.sampler;
         let test: SharedTest<P::Genes> = Arc::new(test);
         if self.archive.update(&test, &reached, n, seq) {

@@ -37,7 +37,7 @@ pub(super) fn declared_json_applies(a: &Answer<'_>) -> bool {
         && !a.ex.truncated
         && !a.ex.body.trim().is_empty()
         && a.ex.header("content-type").is_some_and(|c| {
-            crate::oracles::conformance::is_json(&crate::oracles::conformance::essence(c))
+            crate::oracles::conformance::is_json(&crate::oracles::conformance::essence_of(c))
         })
 }
 
@@ -231,7 +231,7 @@ pub(super) fn schema_violation(a: &Answer<'_>) -> Option<Finding> {
     let projected = asks_for_some_fields(&a.ex.request.path);
     let v = a
         .schemas()
-        .check(a.api, index, status, ct, body)
+        .check_text(a.api, index, status, ct, body, &a.ex.body)
         .into_iter()
         // A member left out of a projection, or a value the run planted,
         // is no violation of the server's.

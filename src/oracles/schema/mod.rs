@@ -98,6 +98,10 @@ pub struct ResponseSchemas {
     /// One validator per response schema, used only when the whole set did not
     /// compile; `None` when that schema could not be compiled either.
     single: Mutex<HashMap<Key, Option<Arc<Validator>>>>,
+    /// Answers found to break nothing, by response schema and a hash of
+    /// the body's text (and its length): most answers repeat one seen
+    /// before, and are judged once ([`ResponseSchemas::check_text`]).
+    valid: Mutex<std::collections::HashSet<(Key, u64, usize)>>,
     /// Whether each pattern seen compiles on its own.
     patterns: Mutex<HashMap<String, bool>>,
     warnings: Mutex<Vec<String>>,
@@ -119,6 +123,17 @@ impl std::fmt::Debug for ResponseSchemas {
 }
 
 /// The root property under which the whole validator holds a response schema.
+/// Distinct valid answers remembered at most (some 40 bytes each).
+const MAX_VALID: usize = 8_192;
+
+/// A hash of an answer's text, the same in every run.
+fn fingerprint(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
 fn property(&(o, r, m): &Key) -> String {
     format!("{o}.{r}.{m}")
 }
@@ -138,6 +153,7 @@ impl ResponseSchemas {
             whole: OnceLock::new(),
             defs: [OnceLock::new(), OnceLock::new()],
             single: Mutex::new(HashMap::new()),
+            valid: Mutex::default(),
             patterns: Mutex::new(HashMap::new()),
             warnings: Mutex::new(Vec::new()),
         }
@@ -180,6 +196,34 @@ impl ResponseSchemas {
             Some(Compiled::Single(v)) => violations(&v, body, "", body, &origin(String::new())),
             None => Vec::new(),
         }
+    }
+
+    /// [`ResponseSchemas::check`] of a body parsed from `text`: an answer
+    /// whose text broke nothing before is not checked again.
+    pub fn check_text(
+        &self,
+        api: &Api,
+        op: usize,
+        status: u16,
+        content_type: Option<&str>,
+        body: &Value,
+        text: &str,
+    ) -> Vec<Violation> {
+        let Some(key) = select(api, op, status, content_type) else {
+            return Vec::new();
+        };
+        let seen = (key, fingerprint(text), text.len());
+        if self.valid.lock().is_ok_and(|set| set.contains(&seen)) {
+            return Vec::new();
+        }
+        let found = self.check(api, op, status, content_type, body);
+        if found.is_empty()
+            && let Ok(mut set) = self.valid.lock()
+            && set.len() < MAX_VALID
+        {
+            set.insert(seen);
+        }
+        found
     }
 
     /// What is not checked: response schemas that did not compile, and patterns
@@ -336,12 +380,18 @@ pub(super) fn options() -> jsonschema::ValidationOptions<'static> {
 /// The (response, media type) of `op` that applies to a response, as indexes.
 pub(super) fn select(api: &Api, op: usize, status: u16, content_type: Option<&str>) -> Option<Key> {
     let responses = &api.operations.get(op)?.responses;
-    let code = status.to_string();
+    let mut first = status;
+    while first >= 10 {
+        first /= 10;
+    }
     let r = responses
-        .get_index_of(&code)
+        .keys()
+        .position(|k| crate::oracles::conformance::is_code(k, status))
         .or_else(|| {
             responses.keys().position(|k| {
-                k.len() == 3 && k[1..].eq_ignore_ascii_case("XX") && k[..1] == code[..1]
+                k.len() == 3
+                    && k.as_bytes()[0] == b'0' + first as u8
+                    && k[1..].eq_ignore_ascii_case("XX")
             })
         })
         .or_else(|| {
@@ -354,15 +404,6 @@ pub(super) fn select(api: &Api, op: usize, status: u16, content_type: Option<&st
     Some((op, r, m))
 }
 
-/// The media type without parameters, lower-case.
-pub(super) fn essence(mime: &str) -> String {
-    mime.split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
-}
-
 /// A JSON media type (`application/json`, `text/json`, `application/problem+json`).
 pub(super) fn is_json(essence: &str) -> bool {
     essence.ends_with("/json") || essence.ends_with("+json")
@@ -373,14 +414,19 @@ pub(super) fn media(
     content: &IndexMap<String, Schema>,
     content_type: Option<&str>,
 ) -> Option<usize> {
-    let ct = content_type.map(essence).filter(|c| !c.is_empty());
+    let ct = content_type
+        .map(crate::oracles::conformance::essence_of)
+        .filter(|c| !c.is_empty());
     let Some(ct) = ct else {
         return content.keys().position(|k| is_json_mime(k));
     };
     if !is_json(&ct) {
         return None;
     }
-    let keys: Vec<String> = content.keys().map(|k| essence(k)).collect();
+    let keys: Vec<std::borrow::Cow<'_, str>> = content
+        .keys()
+        .map(|k| crate::oracles::conformance::essence_of(k))
+        .collect();
     let family = format!("{}/*", ct.split('/').next().unwrap_or(""));
     keys.iter()
         .position(|k| *k == ct)

@@ -554,3 +554,32 @@ x-items:
         ("anyOf".into(), format!("{schema}/allOf/1/properties/shape"))
     );
 }
+
+#[test]
+fn an_answer_that_broke_nothing_is_judged_once_and_a_broken_one_every_time() {
+    let api = demo();
+    let rs = ResponseSchemas::new(&api);
+    let get = op(&api, "getBook");
+    let good = book(json!(12.5));
+    let text = good.to_string();
+    assert!(rs.check_text(&api, get, 200, JSON, &good, &text).is_empty());
+    assert_eq!(rs.valid.lock().unwrap().len(), 1);
+    // Remembered by its text: judged again, it is not validated (a body
+    // passed along with the same text is taken as the one seen).
+    let bad = book(json!("12.50"));
+    assert!(rs.check_text(&api, get, 200, JSON, &bad, &text).is_empty());
+    // Another text is judged, and a violation is found each time it comes.
+    let bad_text = bad.to_string();
+    for _ in 0..2 {
+        let v = rs.check_text(&api, get, 200, JSON, &bad, &bad_text);
+        assert_eq!(v.len(), 1, "{v:?}");
+        assert_eq!(v[0].keyword, "type");
+    }
+    assert_eq!(rs.valid.lock().unwrap().len(), 1);
+    // The same text under another response schema is judged on its own.
+    let list = op(&api, "listBooks");
+    assert!(
+        !rs.check_text(&api, list, 200, JSON, &good, &text)
+            .is_empty()
+    );
+}
