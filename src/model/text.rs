@@ -103,7 +103,7 @@ pub fn shell_word(s: &str) -> String {
 /// `s` as one shell word for a command printed for people to paste: as it
 /// is when it holds only characters no shell reads specially (a plain path,
 /// URL or flag), else [`shell_word`]-quoted. Every command Cartograph prints goes
-/// through this (or [`command`]), so a server URL or folder holding `;`,
+/// through this (or [`shell_command`]), so a server URL or folder holding `;`,
 /// `$(…)` or a quote stays one argument.
 pub fn shell_arg(s: &str) -> Cow<'_, str> {
     let plain = !s.is_empty()
