@@ -268,9 +268,14 @@ async fn a_rate_for_some_operations_holds_from_the_servers_view() {
     );
     // 4/s with no burst: 4 in any second, one more for timer jitter.
     assert!(busiest <= 5, "{busiest} GET /authors… in one second");
-    // The others were not held to it.
+    // The others were not held to it. With one request in flight, each
+    // limited request holds the worker for a quarter second, so how many
+    // others go depends on how often tests call the limited operations
+    // (the edge pass gives every operation its turn, five of the demo's
+    // seventeen are GET /authors…): twice as many still shows they did not
+    // wait for the limit's tokens.
     assert!(
-        others > limited.len() * 3,
+        others > limited.len() * 2,
         "{others} other requests, {} limited",
         limited.len()
     );
