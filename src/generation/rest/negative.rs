@@ -79,27 +79,52 @@ pub(super) struct Queue {
     /// operation's inputs are all tried again on top of it.
     quality: Quality,
     inputs: VecDeque<NegativeInput>,
-    /// The (input, class) pairs tried on this base: a pair's first value
-    /// belongs to the edge pass, its others come after every pair's first.
-    tried: std::collections::BTreeSet<(String, EdgeClass)>,
+    /// Per class ([`EdgeClass::index`]), the inputs tried on this base: a
+    /// pair's first value belongs to the edge pass, its others come after
+    /// every pair's first.
+    tried: Vec<std::collections::BTreeSet<String>>,
+    /// The edge pass's (input, class) pairs not tried yet: kept as they are
+    /// tried, since the search asks after every test while the pass lasts.
+    untried_pass: usize,
     /// Inputs put back because the base no longer reached the operation.
     retried: usize,
 }
 
 impl Queue {
+    /// A queue of `inputs` on `base`, none tried yet.
+    fn new(base: RestTest, quality: Quality, inputs: Vec<NegativeInput>) -> Queue {
+        let pass: std::collections::BTreeSet<(&str, EdgeClass)> = inputs
+            .iter()
+            .filter(|i| i.class.in_pass())
+            .map(|i| (i.note.input.as_str(), i.class))
+            .collect();
+        Queue {
+            base,
+            quality,
+            untried_pass: pass.len(),
+            inputs: inputs.into(),
+            tried: vec![Default::default(); EdgeClass::ALL.len()],
+            retried: 0,
+        }
+    }
+
     /// Whether an (input, class) pair of the edge pass has not had a value
     /// yet on this base.
     fn has_untried_pair(&self) -> bool {
-        self.inputs
-            .iter()
-            .any(|i| i.class.in_pass() && self.first(i))
+        self.untried_pass > 0
     }
 
     /// Whether `input` would be the first value of its (input, class) pair.
     fn first(&self, input: &NegativeInput) -> bool {
-        !self
-            .tried
-            .contains(&(input.note.input.clone(), input.class))
+        !self.tried[input.class.index()].contains(input.note.input.as_str())
+    }
+
+    /// Notes that `input` is being sent.
+    fn mark_tried(&mut self, input: &NegativeInput) {
+        if self.first(input) && input.class.in_pass() {
+            self.untried_pass -= 1;
+        }
+        self.tried[input.class.index()].insert(input.note.input.clone());
     }
 
     /// The position of the input to try next: the first value of an edge
@@ -210,7 +235,7 @@ impl Rest {
             let Some(input) = queue.next(&yields).and_then(|k| queue.inputs.remove(k)) else {
                 continue;
             };
-            queue.tried.insert((input.note.input.clone(), input.class));
+            queue.mark_tried(&input);
             // A base that never reached the operation is drawn again each
             // time: the ids the run has listed or created since (a parent's
             // children, listed under it) take the place of invented ones.
@@ -259,13 +284,7 @@ impl Rest {
             ),
             None => Vec::new(),
         };
-        Queue {
-            base,
-            quality,
-            inputs: inputs.into(),
-            tried: Default::default(),
-            retried: 0,
-        }
+        Queue::new(base, quality, inputs)
     }
 
     /// Reads a negative call's answer: a 404 or 410 to an input that is
@@ -865,31 +884,32 @@ components:
             note: note(name, BreachKind::WrongType),
             class,
         };
-        let mut queue = Queue {
-            base: RestTest {
+        let mut queue = Queue::new(
+            RestTest {
                 calls: Vec::new(),
                 groups: Vec::new(),
                 sampler: Sampler::Initial,
                 seed: 0,
             },
-            quality: Quality::Untried,
-            inputs: vec![
+            Quality::Untried,
+            vec![
                 input("query a", EdgeClass::Metacharacters),
                 input("query a", EdgeClass::Metacharacters),
                 input("query b", EdgeClass::Bounds),
                 input("query b", EdgeClass::Huge),
                 input("query b", EdgeClass::Huge),
-            ]
-            .into(),
-            tried: Default::default(),
-            retried: 0,
-        };
+            ],
+        );
+        // One pair of the edge pass: (query b, huge).
+        assert!(queue.has_untried_pair());
         let mut negatives = Negatives::new(2);
         let mut order = Vec::new();
         while let Some(k) = queue.next(&negatives.yields()) {
             let i = queue.inputs.remove(k).unwrap();
-            queue.tried.insert((i.note.input.clone(), i.class));
+            queue.mark_tried(&i);
             order.push((i.note.input, i.class));
+            // The pass's only pair is tried first.
+            assert!(!queue.has_untried_pair());
         }
         // The edge pass's pairs first, then other pairs' first values, the
         // likeliest class first; then second values.
