@@ -1,6 +1,6 @@
 //! The registry against everything derived from it: each oracle fires on
 //! its fixture, reports validate against the published schema, and the
-//! README says what the rows say.
+//! guide says what the rows say.
 
 use std::path::{Path, PathBuf};
 
