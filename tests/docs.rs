@@ -1,7 +1,8 @@
 //! The guide (`docs/src/`) and the README held to the code: every relative
 //! link and `#anchor` resolves, every page is in `SUMMARY.md`, every
 //! `cartograph` command of a `sh` or `console` block parses with the real
-//! command line, and every flag of every command is named in its section of
+//! command line, the `graph` and `inspect` examples run and print what the
+//! pages show, and every flag of every command is named in its section of
 //! the reference page. A failure names the file and line to mend.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -376,4 +377,185 @@ fn the_checks_find_what_they_should() {
         .map(|(n, v)| (n, v.into_iter().map(String::from).collect::<Vec<_>>()))
     );
     assert!(Cli::try_parse_from(["cartograph", "run", "--budgett", "2m"]).is_err());
+}
+
+/// Runs the binary with `argv` (its first word, `cartograph`, dropped) in
+/// `cwd`.
+fn run_binary(argv: &[String], cwd: &Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_cartograph"))
+        .args(&argv[1..])
+        .current_dir(cwd)
+        .output()
+        .expect("the binary runs")
+}
+
+/// `argv` with its description (the word after `graph` or `inspect`) made
+/// absolute, when it is a file of the repository; `None` for a command that
+/// needs what is not here (a placeholder such as `SPEC` or `openapi.yaml`,
+/// or a run's output folder).
+fn runnable(argv: &[String]) -> Option<Vec<String>> {
+    if !matches!(argv.get(1).map(String::as_str), Some("graph" | "inspect"))
+        || argv.iter().any(|a| a == "--diff" || a == "--graph")
+    {
+        return None;
+    }
+    let spec = root().join(argv.get(2)?);
+    if argv[2].starts_with('-') || !spec.is_file() {
+        return None;
+    }
+    let mut argv = argv.to_vec();
+    argv[2] = spec.display().to_string();
+    Some(argv)
+}
+
+#[test]
+fn every_graph_and_inspect_example_runs() {
+    // These need no server: a newcomer can paste them as they are.
+    let scratch = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for (number, written) in commands(&text) {
+            let Some(argv) = runnable(&written) else {
+                continue;
+            };
+            ran += 1;
+            let out = run_binary(&argv, scratch.path());
+            if !out.status.success() {
+                failures.push(format!(
+                    "{}:{number}: {} exited {}: {}",
+                    shown(&page),
+                    written.join(" "),
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ));
+            }
+        }
+    }
+    assert!(ran >= 5, "only {ran} graph/inspect examples ran");
+    assert!(
+        failures.is_empty(),
+        "examples that fail:\n  {}",
+        failures.join("\n  ")
+    );
+}
+
+/// The `$ cartograph …` commands of a page's `console` blocks with the
+/// output shown under each: (line, argv, output lines).
+fn console_examples(text: &str) -> Vec<(usize, Vec<String>, Vec<String>)> {
+    let mut out: Vec<(usize, Vec<String>, Vec<String>)> = Vec::new();
+    let mut last_fence_line = 0;
+    for line in lines(text) {
+        if line.fence != Some("console") {
+            continue;
+        }
+        // A new block starts a new example: output never runs across blocks.
+        let same_block = line.number == last_fence_line + 1;
+        last_fence_line = line.number;
+        if let Some(command) = line.text.strip_prefix("$ ") {
+            let argv = shlex::split(command_part(command).trim()).unwrap_or_default();
+            out.push((line.number, argv, Vec::new()));
+        } else if same_block && let Some((_, _, shown)) = out.last_mut() {
+            shown.push(line.text.to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn console_examples_show_what_the_binary_prints() {
+    let scratch = tempfile::tempdir().unwrap();
+    let mut differences = Vec::new();
+    let mut compared = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for (number, written, mut shown_lines) in console_examples(&text) {
+            let Some(argv) = runnable(&written) else {
+                continue;
+            };
+            while shown_lines.last().is_some_and(|l| l.trim().is_empty()) {
+                shown_lines.pop();
+            }
+            // A last line `...` or `…` says the output goes on: only what is
+            // above it is compared.
+            let cut = shown_lines
+                .last()
+                .is_some_and(|l| matches!(l.trim(), "..." | "…"));
+            if cut {
+                shown_lines.pop();
+            }
+            let out = run_binary(&argv, scratch.path());
+            let printed = String::from_utf8_lossy(&out.stdout);
+            let printed: Vec<&str> = printed.trim_end().lines().collect();
+            compared += 1;
+            let same = if cut {
+                printed.len() >= shown_lines.len() && printed[..shown_lines.len()] == shown_lines
+            } else {
+                printed == shown_lines
+            };
+            if !same {
+                let at = shown_lines
+                    .iter()
+                    .zip(&printed)
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(shown_lines.len().min(printed.len()));
+                differences.push(format!(
+                    "{}:{}: `{}` prints, at its line {}:\n    {:?}\n  the page shows:\n    {:?}",
+                    shown(&page),
+                    number,
+                    written.join(" "),
+                    at + 1,
+                    printed.get(at).copied().unwrap_or("(nothing)"),
+                    shown_lines.get(at).map_or("(nothing)", String::as_str),
+                ));
+            }
+        }
+    }
+    assert!(compared >= 3, "only {compared} console examples compared");
+    assert!(
+        differences.is_empty(),
+        "console examples that no longer show what the binary prints:\n  {}",
+        differences.join("\n  ")
+    );
+}
+
+#[test]
+fn the_mermaid_example_is_what_graph_prints() {
+    let out = run_binary(
+        &[
+            "cartograph".to_string(),
+            "graph".to_string(),
+            root()
+                .join("fixtures/specs/morest-petstore.yaml")
+                .display()
+                .to_string(),
+            "--format".to_string(),
+            "mermaid".to_string(),
+        ],
+        &root(),
+    );
+    assert!(out.status.success());
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let mut found = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        let block: Vec<&str> = lines(&text)
+            .into_iter()
+            .filter(|l| l.fence == Some("mermaid"))
+            .map(|l| l.text)
+            .collect();
+        if block.is_empty() {
+            continue;
+        }
+        found += 1;
+        assert_eq!(
+            block.join("\n"),
+            printed.trim_end(),
+            "{}: the Mermaid example differs from `cartograph graph \
+             fixtures/specs/morest-petstore.yaml --format mermaid`",
+            shown(&page)
+        );
+    }
+    assert!(found >= 1, "no Mermaid example found");
 }
