@@ -92,20 +92,31 @@ fn anchor(heading: &str) -> String {
         .collect()
 }
 
-/// Every anchor of a page: its headings', a repeated one numbered as
-/// mdBook numbers it.
+/// Every anchor of a page: its headings' and its definition terms' (a
+/// line followed by one starting `: `), a repeated one numbered as mdBook
+/// numbers it.
 fn anchors(text: &str) -> BTreeSet<String> {
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     let mut out = BTreeSet::new();
-    for line in lines(text).into_iter().filter(|l| l.fence.is_none()) {
-        let Some(heading) = line.text.strip_prefix('#') else {
-            continue;
-        };
-        let heading = heading.trim_start_matches('#');
-        if !heading.starts_with(' ') {
+    let lines = lines(text);
+    for (i, line) in lines.iter().enumerate() {
+        if line.fence.is_some() {
             continue;
         }
-        let id = anchor(heading);
+        let heading = line
+            .text
+            .strip_prefix('#')
+            .map(|h| h.trim_start_matches('#'))
+            .filter(|h| h.starts_with(' '));
+        let term = lines
+            .get(i + 1)
+            .filter(|next| next.fence.is_none() && next.number == line.number + 1)
+            .filter(|next| next.text.starts_with(": ") && !line.text.trim().is_empty())
+            .map(|_| line.text);
+        let Some(name) = heading.or(term) else {
+            continue;
+        };
+        let id = anchor(name);
         let n = seen.entry(id.clone()).or_insert(0);
         out.insert(if *n == 0 {
             id.clone()
@@ -356,8 +367,12 @@ fn the_checks_find_what_they_should() {
         "the-edge-pass-negative-and-boundary-values"
     );
     assert_eq!(
-        anchors("# A\n## A\n```sh\n# not a heading\n```\n"),
-        BTreeSet::from(["a".to_string(), "a-1".to_string()])
+        anchors("# A\n## A\n```sh\n# not a heading\n```\n**plant**, **planted input**\n: a term\n"),
+        BTreeSet::from([
+            "a".to_string(),
+            "a-1".to_string(),
+            "plant-planted-input".to_string()
+        ])
     );
     assert_eq!(
         link_targets("see [a](x.md#y) and `[b](not.md)`, [c](https://e.org)"),
