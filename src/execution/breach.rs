@@ -123,6 +123,11 @@ pub struct Breach {
     pub input: String,
     /// What was done to it.
     pub kind: BreachKind,
+    /// The class of value sent, when an edge probe sent it: with the input,
+    /// what triggered a failure (`query limit`, `huge`), so that one
+    /// trigger on several operations is one cause.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<crate::generation::negative::EdgeClass>,
 }
 
 impl Breach {
@@ -208,6 +213,7 @@ mod tests {
         Breach {
             input: input.into(),
             kind,
+            class: None,
         }
     }
 

@@ -68,7 +68,18 @@ pub struct Probe {
 /// A class of values that break servers for one reason: the edge pass
 /// tries one value of each class per input, the most productive classes
 /// first, and learns each class's yield as the run goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum EdgeClass {
     /// Integers past 64 bits and numbers past the double range, as exact

@@ -109,6 +109,7 @@ impl Faults {
                             severity: registry::severity_of(f.code),
                             cause: causes::id(&reason.key),
                             cause_title: reason.title,
+                            place: reason.place,
                             operation: f.operation.clone(),
                             status: ex.status,
                             signature: signature.clone(),
