@@ -452,9 +452,7 @@ fn trace_frame(text: &str, sent: &[&str]) -> Option<String> {
         if let Some(said) = line.and_then(|l| exception_text(l, sent)) {
             return Some(said);
         }
-        let exception = line
-            .and_then(|l| l.split(':').next())
-            .map(str::to_string);
+        let exception = line.and_then(|l| l.split(':').next()).map(str::to_string);
         return match (exception, frame) {
             (Some(e), Some(f)) => Some(format!("{e} at {f}")),
             (e, f) => e.or(f),
@@ -793,7 +791,13 @@ mod tests {
             let body = serde_json::json!({
                 "error": format!("TypeError: Cannot read properties of undefined (reading '{prop}')\n    at {op}Handler (/app/routes/{op}.js:41:17)\n    at Layer.handle (/app/node_modules/express/lib/router/layer.js:95:5)"),
             });
-            ex(op, &format!("/{op}"), 500, "application/json", &body.to_string())
+            ex(
+                op,
+                &format!("/{op}"),
+                500,
+                "application/json",
+                &body.to_string(),
+            )
         };
         let owner = key("server_error", &node("listPets", "owner"));
         assert_eq!(owner, key("server_error", &node("getPet", "owner")));
@@ -801,7 +805,11 @@ mod tests {
         // Which property was read tells two failures apart.
         assert_ne!(owner, key("server_error", &node("listPets", "tags")));
         assert_eq!(
-            reason(&finding("server_error", "getPet", ""), &node("getPet", "owner")).title,
+            reason(
+                &finding("server_error", "getPet", ""),
+                &node("getPet", "owner")
+            )
+            .title,
             "The server answered 500-599 (500): TypeError: Cannot read properties of undefined (reading 'owner')"
         );
         // Python: the same KeyError from two functions.
@@ -811,12 +819,20 @@ mod tests {
                 "/x",
                 500,
                 "text/plain",
-                &format!("Traceback (most recent call last):\n  File \"/app/main.py\", line 88, in {func}\n    return row['{k}']\nKeyError: '{k}'\n"),
+                &format!(
+                    "Traceback (most recent call last):\n  File \"/app/main.py\", line 88, in {func}\n    return row['{k}']\nKeyError: '{k}'\n"
+                ),
             )
         };
         let a = key("server_error", &python("getUser", "get_user", "email"));
-        assert_eq!(a, key("server_error", &python("listUsers", "list_users", "email")));
-        assert_ne!(a, key("server_error", &python("getUser", "get_user", "phone")));
+        assert_eq!(
+            a,
+            key("server_error", &python("listUsers", "list_users", "email"))
+        );
+        assert_ne!(
+            a,
+            key("server_error", &python("getUser", "get_user", "phone"))
+        );
         // Java: the exception's message, not the innermost frame.
         let java = |op: &str, frame: &str| {
             ex(
@@ -824,7 +840,9 @@ mod tests {
                 "/x",
                 500,
                 "text/plain",
-                &format!("java.lang.IllegalStateException: Inventory not initialised for warehouse\n\tat com.shop.{frame}(Stock.java:52)\n\tat com.shop.Api.handle(Api.java:10)"),
+                &format!(
+                    "java.lang.IllegalStateException: Inventory not initialised for warehouse\n\tat com.shop.{frame}(Stock.java:52)\n\tat com.shop.Api.handle(Api.java:10)"
+                ),
             )
         };
         assert_eq!(
@@ -850,7 +868,13 @@ mod tests {
     #[test]
     fn a_generic_message_splits_by_trigger_and_one_trigger_is_one_cause() {
         let generic = |op: &str, body: &str, b: Option<Breach>| {
-            let mut e = ex(op, &format!("/{op}?limit=18446744073709551616"), 500, "application/json", body);
+            let mut e = ex(
+                op,
+                &format!("/{op}?limit=18446744073709551616"),
+                500,
+                "application/json",
+                body,
+            );
             e.request.breach = b;
             e
         };
@@ -865,13 +889,24 @@ mod tests {
         }
         assert_eq!(first, key("server_error", &generic("listB", bare, huge())));
         assert_eq!(
-            reason(&finding("server_error", "listA", ""), &generic("listA", fastapi, huge())).title,
+            reason(
+                &finding("server_error", "listA", ""),
+                &generic("listA", fastapi, huge())
+            )
+            .title,
             "The server answered 500-599 (500): after query limit (huge)"
         );
         // Another input, or another class of value, is another cause.
         let offset = breach("query offset", BreachKind::Unusual, Some(EdgeClass::Huge));
-        assert_ne!(first, key("server_error", &generic("listA", fastapi, offset)));
-        let word = breach("query limit", BreachKind::WrongType, Some(EdgeClass::WrongType));
+        assert_ne!(
+            first,
+            key("server_error", &generic("listA", fastapi, offset))
+        );
+        let word = breach(
+            "query limit",
+            BreachKind::WrongType,
+            Some(EdgeClass::WrongType),
+        );
         assert_ne!(first, key("server_error", &generic("listA", fastapi, word)));
         // Without a trigger, each operation is its own cause.
         assert_ne!(
@@ -882,7 +917,14 @@ mod tests {
         let overflow = r#"{"detail":"Python int too large to convert to SQLite INTEGER"}"#;
         assert_eq!(
             key("server_error", &generic("listA", overflow, huge())),
-            key("server_error", &generic("listB", overflow, breach("query offset", BreachKind::Unusual, Some(EdgeClass::Huge))))
+            key(
+                "server_error",
+                &generic(
+                    "listB",
+                    overflow,
+                    breach("query offset", BreachKind::Unusual, Some(EdgeClass::Huge))
+                )
+            )
         );
         // GraphQL: a generic message under two root fields is two causes,
         // a specific one is one.
@@ -896,11 +938,22 @@ mod tests {
             let e = ex(field, "/graphql", 200, "application/json", "{}");
             reason(&f, &e).key
         };
-        for generic in ["A programmatic error occurred.", "An unexpected error occurred", "Internal server error"] {
-            assert_ne!(gql("Query.orders", generic), gql("Query.products", generic), "{generic}");
+        for generic in [
+            "A programmatic error occurred.",
+            "An unexpected error occurred",
+            "Internal server error",
+        ] {
+            assert_ne!(
+                gql("Query.orders", generic),
+                gql("Query.products", generic),
+                "{generic}"
+            );
         }
         let specific = "Cannot read properties of undefined (reading 'price')";
-        assert_eq!(gql("Query.orders", specific), gql("Query.products", specific));
+        assert_eq!(
+            gql("Query.orders", specific),
+            gql("Query.products", specific)
+        );
     }
 
     #[test]
@@ -909,7 +962,11 @@ mod tests {
             let mut e = ex(op, "/x", status, "application/json", body);
             e.request.method = "POST".into();
             e.request.body = Some("{\"name\": \"ab".into());
-            e.request.breach = breach("body", BreachKind::MalformedBody, Some(EdgeClass::Malformed));
+            e.request.breach = breach(
+                "body",
+                BreachKind::MalformedBody,
+                Some(EdgeClass::Malformed),
+            );
             e
         };
         let wordings = [
@@ -924,9 +981,21 @@ mod tests {
             .collect();
         assert!(keys.iter().all(|k| *k == keys[0]), "{keys:?}");
         // A parser's words alone tell it, whatever the request noted.
-        let mut plain = ex("createPet", "/pets", 500, "text/plain", "Expecting value: line 1 column 1 (char 0)");
+        let mut plain = ex(
+            "createPet",
+            "/pets",
+            500,
+            "text/plain",
+            "Expecting value: line 1 column 1 (char 0)",
+        );
         plain.request.body = Some("x".into());
-        let mut node = ex("createOrder", "/orders", 500, "application/json", r#"{"error":"SyntaxError: Unexpected token x in JSON at position 0"}"#);
+        let mut node = ex(
+            "createOrder",
+            "/orders",
+            500,
+            "application/json",
+            r#"{"error":"SyntaxError: Unexpected token x in JSON at position 0"}"#,
+        );
         node.request.body = Some("x".into());
         assert_eq!(key("server_error", &plain), key("server_error", &node));
     }
@@ -938,13 +1007,36 @@ mod tests {
             e.request.breach = b;
             reason(&finding("invalid_input_accepted", op, ""), &e)
         };
-        let a = accepted("createPet", breach("body /name", BreachKind::WrongType, Some(EdgeClass::WrongType)));
-        let b = accepted("createOrder", breach("body /quantity", BreachKind::Null, Some(EdgeClass::Null)));
+        let a = accepted(
+            "createPet",
+            breach(
+                "body /name",
+                BreachKind::WrongType,
+                Some(EdgeClass::WrongType),
+            ),
+        );
+        let b = accepted(
+            "createOrder",
+            breach("body /quantity", BreachKind::Null, Some(EdgeClass::Null)),
+        );
         assert_eq!(a.key, b.key);
-        assert_eq!(a.place.as_deref(), Some("createPet: body /name: wrong type"));
-        assert_eq!(b.place.as_deref(), Some("createOrder: body /quantity: null"));
+        assert_eq!(
+            a.place.as_deref(),
+            Some("createPet: body /name: wrong type")
+        );
+        assert_eq!(
+            b.place.as_deref(),
+            Some("createOrder: body /quantity: null")
+        );
         // A query parameter stays its own cause.
-        let q = accepted("listPets", breach("query limit", BreachKind::AboveMaximum, Some(EdgeClass::Bounds)));
+        let q = accepted(
+            "listPets",
+            breach(
+                "query limit",
+                BreachKind::AboveMaximum,
+                Some(EdgeClass::Bounds),
+            ),
+        );
         assert_ne!(a.key, q.key);
         let fault = |op: &str, r: &Reason| Fault {
             cause: id(&r.key),
@@ -963,12 +1055,19 @@ mod tests {
             confirmation: Confirmation::NotReplayed,
             reproducer: None,
         };
-        let causes = group(&[fault("createPet", &a), fault("createOrder", &b), fault("listPets", &q)]);
+        let causes = group(&[
+            fault("createPet", &a),
+            fault("createOrder", &b),
+            fault("listPets", &q),
+        ]);
         assert_eq!(causes.len(), 2);
         let body = causes.iter().find(|c| c.faults.len() == 2).unwrap();
         assert_eq!(
             body.places,
-            ["createPet: body /name: wrong type", "createOrder: body /quantity: null"]
+            [
+                "createPet: body /name: wrong type",
+                "createOrder: body /quantity: null"
+            ]
         );
     }
 

@@ -81,7 +81,10 @@ pub fn mask(text: &str, sent: &[&str], max: usize) -> String {
 fn echoed_forms(v: &str) -> Vec<String> {
     let mut out = vec![v.to_string()];
     let json = serde_json::to_string(v).unwrap_or_default();
-    out.extend(json.get(1..json.len().saturating_sub(1)).map(str::to_string));
+    out.extend(
+        json.get(1..json.len().saturating_sub(1))
+            .map(str::to_string),
+    );
     out.push(v.replace('\\', "\\\\").replace('\'', "\\'"));
     for apostrophe in ["&#39;", "&#x27;", "&apos;"] {
         out.push(
@@ -123,7 +126,8 @@ fn is_name(s: &str) -> bool {
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && s.len() <= 64
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
         && !s.contains("..")
         && !s.ends_with('.')
 }
@@ -284,7 +288,10 @@ mod tests {
         );
         assert_eq!(m("no book 42"), "no book #");
         // Quotes inside a value, escaped or not, do not leak the rest.
-        assert_eq!(m(r#"name "a \"b\" c" is taken"#), m(r#"name "x y" is taken"#));
+        assert_eq!(
+            m(r#"name "a \"b\" c" is taken"#),
+            m(r#"name "x y" is taken"#)
+        );
         assert_eq!(
             m("user 'O'Brien' exists"),
             mask("user 'Smith' exists", &["Smith"], 80)
@@ -317,7 +324,10 @@ mod tests {
                 120,
             )
         };
-        assert_eq!(node("owner"), "Cannot read properties of undefined (reading 'owner')");
+        assert_eq!(
+            node("owner"),
+            "Cannot read properties of undefined (reading 'owner')"
+        );
         assert_ne!(node("owner"), node("tags"));
         // Python: a KeyError names the key, an AttributeError the type.
         assert_ne!(
