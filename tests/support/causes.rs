@@ -154,15 +154,14 @@ fn query(raw: &Option<String>, name: &str) -> Option<String> {
 /// A listing: `limit` stored as a 64-bit integer (an integer past it
 /// crashes), its items each with a `null` field.
 fn listing(raw: &Option<String>, items: Value) -> Response {
-    if let Some(limit) = query(raw, "limit") {
-        if limit.parse::<i64>().is_err() {
-            let digits = limit.strip_prefix('-').unwrap_or(&limit);
-            if !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()) {
-                return (StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
-                    .into_response();
-            }
-            return (StatusCode::BAD_REQUEST, "limit is not a number").into_response();
+    if let Some(limit) = query(raw, "limit")
+        && limit.parse::<i64>().is_err()
+    {
+        let digits = limit.strip_prefix('-').unwrap_or(&limit);
+        if !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()) {
+            return (StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error").into_response();
         }
+        return (StatusCode::BAD_REQUEST, "limit is not a number").into_response();
     }
     Json(items).into_response()
 }
