@@ -3,15 +3,16 @@
 //! key, a search target. Hidden are the values the request sent (wherever
 //! they appear: servers echo them unquoted, `Contact abc wasn't found!`,
 //! escaped for JSON, Python or HTML, or cut at a quote they hold, as an SQL
-//! error quotes what follows it), quoted text that is not a name (escapes
-//! and quotes inside included), uuids, long hex runs and digits. A quoted
-//! name the request did not send is kept: `reading 'owner'` and `reading
-//! 'tags'` are two places in the server's code.
+//! error quotes what follows it), quoted text (escapes and quotes inside
+//! included), uuids, long hex runs and digits. A quoted name of the
+//! server's code that the request did not send is kept: `reading 'owner'`
+//! and `reading 'tags'` are two places in the server's code.
 
 /// `text` with its values hidden: each of `sent` (strings of 3 characters
 /// or more, numbers of 2 digits or more, in the forms servers echo them)
-/// and quoted text become `…`, unless the quoted text is a name the request
-/// did not send (`'owner'`); uuids become `<uuid>`, hex runs of 8 or more
+/// and quoted text become `…`, unless the quoted text names something in
+/// the server's code (a property read, a key, a column) and the request
+/// did not send it (`'owner'`); uuids become `<uuid>`, hex runs of 8 or more
 /// `<hex>`, other digits `#`; white space is collapsed and the result cut
 /// at `max` characters.
 pub fn mask(text: &str, sent: &[&str], max: usize) -> String {
@@ -41,7 +42,8 @@ pub fn mask(text: &str, sent: &[&str], max: usize) -> String {
             let inside: String = chars[i + 1..end].iter().collect();
             let closed = end > i && chars[end] == closing(c);
             out.push(c);
-            if closed && is_name(&inside) && !was_sent(&inside, sent) {
+            if closed && is_name(&inside) && names_code(&chars, i, end) && !was_sent(&inside, sent)
+            {
                 // A name the server's code holds (a property, a key, a
                 // column): it tells one failure from another.
                 out.push_str(&inside);
@@ -130,6 +132,65 @@ fn is_name(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
         && !s.contains("..")
         && !s.ends_with('.')
+}
+
+/// Words before a quoted name that say it names something in the server's
+/// code, not its data: `reading 'owner'`, `KeyError: 'tags'`, `column
+/// "email"`, `attribute 'get'`.
+const CODE_WORDS: &[&str] = &[
+    "reading",
+    "property",
+    "properties",
+    "prop",
+    "attribute",
+    "field",
+    "column",
+    "key",
+    "keyerror",
+    "member",
+    "method",
+    "function",
+    "variable",
+    "relation",
+    "table",
+    "constraint",
+    "module",
+    "type",
+    "index",
+    "parameter",
+    "argument",
+];
+
+/// Words after a quoted name that say the same (`'NoneType' object`,
+/// `'fetch' is not defined`).
+const CODE_AFTER: &[&str] = &[
+    " object",
+    " is not defined",
+    " is not a function",
+    " has no attribute",
+    " of undefined",
+    " of null",
+];
+
+/// Whether the quote from `open` to `close` in `chars` names something in
+/// the server's code, by the word before it or the words after it: a name
+/// in a server's data (`book 'Dune' has loans`) is a value like any other.
+fn names_code(chars: &[char], open: usize, close: usize) -> bool {
+    let before: String = chars[..open].iter().collect();
+    let before = before.trim_end().trim_end_matches(':').trim_end();
+    let word: String = before
+        .chars()
+        .rev()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect::<Vec<char>>()
+        .into_iter()
+        .rev()
+        .collect();
+    if CODE_WORDS.contains(&word.to_lowercase().as_str()) {
+        return true;
+    }
+    let after: String = chars[close + 1..].iter().take(24).collect();
+    CODE_AFTER.iter().any(|w| after.starts_with(w))
 }
 
 /// Whether `name` is a value the request sent, or a word of one: a server
@@ -342,6 +403,29 @@ mod tests {
         assert_eq!(
             mask("KeyError: 'zQx'", &["zQx"], 80),
             mask("KeyError: 'abc'", &["abc"], 80)
+        );
+    }
+
+    #[test]
+    fn names_in_a_servers_data_are_values() {
+        // A title the request did not send, quoted in an answer, is the
+        // server's data: one message whatever the book.
+        assert_eq!(
+            mask("book 'Dune' has loans", &[], 80),
+            mask("book 'Emma' has loans", &[], 80)
+        );
+        // The column a constraint names is the server's code.
+        assert_ne!(
+            mask(
+                r#"null value in column "email" violates not-null constraint"#,
+                &[],
+                80
+            ),
+            mask(
+                r#"null value in column "phone" violates not-null constraint"#,
+                &[],
+                80
+            )
         );
     }
 
