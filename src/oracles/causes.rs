@@ -92,15 +92,7 @@ pub fn reason(f: &Finding, ex: &Exchange) -> Reason {
             format!("{title}: {} ({status})", f.operation),
         )
     };
-    // A message that says nothing of where the server failed never merges
-    // on its own: the trigger does, else the operation.
-    let by_trigger = || match trigger(&ex.request) {
-        Some(t) => Reason::new(
-            format!("{code}:{status}:trigger {t}"),
-            format!("{title} ({status}): after {t}"),
-        ),
-        None => per_operation(),
-    };
+    let by_trigger = || by_trigger(f, ex, title);
     let telling = matches!(oracle.group, Group::CodePath | Group::AnswerShape);
     if telling && unparsable(ex) {
         return Reason::new(
@@ -200,6 +192,54 @@ pub fn reason(f: &Finding, ex: &Exchange) -> Reason {
                 by_trigger()
             }
         }
+    }
+}
+
+/// A message that says nothing of where the server failed never merges on
+/// its own: the trigger does (one trigger on several operations is one
+/// cause), else the operation and status.
+fn by_trigger(f: &Finding, ex: &Exchange, title: &str) -> Reason {
+    let code = f.code;
+    let status = ex.status.map_or("-".to_string(), |s| s.to_string());
+    match trigger(&ex.request) {
+        Some(t) => Reason::new(
+            format!("{code}:{status}:trigger {t}"),
+            format!("{title} ({status}): after {t}"),
+        ),
+        None => Reason::new(
+            format!("{code}:{}:{status}", f.operation),
+            format!("{title}: {} ({status})", f.operation),
+        ),
+    }
+}
+
+/// The words a 5xx fault's cause was keyed on, when they are a plain
+/// message (no stack trace), with the reason the fault has if those words
+/// turn out to be the server's for every failure: seen on an answer of
+/// another status too, they say nothing of where it failed.
+pub fn catch_all(f: &Finding, ex: &Exchange) -> Option<(String, Reason)> {
+    let oracle = registry::oracle(f.code)?;
+    if oracle.group != Group::CodePath || unparsable(ex) {
+        return None;
+    }
+    let sent = sent_values(&ex.request);
+    let sent: Vec<&str> = sent.iter().map(String::as_str).collect();
+    if trace_frame(&unescaped(&ex.body), &sent).is_some() {
+        return None;
+    }
+    let words = said(&ex.body)?;
+    let words = words.trim();
+    (specific(&mask(words, &sent, 100)) && words.len() >= 8)
+        .then(|| (words.to_string(), by_trigger(f, ex, oracle.title)))
+}
+
+/// A body with the `\n` and `\"` of a JSON string read as what they stand
+/// for, so that a trace inside a JSON message reads line by line.
+fn unescaped(body: &str) -> String {
+    if body.contains("\\n") {
+        body.replace("\\n", "\n").replace("\\\"", "\"")
+    } else {
+        body.to_string()
     }
 }
 
@@ -402,12 +442,7 @@ const GENERIC: &[&str] = &[
 /// Rust panics too), or else a specific message (one that is not only
 /// generic words), values hidden.
 pub fn code_path(body: &str, sent: &[&str]) -> Option<String> {
-    let text = if body.contains("\\n") {
-        body.replace("\\n", "\n").replace("\\\"", "\"")
-    } else {
-        body.to_string()
-    };
-    if let Some(p) = trace_frame(&text, sent) {
+    if let Some(p) = trace_frame(&unescaped(body), sent) {
         return Some(p);
     }
     let masked = mask(&said(body)?, sent, 100);
