@@ -17,10 +17,11 @@
 /// at `max` characters.
 pub fn mask(text: &str, sent: &[&str], max: usize) -> String {
     let mut text = text.to_string();
+    // A form longer than the text cannot be in it.
     let mut forms: Vec<String> = sent
         .iter()
         .flat_map(|v| echoed_forms(v))
-        .filter(|v| worth_hiding(v))
+        .filter(|v| v.len() <= text.len() && worth_hiding(v))
         .collect();
     // The longest first, so that a value holding another is hidden whole.
     forms.sort_by_key(|v| std::cmp::Reverse(v.len()));
@@ -82,20 +83,32 @@ pub fn mask(text: &str, sent: &[&str], max: usize) -> String {
 /// the quote that broke the statement: `near "b": syntax error`).
 fn echoed_forms(v: &str) -> Vec<String> {
     let mut out = vec![v.to_string()];
-    let json = serde_json::to_string(v).unwrap_or_default();
-    out.extend(
-        json.get(1..json.len().saturating_sub(1))
-            .map(str::to_string),
-    );
-    out.push(v.replace('\\', "\\\\").replace('\'', "\\'"));
-    for apostrophe in ["&#39;", "&#x27;", "&apos;"] {
-        out.push(
-            v.replace('&', "&amp;")
-                .replace('<', "&lt;")
-                .replace('>', "&gt;")
-                .replace('"', "&quot;")
-                .replace('\'', apostrophe),
+    // Only a value with characters an encoding changes has other forms.
+    if v.chars()
+        .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.')
+    {
+        return out;
+    }
+    if v.contains(['"', '\\']) || v.chars().any(char::is_control) {
+        let json = serde_json::to_string(v).unwrap_or_default();
+        out.extend(
+            json.get(1..json.len().saturating_sub(1))
+                .map(str::to_string),
         );
+    }
+    if v.contains(['\'', '\\']) {
+        out.push(v.replace('\\', "\\\\").replace('\'', "\\'"));
+    }
+    if v.contains(['&', '<', '>', '"', '\'']) {
+        for apostrophe in ["&#39;", "&#x27;", "&apos;"] {
+            out.push(
+                v.replace('&', "&amp;")
+                    .replace('<', "&lt;")
+                    .replace('>', "&gt;")
+                    .replace('"', "&quot;")
+                    .replace('\'', apostrophe),
+            );
+        }
     }
     out.push(
         percent_encoding::utf8_percent_encode(v, percent_encoding::NON_ALPHANUMERIC).to_string(),
