@@ -85,7 +85,7 @@ fn echoed_forms(v: &str) -> Vec<String> {
     let mut out = vec![v.to_string()];
     // Only a value with characters an encoding changes has other forms.
     if v.chars()
-        .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.')
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.')
     {
         return out;
     }
