@@ -671,8 +671,14 @@ pub fn line(c: &Cause) -> String {
     if c.operations.len() > 3 {
         ops.push_str(&format!(" and {} more", c.operations.len() - 3));
     }
+    // A cause through the whole description says how far it runs.
+    let places = if c.places.len() > 1 {
+        format!(" at {} places", c.places.len())
+    } else {
+        String::new()
+    };
     format!(
-        "{}/{:<6} {} — {} fault(s) on {ops}",
+        "{}/{:<6} {} — {} fault(s){places} on {ops}",
         c.class.as_str(),
         c.severity.as_str(),
         c.title,
@@ -1104,6 +1110,11 @@ mod tests {
                 "createOrder: body /quantity: null"
             ]
         );
+        assert!(
+            line(body).ends_with("— 2 fault(s) at 2 places on createPet, createOrder"),
+            "{}",
+            line(body)
+        );
     }
 
     #[test]
@@ -1297,5 +1308,10 @@ mod tests {
             "2 cause(s) (1 defect(s), 1 conformance) from 3 fault(s)"
         );
         assert!(causes[0].id.starts_with('C') && causes[0].id.len() == 9);
+        assert!(
+            line(&causes[1]).ends_with("— 2 fault(s) on a, b"),
+            "{}",
+            line(&causes[1])
+        );
     }
 }
