@@ -105,6 +105,14 @@ async fn each_root_cause_is_one_cause() {
         "{places:?}"
     );
     assert_eq!(of(&report, "schema_violation", "").len(), 1, "{all:#?}");
+    // The HTML report lists them under the cause.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let listed = html
+        .split("<summary>Its places (2)</summary>")
+        .skip(1)
+        .filter_map(|rest| rest.split("</details>").next())
+        .any(|list| list.contains("Pet/properties/tag") && list.contains("Owner/properties/phone"));
+    assert!(listed, "the null's places in report.html");
 
     // No body checked anywhere: one cause, whichever fields showed it.
     let accepted = of(&report, "invalid_input_accepted", "");
