@@ -689,8 +689,8 @@ pub fn line(c: &Cause) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::execution::EdgeClass;
     use crate::execution::{Breach, RequestSpec};
-    use crate::generation::negative::EdgeClass;
 
     fn ex(op: &str, path: &str, status: u16, ct: &str, body: &str) -> Exchange {
         Exchange {

@@ -241,7 +241,7 @@ mod tests {
                 breach: Some(crate::execution::Breach {
                     input: input.into(),
                     kind: crate::execution::BreachKind::Unusual,
-                    class: Some(crate::generation::negative::EdgeClass::Huge),
+                    class: Some(crate::execution::EdgeClass::Huge),
                 }),
                 ..Default::default()
             },
