@@ -16,6 +16,7 @@
 mod support;
 
 mod architecture;
+mod causes;
 mod cli_graph;
 mod conforming;
 mod corpus;

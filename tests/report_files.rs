@@ -234,6 +234,7 @@ fn hand_built() -> Report {
         Fault {
             cause: "C00000001".into(),
             cause_title: "The server answered 500-599: placeOrder (500)".into(),
+            place: None,
             class: registry::class_of("server_error"),
             severity: registry::severity_of("server_error"),
             code: "server_error".into(),
@@ -266,6 +267,7 @@ fn hand_built() -> Report {
         Fault {
             cause: "C00000003".into(),
             cause_title: "The server answered 500-599: cancelOrder (503)".into(),
+            place: None,
             class: registry::class_of("server_error"),
             severity: registry::severity_of("server_error"),
             code: "server_error".into(),
@@ -282,6 +284,7 @@ fn hand_built() -> Report {
         Fault {
             cause: "C00000002".into(),
             cause_title: "The status is not documented for the operation: 418".into(),
+            place: None,
             class: registry::class_of("undocumented_status"),
             severity: registry::severity_of("undocumented_status"),
             code: "undocumented_status".into(),
@@ -1150,6 +1153,7 @@ fn every_fault_kind() -> Report {
         report.faults.push(Fault {
             cause: format!("C{:08x}", 0x100 + i),
             cause_title: String::new(),
+            place: None,
             class: registry::class_of(code),
             severity: registry::severity_of(code),
             code: code.into(),
@@ -1562,6 +1566,7 @@ fn report_from_json(r: &Value) -> Report {
             .map(|f| Fault {
                 cause: text(&f["cause"]),
                 cause_title: String::new(),
+                place: None,
                 class: registry::class_of(&text(&f["code"])),
                 severity: registry::severity_of(&text(&f["code"])),
                 code: text(&f["code"]),

@@ -115,6 +115,68 @@ impl BreachKind {
     }
 }
 
+/// A class of values that break servers for one reason: the edge pass
+/// tries one value of each class per input, the most productive classes
+/// first, and learns each class's yield as the run goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeClass {
+    /// Integers past 64 bits and numbers past the double range, as exact
+    /// number text (a conversion to a machine or database integer overflows).
+    Huge,
+    /// A value of another JSON shape where an object or array is due (a
+    /// body `[null, null]`, `null`, a scalar).
+    WrongShape,
+    /// An object or array where a scalar (string, number, enum) is due.
+    StructureInScalar,
+    /// `null` where it is not allowed.
+    Null,
+    /// A scalar of another type (a word for a number, a number for a
+    /// string or a string enum).
+    WrongType,
+    /// A required input left out.
+    Missing,
+    /// A body that is not JSON, or in another media type, or a broken
+    /// multipart body.
+    Malformed,
+    /// The empty string.
+    Empty,
+    /// A string past `maxLength`, or very long.
+    Long,
+    /// A number just outside its bounds, or at a machine integer's edge.
+    Bounds,
+    /// A value outside the enum.
+    NotInEnum,
+    /// A near miss of the pattern, or a malformed format.
+    Pattern,
+    /// Format specifiers, metacharacters, unicode and control characters.
+    Metacharacters,
+    /// Missing or malformed credentials.
+    Credentials,
+}
+
+impl EdgeClass {
+    /// Its name in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EdgeClass::Huge => "huge",
+            EdgeClass::WrongShape => "wrong_shape",
+            EdgeClass::StructureInScalar => "structure_in_scalar",
+            EdgeClass::Null => "null",
+            EdgeClass::WrongType => "wrong_type",
+            EdgeClass::Missing => "missing",
+            EdgeClass::Malformed => "malformed",
+            EdgeClass::Empty => "empty",
+            EdgeClass::Long => "long",
+            EdgeClass::Bounds => "bounds",
+            EdgeClass::NotInEnum => "not_in_enum",
+            EdgeClass::Pattern => "pattern",
+            EdgeClass::Metacharacters => "metacharacters",
+            EdgeClass::Credentials => "credentials",
+        }
+    }
+}
+
 /// What one request deliberately gets wrong.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Breach {
@@ -123,6 +185,11 @@ pub struct Breach {
     pub input: String,
     /// What was done to it.
     pub kind: BreachKind,
+    /// The class of value sent, when an edge probe sent it: with the input,
+    /// what triggered a failure (`query limit`, `huge`), so that one
+    /// trigger on several operations is one cause.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<EdgeClass>,
 }
 
 impl Breach {
@@ -208,6 +275,7 @@ mod tests {
         Breach {
             input: input.into(),
             kind,
+            class: None,
         }
     }
 

@@ -29,7 +29,7 @@ pub use auth::{
     without_userinfo,
 };
 pub use bounded::{JSON_DEPTH, JSON_ITEMS};
-pub use breach::{Breach, BreachKind};
+pub use breach::{Breach, BreachKind, EdgeClass};
 pub use engine::{Driver, RunOutcome, StopReason, TestRun, plain_words, run};
 pub use out_dir::{OutDir, OutDirError};
 pub use politeness::{Politeness, Rate, parse_rate};

@@ -65,46 +65,11 @@ pub struct Probe {
     /// The class of value it is.
     pub class: EdgeClass,
 }
-/// A class of values that break servers for one reason: the edge pass
-/// tries one value of each class per input, the most productive classes
-/// first, and learns each class's yield as the run goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EdgeClass {
-    /// Integers past 64 bits and numbers past the double range, as exact
-    /// number text (a conversion to a machine or database integer overflows).
-    Huge,
-    /// A value of another JSON shape where an object or array is due (a
-    /// body `[null, null]`, `null`, a scalar).
-    WrongShape,
-    /// An object or array where a scalar (string, number, enum) is due.
-    StructureInScalar,
-    /// `null` where it is not allowed.
-    Null,
-    /// A scalar of another type (a word for a number, a number for a
-    /// string or a string enum).
-    WrongType,
-    /// A required input left out.
-    Missing,
-    /// A body that is not JSON, or in another media type, or a broken
-    /// multipart body.
-    Malformed,
-    /// The empty string.
-    Empty,
-    /// A string past `maxLength`, or very long.
-    Long,
-    /// A number just outside its bounds, or at a machine integer's edge.
-    Bounds,
-    /// A value outside the enum.
-    NotInEnum,
-    /// A near miss of the pattern, or a malformed format.
-    Pattern,
-    /// Format specifiers, metacharacters, unicode and control characters.
-    Metacharacters,
-    /// Missing or malformed credentials.
-    Credentials,
-}
 
+pub use crate::execution::EdgeClass;
+
+// How the edge pass orders and learns the classes: generation's business,
+// beside the probes that send them.
 impl EdgeClass {
     /// Every class, in the order of their prior yield.
     pub const ALL: [EdgeClass; 14] = [
@@ -123,26 +88,6 @@ impl EdgeClass {
         EdgeClass::Metacharacters,
         EdgeClass::Credentials,
     ];
-
-    /// Its name in reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EdgeClass::Huge => "huge",
-            EdgeClass::WrongShape => "wrong_shape",
-            EdgeClass::StructureInScalar => "structure_in_scalar",
-            EdgeClass::Null => "null",
-            EdgeClass::WrongType => "wrong_type",
-            EdgeClass::Missing => "missing",
-            EdgeClass::Malformed => "malformed",
-            EdgeClass::Empty => "empty",
-            EdgeClass::Long => "long",
-            EdgeClass::Bounds => "bounds",
-            EdgeClass::NotInEnum => "not_in_enum",
-            EdgeClass::Pattern => "pattern",
-            EdgeClass::Metacharacters => "metacharacters",
-            EdgeClass::Credentials => "credentials",
-        }
-    }
 
     /// The share of operations a value of this class breaks, before the
     /// run has seen any: the order in which Schemathesis's coverage phase

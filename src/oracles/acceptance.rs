@@ -99,6 +99,7 @@ mod tests {
                 breach: Some(Breach {
                     input: "credentials key".into(),
                     kind,
+                    class: None,
                 }),
                 ..Default::default()
             },
@@ -151,6 +152,7 @@ mod tests {
         ex.request.breach = Some(Breach {
             input: "body /permissions/read".into(),
             kind: BreachKind::Null,
+            class: None,
         });
         ex.request.body = Some("{}".into());
         assert!(

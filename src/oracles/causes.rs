@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::mask::{mask, sent_values};
 use super::registry::{self, Class, Group, Severity};
 use super::{Confirmation, Fault, Finding};
-use crate::execution::Exchange;
+use crate::execution::{BreachKind, Exchange};
 
 /// Why a fault fired, as its cause: what groups it with others.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +20,19 @@ pub struct Reason {
     pub key: String,
     /// For people, values hidden.
     pub title: String,
+    /// Where the fault shows it, when its cause spans places (a schema
+    /// location, an operation's input).
+    pub place: Option<String>,
+}
+
+impl Reason {
+    fn new(key: String, title: String) -> Reason {
+        Reason {
+            key,
+            title,
+            place: None,
+        }
+    }
 }
 
 /// One cause: its faults, where they were seen, and the fault that stands
@@ -38,6 +51,11 @@ pub struct Cause {
     pub title: String,
     /// Every operation it was seen on.
     pub operations: Vec<String>,
+    /// Every place it was seen at, when it spans places (the schema
+    /// locations of one drift through the description, the inputs of the
+    /// operations that let a body field through).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub places: Vec<String>,
     /// The signatures of its faults.
     pub faults: Vec<String>,
     /// The signature of the fault whose reproducer stands for it.
@@ -49,39 +67,64 @@ pub struct Cause {
 }
 
 /// The reason a finding fired, by its oracle's group.
+///
+/// A specific message (an exception text) is one cause wherever it was
+/// seen. A generic one (a bare status phrase) says nothing of where the
+/// server failed: its faults split by what triggered them (the input and
+/// the class of value a negative test sent), and one trigger on several
+/// operations is one cause. A body the server could not parse is one cause
+/// whatever its parser says.
 pub fn reason(f: &Finding, ex: &Exchange) -> Reason {
     let Some(oracle) = registry::oracle(f.code) else {
-        return Reason {
-            key: format!("{}:{}", f.code, f.operation),
-            title: format!("{}: {}", f.code, f.operation),
-        };
+        return Reason::new(
+            format!("{}:{}", f.code, f.operation),
+            format!("{}: {}", f.code, f.operation),
+        );
     };
     let code = f.code;
     let title = oracle.title;
     let status = ex.status.map_or("-".to_string(), |s| s.to_string());
     let sent = sent_values(&ex.request);
     let sent: Vec<&str> = sent.iter().map(String::as_str).collect();
-    let per_operation = || Reason {
-        key: format!("{code}:{}:{status}", f.operation),
-        title: format!("{title}: {} ({status})", f.operation),
+    let per_operation = || {
+        Reason::new(
+            format!("{code}:{}:{status}", f.operation),
+            format!("{title}: {} ({status})", f.operation),
+        )
     };
+    let by_trigger = || by_trigger(f, ex, title);
+    let telling = matches!(oracle.group, Group::CodePath | Group::AnswerShape);
+    if telling && unparsable(ex) {
+        return Reason::new(
+            format!("{code}:{status}:unparsable body"),
+            format!("{title} ({status}): a request body it could not parse"),
+        );
+    }
     match oracle.group {
-        Group::Operation => Reason {
-            key: format!("{code}:{}", f.operation),
-            title: format!("{title}: {}", f.operation),
-        },
+        Group::Operation => Reason::new(
+            format!("{code}:{}", f.operation),
+            format!("{title}: {}", f.operation),
+        ),
         Group::CodePath => match code_path(&ex.body, &sent) {
-            Some(path) => Reason {
-                key: format!("{code}:{status}:{path}"),
-                title: format!("{title} ({status}): {path}"),
-            },
-            None => per_operation(),
+            Some(path) => Reason::new(
+                format!("{code}:{status}:{path}"),
+                format!("{title} ({status}): {path}"),
+            ),
+            None => by_trigger(),
         },
+        Group::Detail if f.drift.is_some() => {
+            let drift = f.drift.unwrap_or_default();
+            Reason {
+                place: f.place.clone(),
+                ..Reason::new(format!("{code}:drift:{drift}"), format!("{title}: {drift}"))
+            }
+        }
         Group::Detail if f.place.is_some() => {
-            let place = f.place.as_deref().unwrap_or_default();
+            let place = f.place.clone().unwrap_or_default();
             Reason {
                 key: format!("{code}:{place}"),
                 title: format!("{title}: {place}"),
+                place: Some(place),
             }
         }
         Group::Detail => {
@@ -98,26 +141,37 @@ pub fn reason(f: &Finding, ex: &Exchange) -> Reason {
             } else {
                 mask(detail, &sent, 120)
             };
-            Reason {
-                key: format!("{code}:{detail}"),
-                title: format!("{title}: {detail}"),
-            }
+            Reason::new(format!("{code}:{detail}"), format!("{title}: {detail}"))
         }
         Group::AnswerShape => {
             let shape = shape(ex, &sent);
-            Reason {
-                key: format!("{code}:{status}:{shape}"),
-                title: format!("{title}: {status} {shape}"),
-            }
+            Reason::new(
+                format!("{code}:{status}:{shape}"),
+                format!("{title}: {status} {shape}"),
+            )
         }
         Group::Input => match &ex.request.breach {
+            // A server that checks no body lets every field through: one
+            // cause, whichever fields and values showed it.
+            Some(b) if code == "invalid_input_accepted" && b.input.starts_with("body /") => {
+                Reason {
+                    place: Some(format!("{}: {b}", f.operation)),
+                    ..Reason::new(
+                        format!("{code}:body fields"),
+                        format!("{title}: fields of request bodies"),
+                    )
+                }
+            }
             Some(b) => Reason {
-                key: format!("{code}:{}:{}", b.input, b.kind.as_str()),
-                title: format!(
-                    "{title}: {} ({})",
-                    b.input,
-                    b.kind.as_str().replace('_', " ")
-                ),
+                place: Some(format!("{}: {b}", f.operation)),
+                ..Reason::new(
+                    format!("{code}:{}:{}", b.input, b.kind.as_str()),
+                    format!(
+                        "{title}: {} ({})",
+                        b.input,
+                        b.kind.as_str().replace('_', " ")
+                    ),
+                )
             },
             None => per_operation(),
         },
@@ -132,12 +186,142 @@ pub fn reason(f: &Finding, ex: &Exchange) -> Reason {
                     rest.split_once(": ").map_or(rest, |(_, excerpt)| excerpt)
                 });
             let message = mask(message, &sent, 80);
-            Reason {
-                key: format!("{code}:{message}"),
-                title: format!("{title}: {message}"),
+            if specific(&message) {
+                Reason::new(format!("{code}:{message}"), format!("{title}: {message}"))
+            } else {
+                by_trigger()
             }
         }
     }
+}
+
+/// A message that says nothing of where the server failed never merges on
+/// its own: the trigger does (one trigger on several operations is one
+/// cause), else the operation and status.
+fn by_trigger(f: &Finding, ex: &Exchange, title: &str) -> Reason {
+    let code = f.code;
+    let status = ex.status.map_or("-".to_string(), |s| s.to_string());
+    match trigger(&ex.request) {
+        Some(t) => Reason::new(
+            format!("{code}:{status}:trigger {t}"),
+            format!("{title} ({status}): after {t}"),
+        ),
+        None => Reason::new(
+            format!("{code}:{}:{status}", f.operation),
+            format!("{title}: {} ({status})", f.operation),
+        ),
+    }
+}
+
+/// The words a 5xx fault's cause was keyed on, when they are a plain
+/// message (no stack trace), with the reason the fault has if those words
+/// turn out to be the server's for every failure: seen on an answer of
+/// another status too, they say nothing of where it failed.
+pub fn catch_all(f: &Finding, ex: &Exchange) -> Option<(String, Reason)> {
+    let oracle = registry::oracle(f.code)?;
+    if oracle.group != Group::CodePath || unparsable(ex) {
+        return None;
+    }
+    let sent = sent_values(&ex.request);
+    let sent: Vec<&str> = sent.iter().map(String::as_str).collect();
+    if trace_frame(&unescaped(&ex.body), &sent).is_some() {
+        return None;
+    }
+    let words = said(&ex.body)?;
+    let words = words.trim();
+    (specific(&mask(words, &sent, 100)) && words.len() >= 8)
+        .then(|| (words.to_string(), by_trigger(f, ex, oracle.title)))
+}
+
+/// A body with the `\n` and `\"` of a JSON string read as what they stand
+/// for, so that a trace inside a JSON message reads line by line.
+fn unescaped(body: &str) -> String {
+    if body.contains("\\n") {
+        body.replace("\\n", "\n").replace("\\\"", "\"")
+    } else {
+        body.to_string()
+    }
+}
+
+/// What triggered a failure, when a negative test's request did: its wrong
+/// input and the class of value sent there (`query limit (huge)`), or what
+/// was done to it.
+fn trigger(request: &crate::execution::RequestSpec) -> Option<String> {
+    let b = request.breach.as_ref()?;
+    let class = match b.class {
+        Some(c) => c.as_str(),
+        None => b.kind.as_str(),
+    };
+    Some(format!("{} ({})", b.input, class.replace('_', " ")))
+}
+
+/// Words of messages a parser gives for a body it could not read,
+/// whichever parser: Python's `json`, Express, Jackson, Go, serde,
+/// pydantic.
+const PARSE_WORDS: &[&str] = &[
+    "parse",
+    "decode",
+    "deserializ",
+    "syntax",
+    "unexpected token",
+    "unexpected end",
+    "unexpected character",
+    "invalid character",
+    "unterminated",
+    "malformed",
+];
+
+/// Words that say the same on their own.
+const PARSER_SAYS: &[&str] = &[
+    "expecting value",
+    "expecting property name",
+    "looking for beginning of value",
+    "while parsing a",
+    "json_invalid",
+];
+
+/// Whether the answer is to a body the server could not parse: the request
+/// sent one that is not JSON, or the answer says a parser failed.
+fn unparsable(ex: &Exchange) -> bool {
+    if ex
+        .request
+        .breach
+        .as_ref()
+        .is_some_and(|b| b.kind == BreachKind::MalformedBody)
+    {
+        return true;
+    }
+    if ex.request.body.is_none() {
+        return false;
+    }
+    let said = said(&ex.body).unwrap_or_default().to_lowercase();
+    PARSER_SAYS.iter().any(|w| said.contains(w))
+        || ((said.contains("json") || said.contains("body"))
+            && PARSE_WORDS.iter().any(|w| said.contains(w)))
+}
+
+/// What a body says: the message a JSON error body carries, else its first
+/// line that is not markup.
+fn said(body: &str) -> Option<String> {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .as_ref()
+        .and_then(message_of)
+        .or_else(|| {
+            let first = body.lines().find(|l| !l.trim().is_empty())?;
+            (!first.trim_start().starts_with('<')).then(|| first.to_string())
+        })
+}
+
+/// Whether a masked message says where the server failed: at least two of
+/// its words are not words every failure may say.
+fn specific(masked: &str) -> bool {
+    masked
+        .split(|c: char| !c.is_alphanumeric() && c != '#' && c != '…')
+        .filter(|w| !w.is_empty())
+        .filter(|w| !GENERIC.contains(&w.to_lowercase().as_str()))
+        .count()
+        >= 2
 }
 
 /// An answer's shape, values hidden: its media type and, for JSON, its
@@ -252,38 +436,35 @@ const GENERIC: &[&str] = &[
 ];
 
 /// The code path a server's answer names, when it names one: the exception
-/// type with the innermost stack frame of a Python, Java, .NET, Node.js,
-/// Go or Rust trace, or else a specific message (one that is not only
+/// text of a Python, Java, .NET or Node.js trace when it says more than its
+/// type (`KeyError: 'owner'`: one text on several operations is one
+/// cause), else the exception type with the innermost stack frame (Go and
+/// Rust panics too), or else a specific message (one that is not only
 /// generic words), values hidden.
 pub fn code_path(body: &str, sent: &[&str]) -> Option<String> {
-    let text = if body.contains("\\n") {
-        body.replace("\\n", "\n").replace("\\\"", "\"")
-    } else {
-        body.to_string()
-    };
-    if let Some(p) = trace_frame(&text) {
+    if let Some(p) = trace_frame(&unescaped(body), sent) {
         return Some(p);
     }
-    let message = serde_json::from_str::<serde_json::Value>(body)
-        .ok()
-        .as_ref()
-        .and_then(message_of)
-        .or_else(|| {
-            let first = body.lines().find(|l| !l.trim().is_empty())?;
-            (!first.trim_start().starts_with('<')).then(|| first.to_string())
-        })?;
-    let masked = mask(&message, sent, 100);
-    let specific = masked
-        .split(|c: char| !c.is_alphanumeric() && c != '#' && c != '…')
-        .filter(|w| !w.is_empty())
-        .filter(|w| !GENERIC.contains(&w.to_lowercase().as_str()))
-        .count()
-        >= 2;
-    specific.then_some(masked)
+    let masked = mask(&said(body)?, sent, 100);
+    specific(&masked).then_some(masked)
 }
 
-/// The exception type and innermost frame of a stack trace in `text`.
-fn trace_frame(text: &str) -> Option<String> {
+/// An exception's line (`TypeError: Cannot read properties of undefined
+/// (reading 'owner')`), values hidden, when its text says more than its
+/// type: some of its words are not generic.
+fn exception_text(line: &str, sent: &[&str]) -> Option<String> {
+    let masked = mask(line.trim(), sent, 100);
+    let (_, message) = masked.split_once(": ")?;
+    let telling = message
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| w.chars().any(char::is_alphabetic))
+        .any(|w| !GENERIC.contains(&w.to_lowercase().as_str()));
+    telling.then_some(masked)
+}
+
+/// What a stack trace in `text` names: the exception's text when it is
+/// telling, else its type and innermost frame.
+fn trace_frame(text: &str, sent: &[&str]) -> Option<String> {
     // Python: the last `File "…", line N, in f` and the closing line.
     if text.contains("Traceback (most recent call last)") {
         let frame = text.lines().rev().find_map(|l| {
@@ -296,19 +477,17 @@ fn trace_frame(text: &str) -> Option<String> {
                 file.rsplit('/').next().unwrap_or(file)
             ))
         });
-        let exception = text
-            .lines()
-            .rev()
-            .map(str::trim)
-            .find(|l| {
-                l.split_once(':').is_some_and(|(t, _)| {
-                    !t.is_empty()
-                        && t.chars()
-                            .all(|c| c.is_alphanumeric() || c == '.' || c == '_')
-                })
+        let line = text.lines().rev().map(str::trim).find(|l| {
+            l.split_once(':').is_some_and(|(t, _)| {
+                !t.is_empty()
+                    && t.chars()
+                        .all(|c| c.is_alphanumeric() || c == '.' || c == '_')
             })
-            .and_then(|l| l.split(':').next())
-            .map(str::to_string);
+        });
+        if let Some(said) = line.and_then(|l| exception_text(l, sent)) {
+            return Some(said);
+        }
+        let exception = line.and_then(|l| l.split(':').next()).map(str::to_string);
         return match (exception, frame) {
             (Some(e), Some(f)) => Some(format!("{e} at {f}")),
             (e, f) => e.or(f),
@@ -322,6 +501,19 @@ fn trace_frame(text: &str) -> Option<String> {
         (!frame.is_empty()).then(|| frame.to_string())
     });
     if let Some(frame) = frame {
+        // The line naming the exception, from its type on: `TypeError:
+        // Cannot read…`, `java.lang.IllegalStateException: no owner`.
+        let line = text.lines().find_map(|l| {
+            let at = l.find(|c: char| c.is_alphanumeric())?;
+            let l = &l[at..];
+            let (head, _) = l.split_once(": ")?;
+            let ty = head.rsplit([' ', '"', '\'']).next().unwrap_or(head);
+            ((ty.ends_with("Exception") || ty.ends_with("Error")) && ty.len() > 5)
+                .then(|| &l[l.find(ty).unwrap_or(0)..])
+        });
+        if let Some(said) = line.and_then(|l| exception_text(l, sent)) {
+            return Some(said);
+        }
         let exception = text
             .split(|c: char| c.is_whitespace() || c == ':' || c == '"')
             .find(|w| (w.ends_with("Exception") || w.ends_with("Error")) && w.len() > 5)
@@ -373,6 +565,7 @@ pub fn group(faults: &[Fault]) -> Vec<Cause> {
             severity: f.severity,
             title: f.cause_title.clone(),
             operations: Vec::new(),
+            places: Vec::new(),
             faults: Vec::new(),
             representative: f.signature.clone(),
             count: 0,
@@ -380,6 +573,11 @@ pub fn group(faults: &[Fault]) -> Vec<Cause> {
         });
         if !cause.operations.contains(&f.operation) {
             cause.operations.push(f.operation.clone());
+        }
+        if let Some(place) = &f.place
+            && !cause.places.contains(place)
+        {
+            cause.places.push(place.clone());
         }
         cause.faults.push(f.signature.clone());
         cause.count += f.count;
@@ -473,8 +671,14 @@ pub fn line(c: &Cause) -> String {
     if c.operations.len() > 3 {
         ops.push_str(&format!(" and {} more", c.operations.len() - 3));
     }
+    // A cause through the whole description says how far it runs.
+    let places = if c.places.len() > 1 {
+        format!(" at {} places", c.places.len())
+    } else {
+        String::new()
+    };
     format!(
-        "{}/{:<6} {} — {} fault(s) on {ops}",
+        "{}/{:<6} {} — {} fault(s){places} on {ops}",
         c.class.as_str(),
         c.severity.as_str(),
         c.title,
@@ -485,7 +689,8 @@ pub fn line(c: &Cause) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::execution::{Breach, BreachKind, RequestSpec};
+    use crate::execution::EdgeClass;
+    use crate::execution::{Breach, RequestSpec};
 
     fn ex(op: &str, path: &str, status: u16, ct: &str, body: &str) -> Exchange {
         Exchange {
@@ -508,6 +713,11 @@ mod tests {
 
     #[test]
     fn one_rejected_header_on_many_operations_is_one_cause() {
+        // The header the server names is one the request sent.
+        let sent = |mut e: Exchange, version: &str| {
+            e.request.headers = vec![("X-Api-Version".into(), version.into())];
+            e
+        };
         let a = ex(
             "listA",
             "/a",
@@ -515,6 +725,7 @@ mod tests {
             "application/json",
             r#"{"error":"bad API version 'x1'"}"#,
         );
+        let a = sent(a, "x1");
         let b = ex(
             "listB",
             "/b",
@@ -522,6 +733,7 @@ mod tests {
             "application/json",
             r#"{"error":"bad API version 'zz9'"}"#,
         );
+        let b = sent(b, "zz9");
         let ra = reason(&finding("undocumented_status", "listA", ""), &a);
         let rb = reason(&finding("undocumented_status", "listB", ""), &b);
         assert_eq!(ra.key, rb.key);
@@ -537,6 +749,7 @@ mod tests {
             "application/json",
             r#"{"error":"bad API version 'x'"}"#,
         );
+        let d = sent(d, "x");
         assert_ne!(
             ra.key,
             reason(&finding("undocumented_status", "listB", ""), &d).key
@@ -592,12 +805,357 @@ mod tests {
         let r5 = reason(&finding("server_error", "opA", ""), &trace("opA"));
         assert_eq!(
             r5.title,
-            "The server answered 500-599 (500): sqlite3.IntegrityError at db.py:insert"
+            "The server answered 500-599 (500): sqlite#.IntegrityError: UNIQUE constraint failed: t.name"
         );
         assert_eq!(
             r5.key,
             reason(&finding("server_error", "opB", ""), &trace("opB")).key
         );
+    }
+
+    fn breach(input: &str, kind: BreachKind, class: Option<EdgeClass>) -> Option<Breach> {
+        Some(Breach {
+            input: input.into(),
+            kind,
+            class,
+        })
+    }
+
+    fn key(code: &'static str, ex: &Exchange) -> String {
+        reason(&finding(code, &ex.request.operation, ""), ex).key
+    }
+
+    #[test]
+    fn one_exception_text_on_several_operations_is_one_cause() {
+        // Node.js: the same failure raised in each route's own handler.
+        let node = |op: &str, prop: &str| {
+            let body = serde_json::json!({
+                "error": format!("TypeError: Cannot read properties of undefined (reading '{prop}')\n    at {op}Handler (/app/routes/{op}.js:41:17)\n    at Layer.handle (/app/node_modules/express/lib/router/layer.js:95:5)"),
+            });
+            ex(
+                op,
+                &format!("/{op}"),
+                500,
+                "application/json",
+                &body.to_string(),
+            )
+        };
+        let owner = key("server_error", &node("listPets", "owner"));
+        assert_eq!(owner, key("server_error", &node("getPet", "owner")));
+        assert_eq!(owner, key("server_error", &node("listOrders", "owner")));
+        // Which property was read tells two failures apart.
+        assert_ne!(owner, key("server_error", &node("listPets", "tags")));
+        assert_eq!(
+            reason(
+                &finding("server_error", "getPet", ""),
+                &node("getPet", "owner")
+            )
+            .title,
+            "The server answered 500-599 (500): TypeError: Cannot read properties of undefined (reading 'owner')"
+        );
+        // Python: the same KeyError from two functions.
+        let python = |op: &str, func: &str, k: &str| {
+            ex(
+                op,
+                "/x",
+                500,
+                "text/plain",
+                &format!(
+                    "Traceback (most recent call last):\n  File \"/app/main.py\", line 88, in {func}\n    return row['{k}']\nKeyError: '{k}'\n"
+                ),
+            )
+        };
+        let a = key("server_error", &python("getUser", "get_user", "email"));
+        assert_eq!(
+            a,
+            key("server_error", &python("listUsers", "list_users", "email"))
+        );
+        assert_ne!(
+            a,
+            key("server_error", &python("getUser", "get_user", "phone"))
+        );
+        // Java: the exception's message, not the innermost frame.
+        let java = |op: &str, frame: &str| {
+            ex(
+                op,
+                "/x",
+                500,
+                "text/plain",
+                &format!(
+                    "java.lang.IllegalStateException: Inventory not initialised for warehouse\n\tat com.shop.{frame}(Stock.java:52)\n\tat com.shop.Api.handle(Api.java:10)"
+                ),
+            )
+        };
+        assert_eq!(
+            key("server_error", &java("getStock", "Stock.get")),
+            key("server_error", &java("listStock", "Stock.list"))
+        );
+        // A bare exception type says only where it was raised.
+        let npe = |frame: &str| {
+            ex(
+                "getStock",
+                "/x",
+                500,
+                "text/plain",
+                &format!("java.lang.NullPointerException\n\tat com.shop.{frame}(Stock.java:52)"),
+            )
+        };
+        assert_ne!(
+            key("server_error", &npe("Stock.get")),
+            key("server_error", &npe("Stock.list"))
+        );
+    }
+
+    #[test]
+    fn a_generic_message_splits_by_trigger_and_one_trigger_is_one_cause() {
+        let generic = |op: &str, body: &str, b: Option<Breach>| {
+            let mut e = ex(
+                op,
+                &format!("/{op}?limit=18446744073709551616"),
+                500,
+                "application/json",
+                body,
+            );
+            e.request.breach = b;
+            e
+        };
+        let huge = || breach("query limit", BreachKind::Unusual, Some(EdgeClass::Huge));
+        let fastapi = r#"{"detail":"Internal Server Error"}"#;
+        let bare = "Internal Server Error";
+        // `limit` past 64 bits crashing six listings is one cause, whatever
+        // generic words each answer carries.
+        let first = key("server_error", &generic("listA", fastapi, huge()));
+        for op in ["listB", "listC", "listD", "listE", "listF"] {
+            assert_eq!(first, key("server_error", &generic(op, fastapi, huge())));
+        }
+        assert_eq!(first, key("server_error", &generic("listB", bare, huge())));
+        assert_eq!(
+            reason(
+                &finding("server_error", "listA", ""),
+                &generic("listA", fastapi, huge())
+            )
+            .title,
+            "The server answered 500-599 (500): after query limit (huge)"
+        );
+        // Another input, or another class of value, is another cause.
+        let offset = breach("query offset", BreachKind::Unusual, Some(EdgeClass::Huge));
+        assert_ne!(
+            first,
+            key("server_error", &generic("listA", fastapi, offset))
+        );
+        let word = breach(
+            "query limit",
+            BreachKind::WrongType,
+            Some(EdgeClass::WrongType),
+        );
+        assert_ne!(first, key("server_error", &generic("listA", fastapi, word)));
+        // Without a trigger, each operation is its own cause.
+        assert_ne!(
+            key("server_error", &generic("listA", fastapi, None)),
+            key("server_error", &generic("listB", fastapi, None))
+        );
+        // A specific message merges whatever triggered it.
+        let overflow = r#"{"detail":"Python int too large to convert to SQLite INTEGER"}"#;
+        assert_eq!(
+            key("server_error", &generic("listA", overflow, huge())),
+            key(
+                "server_error",
+                &generic(
+                    "listB",
+                    overflow,
+                    breach("query offset", BreachKind::Unusual, Some(EdgeClass::Huge))
+                )
+            )
+        );
+        // GraphQL: a generic message under two root fields is two causes,
+        // a specific one is one.
+        let gql = |field: &str, message: &str| {
+            let f = Finding::new(
+                "graphql_internal_error",
+                field,
+                format!("errors[0] reports an internal failure: {message}"),
+                String::new(),
+            );
+            let e = ex(field, "/graphql", 200, "application/json", "{}");
+            reason(&f, &e).key
+        };
+        for generic in [
+            "A programmatic error occurred.",
+            "An unexpected error occurred",
+            "Internal server error",
+        ] {
+            assert_ne!(
+                gql("Query.orders", generic),
+                gql("Query.products", generic),
+                "{generic}"
+            );
+        }
+        let specific = "Cannot read properties of undefined (reading 'price')";
+        assert_eq!(
+            gql("Query.orders", specific),
+            gql("Query.products", specific)
+        );
+    }
+
+    #[test]
+    fn a_body_the_server_could_not_parse_is_one_cause_whatever_its_parser_says() {
+        let answer = |op: &str, status: u16, body: &str| {
+            let mut e = ex(op, "/x", status, "application/json", body);
+            e.request.method = "POST".into();
+            e.request.body = Some("{\"name\": \"ab".into());
+            e.request.breach = breach(
+                "body",
+                BreachKind::MalformedBody,
+                Some(EdgeClass::Malformed),
+            );
+            e
+        };
+        let wordings = [
+            r#"{"detail":[{"type":"json_invalid","loc":["body",12],"msg":"JSON decode error","input":{},"ctx":{"error":"Expecting value"}}]}"#,
+            r#"{"error":"Unexpected token } in JSON at position 12"}"#,
+            r#"{"message":"JSON parse error: Unexpected end-of-input: expected close marker for Object"}"#,
+        ];
+        let keys: Vec<String> = wordings
+            .iter()
+            .enumerate()
+            .map(|(i, w)| key("undocumented_status", &answer(&format!("op{i}"), 400, w)))
+            .collect();
+        assert!(keys.iter().all(|k| *k == keys[0]), "{keys:?}");
+        // A parser's words alone tell it, whatever the request noted.
+        let mut plain = ex(
+            "createPet",
+            "/pets",
+            500,
+            "text/plain",
+            "Expecting value: line 1 column 1 (char 0)",
+        );
+        plain.request.body = Some("x".into());
+        let mut node = ex(
+            "createOrder",
+            "/orders",
+            500,
+            "application/json",
+            r#"{"error":"SyntaxError: Unexpected token x in JSON at position 0"}"#,
+        );
+        node.request.body = Some("x".into());
+        assert_eq!(key("server_error", &plain), key("server_error", &node));
+    }
+
+    #[test]
+    fn a_body_field_let_through_anywhere_is_one_cause_listing_its_places() {
+        let accepted = |op: &str, b: Option<Breach>| {
+            let mut e = ex(op, "/x", 201, "application/json", "{}");
+            e.request.breach = b;
+            reason(&finding("invalid_input_accepted", op, ""), &e)
+        };
+        let a = accepted(
+            "createPet",
+            breach(
+                "body /name",
+                BreachKind::WrongType,
+                Some(EdgeClass::WrongType),
+            ),
+        );
+        let b = accepted(
+            "createOrder",
+            breach("body /quantity", BreachKind::Null, Some(EdgeClass::Null)),
+        );
+        assert_eq!(a.key, b.key);
+        assert_eq!(
+            a.place.as_deref(),
+            Some("createPet: body /name: wrong type")
+        );
+        assert_eq!(
+            b.place.as_deref(),
+            Some("createOrder: body /quantity: null")
+        );
+        // A query parameter stays its own cause.
+        let q = accepted(
+            "listPets",
+            breach(
+                "query limit",
+                BreachKind::AboveMaximum,
+                Some(EdgeClass::Bounds),
+            ),
+        );
+        assert_ne!(a.key, q.key);
+        let fault = |op: &str, r: &Reason| Fault {
+            cause: id(&r.key),
+            cause_title: r.title.clone(),
+            place: r.place.clone(),
+            code: "invalid_input_accepted".into(),
+            class: registry::class_of("invalid_input_accepted"),
+            severity: registry::severity_of("invalid_input_accepted"),
+            operation: op.into(),
+            status: Some(201),
+            signature: format!("invalid_input_accepted:{op}:201"),
+            message: String::new(),
+            count: 1,
+            first_seq: 0,
+            witness: Vec::new(),
+            confirmation: Confirmation::NotReplayed,
+            reproducer: None,
+        };
+        let causes = group(&[
+            fault("createPet", &a),
+            fault("createOrder", &b),
+            fault("listPets", &q),
+        ]);
+        assert_eq!(causes.len(), 2);
+        let body = causes.iter().find(|c| c.faults.len() == 2).unwrap();
+        assert_eq!(
+            body.places,
+            [
+                "createPet: body /name: wrong type",
+                "createOrder: body /quantity: null"
+            ]
+        );
+        assert!(
+            line(body).ends_with("— 2 fault(s) at 2 places on createPet, createOrder"),
+            "{}",
+            line(body)
+        );
+    }
+
+    #[test]
+    fn null_through_a_description_that_marks_nothing_nullable_is_one_cause() {
+        let spec = |nullable: &str| {
+            format!(
+                "openapi: 3.0.0\ninfo: {{title: t, version: '1'}}\npaths:\n  /pets/{{id}}:\n    get:\n      operationId: getPet\n      parameters: [{{name: id, in: path, required: true, schema: {{type: integer}}}}]\n      responses:\n        '200': {{description: ok, content: {{application/json: {{schema: {{$ref: '#/components/schemas/Pet'}}}}}}}}\n  /owners/{{id}}:\n    get:\n      operationId: getOwner\n      parameters: [{{name: id, in: path, required: true, schema: {{type: integer}}}}]\n      responses:\n        '200': {{description: ok, content: {{application/json: {{schema: {{$ref: '#/components/schemas/Owner'}}}}}}}}\ncomponents:\n  schemas:\n    Pet:\n      type: object\n      properties: {{name: {{type: string}}, tag: {{type: string}}}}\n    Owner:\n      type: object\n      properties: {{email: {{type: string{nullable}}}, phone: {{type: string}}}}\n"
+            )
+        };
+        let reasons = |nullable: &str| -> Vec<Reason> {
+            let api = crate::load::load_text(&spec(nullable), std::path::Path::new("openapi.yaml"))
+                .unwrap()
+                .api;
+            let checker = crate::oracles::Checker::new(&api, Vec::new(), None);
+            [
+                ("getPet", "/pets/1", r#"{"name":"Rex","tag":null}"#),
+                ("getOwner", "/owners/1", r#"{"email":"a@b.c","phone":null}"#),
+            ]
+            .iter()
+            .map(|(op, path, body)| {
+                let a = ex(op, path, 200, "application/json", body);
+                let f = checker.exchange(&api, &a);
+                assert_eq!(f.len(), 1, "{f:?}");
+                reason(&f[0], &a)
+            })
+            .collect()
+        };
+        let none = reasons("");
+        assert_eq!(none[0].key, none[1].key);
+        assert_eq!(
+            none[0].title,
+            "The body breaks the documented schema: null where the description marks no schema nullable"
+        );
+        assert_eq!(
+            none[0].place.as_deref(),
+            Some("#/components/schemas/Pet/properties/tag: type")
+        );
+        // Where the description marks some field nullable, each place
+        // missing it is its own cause.
+        let some = reasons(", nullable: true");
+        assert_ne!(some[0].key, some[1].key);
     }
 
     #[test]
@@ -651,6 +1209,7 @@ mod tests {
         a.request.breach = Some(Breach {
             input: "query limit".into(),
             kind: BreachKind::WrongType,
+            class: None,
         });
         let mut b = ex("listB", "/b?limit=xyz", 200, "application/json", "[]");
         b.request.breach = a.request.breach.clone();
@@ -662,6 +1221,7 @@ mod tests {
         b.request.breach = Some(Breach {
             input: "query limit".into(),
             kind: BreachKind::AboveMaximum,
+            class: None,
         });
         assert_ne!(
             ra.key,
@@ -674,6 +1234,7 @@ mod tests {
         let fault = |code: &str, sig: &str, cause: &str, steps: usize| Fault {
             cause: id(cause),
             cause_title: String::new(),
+            place: None,
             code: code.into(),
             class: registry::class_of(code),
             severity: registry::severity_of(code),
@@ -717,6 +1278,7 @@ mod tests {
         let fault = |code: &str, op: &str, sig: &str, cause: &str| Fault {
             cause: id(cause),
             cause_title: cause.to_uppercase(),
+            place: None,
             code: code.into(),
             class: registry::class_of(code),
             severity: registry::severity_of(code),
@@ -746,5 +1308,10 @@ mod tests {
             "2 cause(s) (1 defect(s), 1 conformance) from 3 fault(s)"
         );
         assert!(causes[0].id.starts_with('C') && causes[0].id.len() == 9);
+        assert!(
+            line(&causes[1]).ends_with("— 2 fault(s) on a, b"),
+            "{}",
+            line(&causes[1])
+        );
     }
 }

@@ -21,6 +21,28 @@ pub struct Checker {
     schemas: Arc<schema::ResponseSchemas>,
     target: Option<url::Url>,
     graphql: Option<Arc<crate::model::graphql::TypeSystem>>,
+    /// Whether the description marks any schema nullable: when none is, a
+    /// null anywhere is one gap of the whole description.
+    marks_nullable: bool,
+}
+
+/// Whether any schema of the description (its components, its operations'
+/// answers) allows null.
+fn marks_nullable(api: &Api) -> bool {
+    fn any(s: &crate::model::Schema) -> bool {
+        s.nullable()
+            || s.items.as_deref().is_some_and(any)
+            || s.additional_properties.as_deref().is_some_and(any)
+            || s.properties.values().any(any)
+            || s.alternatives.iter().any(any)
+    }
+    api.schemas.values().any(any)
+        || api
+            .operations
+            .iter()
+            .flat_map(|op| op.responses.values())
+            .flat_map(|r| r.content.values())
+            .any(any)
 }
 
 /// What a reproducer looks for in an answer whose `errors` is malformed: a
@@ -64,6 +86,7 @@ impl Checker {
             schemas: Arc::new(schema::ResponseSchemas::new(api)),
             target,
             graphql: api.graphql.clone().map(Arc::new),
+            marks_nullable: marks_nullable(api),
         }
     }
 
@@ -320,6 +343,11 @@ pub struct Answer<'a> {
 }
 
 impl<'a> Answer<'a> {
+    /// Whether the description marks any schema nullable.
+    pub fn marks_nullable(&self) -> bool {
+        self.checker.marks_nullable
+    }
+
     /// The operation's name, as the request named it.
     pub fn operation(&self) -> &str {
         &self.ex.request.operation

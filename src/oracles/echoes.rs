@@ -277,6 +277,7 @@ mod tests {
                 breach: Some(Breach {
                     input: input.into(),
                     kind,
+                    class: None,
                 }),
                 ..Default::default()
             },
@@ -488,6 +489,7 @@ mod tests {
         wrong.request.breach = Some(crate::execution::Breach {
             input: "path id".into(),
             kind: BreachKind::WrongType,
+            class: None,
         });
         assert!(echoes.crash_after_plants(&wrong).is_some());
         assert!(echoes.works_unless_planted(&wrong));

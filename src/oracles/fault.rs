@@ -102,6 +102,10 @@ pub struct Fault {
     /// Its cause's title, values hidden.
     #[serde(skip)]
     pub cause_title: String,
+    /// Where its cause shows it, when the cause spans places (a schema
+    /// location, an operation's input): listed under the cause.
+    #[serde(skip)]
+    pub place: Option<String>,
     /// The operation.
     pub operation: String,
     /// The status, when there was a response.
@@ -210,6 +214,10 @@ pub struct Finding {
     /// knows (`#/components/schemas/Book/properties/price: type`): faults
     /// at one place are one cause, whichever operation answered them.
     pub place: Option<String>,
+    /// A gap that runs through the whole description rather than one place
+    /// of it (`null where the description marks no field nullable`): its
+    /// faults are one cause, listing their places.
+    pub drift: Option<&'static str>,
 }
 
 impl Finding {
@@ -223,6 +231,7 @@ impl Finding {
             check: None,
             shared: false,
             place: None,
+            drift: None,
         }
     }
 

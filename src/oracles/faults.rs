@@ -26,12 +26,20 @@ pub struct Kept {
     /// The first witness, completed the same way (replayed when the smallest
     /// does not show the fault: it may rely on less of the run's state).
     pub first: Vec<Exchange>,
+    /// The plain words its cause was keyed on, while they may yet prove to
+    /// be the server's words for every failure, with the cause it then has.
+    pub catch_all: Option<(String, causes::Reason)>,
 }
 
 /// The faults of a run, by signature, in the order first seen.
 #[derive(Default)]
 pub struct Faults {
     kept: IndexMap<String, Kept>,
+    /// Plain words seen on a 5xx and on an answer of another status: the
+    /// server's words for every failure, which name no cause.
+    catch_all: std::collections::HashSet<String>,
+    /// How many kept faults have words still to be judged so.
+    watching: usize,
     count: Arc<AtomicUsize>,
     news: Arc<News>,
 }
@@ -85,6 +93,7 @@ impl Faults {
         findings: &[Vec<Finding>],
         ledger: &witness::Ledger,
     ) {
+        self.judge_words(exchanges);
         for (k, found) in findings.iter().enumerate() {
             let ex = &exchanges[k];
             for f in found {
@@ -102,13 +111,22 @@ impl Faults {
                         }
                     }
                     None => {
-                        let reason = causes::reason(f, ex);
+                        let mut reason = causes::reason(f, ex);
+                        let mut catch_all = causes::catch_all(f, ex);
+                        if let Some((words, fallback)) = &catch_all
+                            && self.catch_all.contains(words)
+                        {
+                            reason = fallback.clone();
+                            catch_all = None;
+                        }
+                        self.watching += usize::from(catch_all.is_some());
                         let fault = Fault {
                             code: f.code.to_string(),
                             class: registry::class_of(f.code),
                             severity: registry::severity_of(f.code),
                             cause: causes::id(&reason.key),
                             cause_title: reason.title,
+                            place: reason.place,
                             operation: f.operation.clone(),
                             status: ex.status,
                             signature: signature.clone(),
@@ -133,10 +151,43 @@ impl Faults {
                                 check: f.script_check(ex.status),
                                 witness: ledger.complete(&exchanges[..=k]),
                                 first: Vec::new(),
+                                catch_all,
                             },
                         );
                         self.count.store(self.kept.len(), Ordering::Relaxed);
                     }
+                }
+            }
+        }
+    }
+
+    /// Gives the faults whose cause was keyed on words that `exchanges` show
+    /// on an answer of another status (the server's words for every
+    /// failure, `{"message": "Request failed"}` on a 404 and a 500 alike)
+    /// the cause of what triggered them instead.
+    fn judge_words(&mut self, exchanges: &[Exchange]) {
+        if self.watching == 0 {
+            return;
+        }
+        for ex in exchanges {
+            // A client error in the words of a crash: they are what the
+            // server says to every failure.
+            let Some(status) = ex.status.filter(|s| (400..500).contains(s)) else {
+                continue;
+            };
+            for kept in self.kept.values_mut() {
+                let Some((words, _)) = &kept.catch_all else {
+                    continue;
+                };
+                if kept.fault.status == Some(status) || !ex.body.contains(words.as_str()) {
+                    continue;
+                }
+                if let Some((words, fallback)) = kept.catch_all.take() {
+                    kept.fault.cause = causes::id(&fallback.key);
+                    kept.fault.cause_title = fallback.title;
+                    kept.fault.place = fallback.place;
+                    self.catch_all.insert(words);
+                    self.watching -= 1;
                 }
             }
         }
@@ -176,6 +227,75 @@ mod tests {
             body: body.to_string(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn the_words_a_server_gives_every_failure_name_no_cause() {
+        let words = r#"{"message":"Request could not be completed by the pipeline"}"#;
+        let answer = |seq: u64, op: &str, status: u16, input: &str| Exchange {
+            seq,
+            request: RequestSpec {
+                operation: op.into(),
+                method: "GET".into(),
+                path: format!("/{op}"),
+                breach: Some(crate::execution::Breach {
+                    input: input.into(),
+                    kind: crate::execution::BreachKind::Unusual,
+                    class: Some(crate::execution::EdgeClass::Huge),
+                }),
+                ..Default::default()
+            },
+            status: Some(status),
+            body: words.into(),
+            ..Default::default()
+        };
+        let crash = |op: &str| {
+            Finding::new(
+                "server_error",
+                op,
+                "the server answered 500".into(),
+                String::new(),
+            )
+        };
+        let mut faults = Faults::new();
+        let ledger = witness::Ledger::new();
+        let record = |faults: &mut Faults, ex: Exchange, found: Vec<Finding>| {
+            faults.record(std::slice::from_ref(&ex), &[found], &ledger);
+        };
+        record(
+            &mut faults,
+            answer(0, "listA", 500, "query limit"),
+            vec![crash("listA")],
+        );
+        record(
+            &mut faults,
+            answer(1, "listB", 500, "query offset"),
+            vec![crash("listB")],
+        );
+        // Specific words, so far: one cause.
+        let causes = |f: &Faults| {
+            let mut c: Vec<String> = f.faults().into_iter().map(|f| f.cause).collect();
+            c.dedup();
+            c.len()
+        };
+        assert_eq!(causes(&faults), 1);
+        // The same words on a 404: the server's for every failure. Each
+        // crash is its trigger's cause; a crash seen later too.
+        record(&mut faults, answer(2, "getA", 404, "path id"), Vec::new());
+        assert_eq!(causes(&faults), 2);
+        record(
+            &mut faults,
+            answer(3, "listC", 500, "query limit"),
+            vec![crash("listC")],
+        );
+        let all = faults.faults();
+        assert_eq!(all[0].cause, all[2].cause);
+        assert_ne!(all[0].cause, all[1].cause);
+        assert!(
+            all[2].cause_title.ends_with("after query limit (huge)"),
+            "{}",
+            all[2].cause_title
+        );
     }
 
     #[test]

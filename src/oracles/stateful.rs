@@ -389,6 +389,7 @@ mod tests {
         odd.request.breach = Some(crate::execution::Breach {
             input: "query q".into(),
             kind: crate::execution::BreachKind::Unusual,
+            class: None,
         });
         assert!(codes(std::slice::from_ref(&made), &odd).is_empty());
         // One the server refused (4xx) did not.

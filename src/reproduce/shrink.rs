@@ -460,6 +460,7 @@ mod tests {
             breach: breach.map(|input| crate::execution::Breach {
                 input: input.into(),
                 kind: crate::execution::BreachKind::WrongType,
+                class: None,
             }),
             captures: vec![],
             status: Some(201),

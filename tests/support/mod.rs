@@ -1,6 +1,7 @@
 //! Helpers shared by the integration test modules (`use crate::support;`):
 //! purpose-built servers, the CLI as a user runs it, golden files.
 
+pub mod causes;
 pub mod cli;
 pub mod conforming;
 pub mod depth;

@@ -134,6 +134,7 @@ fn breach(
                 input.to_string()
             },
             kind,
+            class: None,
         },
         value,
     }

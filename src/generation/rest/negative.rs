@@ -442,6 +442,7 @@ fn note(input: &str, kind: BreachKind) -> Breach {
     Breach {
         input: input.to_string(),
         kind,
+        class: None,
     }
 }
 
@@ -694,7 +695,10 @@ pub fn apply_to_request(input: &NegativeInput, request: &mut RequestSpec) {
     // Noted only when the request carries it: a change to a field whose
     // parent object the body lacks lands nowhere, and a label naming it
     // would describe a request that was never sent.
-    request.breach = input.note.carried_by(request).then(|| input.note.clone());
+    request.breach = input.note.carried_by(request).then(|| Breach {
+        class: Some(input.class),
+        ..input.note.clone()
+    });
 }
 
 /// Sets (or, with `None`, removes) the field at `path` inside `value`, when

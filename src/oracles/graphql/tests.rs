@@ -753,6 +753,43 @@ fn an_echoed_value_is_masked_whatever_quotes_it_holds() {
 }
 
 #[test]
+fn a_piece_of_a_value_is_masked_and_a_name_it_did_not_send_is_kept() {
+    let ts = demo();
+    let q = "mutation M($name: String!) { createAuthor(name: $name) { id } }";
+    let location = |name: &str, message: &str| {
+        let body = json!({"data": {"createAuthor": null}, "errors": [{
+            "message": message, "path": ["createAuthor"],
+            "extensions": {"code": "INTERNAL_SERVER_ERROR"}}]});
+        run(&ts, q, json!({"name": name}), 200, body)
+            .into_iter()
+            .find(|f| f.code == "graphql_internal_error")
+            .expect("an internal error")
+            .location
+    };
+    // SQLite quotes what follows the quote that broke the statement: a
+    // piece of the value, not a name of the server's.
+    assert_eq!(
+        location(
+            "O'Brien",
+            r#"internal error: SQLITE_ERROR: near "Brien": syntax error"#
+        ),
+        location(
+            "x'tag",
+            r#"internal error: SQLITE_ERROR: near "tag": syntax error"#
+        )
+    );
+    // Which property was read of nothing is the server's, not the value's.
+    let read = |property: &str| {
+        location(
+            "Ann",
+            &format!("Cannot read properties of undefined (reading '{property}')"),
+        )
+    };
+    assert_ne!(read("owner"), read("tags"));
+    assert_eq!(read("owner"), read("owner"));
+}
+
+#[test]
 fn errors_that_are_bare_strings_are_read_and_are_a_finding_of_their_own() {
     let ts = demo();
     let q = r#"{ book(id: "1") { title } }"#;

@@ -267,9 +267,19 @@ pub(super) fn schema_violation(a: &Answer<'_>) -> Option<Finding> {
         }
         keyword => format!("{schema}: {keyword}"),
     });
+    // A description that marks nothing nullable misses it everywhere the
+    // server answers null: one gap, whichever places showed it.
+    let null = body
+        .pointer(&v.pointer)
+        .is_some_and(serde_json::Value::is_null);
+    let drift = (null
+        && matches!(v.keyword.as_str(), "type" | "enum" | "anyOf" | "oneOf")
+        && !a.marks_nullable())
+    .then_some("null where the description marks no schema nullable");
     Some(Finding {
         check: Some(check),
         place,
+        drift,
         ..Finding::new(
             "schema_violation",
             a.operation(),

@@ -458,6 +458,18 @@ fn causes(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
             c.operations.len(),
             t(&c.operations.join(", ")),
         );
+        // A cause through the whole description lists where it runs.
+        if !c.places.is_empty() {
+            let _ = writeln!(
+                out,
+                "<details class=\"places\"><summary>Its places ({})</summary><ul>",
+                c.places.len()
+            );
+            for place in &c.places {
+                let _ = writeln!(out, "<li><code>{}</code></li>", t(place));
+            }
+            out.push_str("</ul></details>\n");
+        }
         let representative = report
             .faults
             .iter()
