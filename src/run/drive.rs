@@ -43,7 +43,7 @@ pub async fn drive<S: Source>(
     source.configure(&mut config);
     let link = Link::new(&api, config, credentials)?;
     let found = source.found(events.enabled());
-    let mut outcome = search::search(
+    let (mut outcome, bases) = search::search(
         source.driver(),
         found,
         &link,
@@ -109,6 +109,24 @@ pub async fn drive<S: Source>(
     if let Some(w) = rate_warning {
         eprintln!("warning: {w}");
         report.warnings.push(w);
+    }
+    let probes_allowed = !api.format.is_graphql()
+        && outcome.auth_error.is_none()
+        && outcome.unreachable.is_none()
+        && !server_wide_limit
+        && untested.is_none()
+        && crate::execution::interrupt::received().is_none();
+    if probes_allowed {
+        probe_security(
+            &api,
+            &bases,
+            &link,
+            &mut report,
+            options,
+            started,
+            (&out, &secrets),
+        )
+        .await?;
     }
     let replays_allowed = !options.no_replay
         && outcome.auth_error.is_none()
@@ -205,6 +223,49 @@ pub async fn drive<S: Source>(
     };
     events.finish(&summary.report, summary.exit_status(), &options.out);
     Ok(summary)
+}
+
+/// Sends the security probes (within a share of what is left of
+/// `--budget` and `--max-requests`) and adds their faults to `report`.
+async fn probe_security(
+    api: &Api,
+    bases: &super::security::Bases,
+    link: &Link,
+    report: &mut Report,
+    options: &RunOptions,
+    started: Instant,
+    (out, secrets): (&OutDir, &Secrets),
+) -> anyhow::Result<()> {
+    use super::security::{MAX_REQUESTS, MAX_TIME, probe};
+    // A third of the time left, so that the replays keep the most of it.
+    let time = options.budget.map_or(MAX_TIME, |b| {
+        (b.saturating_sub(started.elapsed()) / 3).min(MAX_TIME)
+    });
+    let requests = options
+        .max_requests
+        .map_or(MAX_REQUESTS, |n| (n / 5).clamp(20, MAX_REQUESTS));
+    let skip = crate::oracles::registry::expand(&options.skip_checks);
+    let probed = probe(api, bases, link, out, secrets, &skip, (time, requests))
+        .await
+        .map_err(|e| {
+            RuntimeFailure::error("the security probes could not go on", format!("{e:#}"))
+        })?;
+    for w in probed.warnings {
+        eprintln!("warning: {}", one_line(&secrets.redact(&w)));
+        report.warnings.push(w);
+    }
+    if probed.requests > 0 {
+        eprintln!(
+            "cartograph: security probes: {} request(s), {} finding(s) (security.ndjson)",
+            probed.requests,
+            probed.faults.len()
+        );
+    }
+    if let Some(search) = report.search.as_mut() {
+        search.phases.insert("security".into(), probed.requests);
+    }
+    report.faults.extend(probed.faults);
+    Ok(())
 }
 
 /// Why a run sent no request, in words that name the setting to change.
