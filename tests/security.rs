@@ -29,8 +29,6 @@ async fn run(server: &SecurityServer, out: &Path, extra: &[&str]) -> String {
         spec.to_str().unwrap(),
         "--target",
         &server.base_url,
-        "--max-requests",
-        "800",
         "--seed",
         "1",
         "--timeout",
@@ -75,7 +73,8 @@ async fn every_planted_weakness_is_found_with_its_wfc_code_and_no_twin_raises_on
         eprintln!("output kept in {}", out.path().display());
         out.disable_cleanup(true);
     }
-    let stderr = run(&server, out.path(), &[]).await;
+    // Under a budget, as a user runs it: the replays leave the probes time.
+    let stderr = run(&server, out.path(), &["--budget", "15s"]).await;
     let report = read_report(out.path());
     let causes = security_causes(&report);
     let planted = [
@@ -158,7 +157,12 @@ fn validate_wfc(wfc: &Value) {
 async fn read_only_probes_only_read() {
     let server = SecurityServer::start().await;
     let out = tempfile::tempdir().unwrap();
-    let stderr = run(&server, out.path(), &["--read-only"]).await;
+    let stderr = run(
+        &server,
+        out.path(),
+        &["--read-only", "--max-requests", "800"],
+    )
+    .await;
     let report = read_report(out.path());
     let causes = security_causes(&report);
     let trace = std::fs::read_to_string(out.path().join("security.ndjson"))

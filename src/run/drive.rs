@@ -110,25 +110,16 @@ pub async fn drive<S: Source>(
         eprintln!("warning: {w}");
         report.warnings.push(w);
     }
-    let probes_allowed = !api.format.is_graphql()
+    let replays_allowed = !options.no_replay
         && outcome.auth_error.is_none()
         && outcome.unreachable.is_none()
         && !server_wide_limit
         && untested.is_none()
         && crate::execution::interrupt::received().is_none();
-    if probes_allowed {
-        probe_security(
-            &api,
-            &bases,
-            &link,
-            &mut report,
-            options,
-            started,
-            (&out, &secrets),
-        )
-        .await?;
-    }
-    let replays_allowed = !options.no_replay
+    // The security probes come after the replays and the suite: they change
+    // the server's state (a marked record, a DELETE no one documented),
+    // which must not change what the replays of the search's faults meet.
+    let probes_allowed = !api.format.is_graphql()
         && outcome.auth_error.is_none()
         && outcome.unreachable.is_none()
         && !server_wide_limit
@@ -136,8 +127,16 @@ pub async fn drive<S: Source>(
         && crate::execution::interrupt::received().is_none();
     let checker = replays.checker.clone();
     let suite_files = if replays_allowed {
-        // What is left of --budget, which bounds the whole run.
-        let left = options.budget.map(|b| b.saturating_sub(started.elapsed()));
+        // What is left of --budget, which bounds the whole run, but for the
+        // probes' share: the suite would otherwise take it all.
+        let left = options.budget.map(|b| {
+            let left = b.saturating_sub(started.elapsed());
+            if probes_allowed {
+                left - probe_reserve(left)
+            } else {
+                left
+            }
+        });
         let phase = events.phase_started(Phase::Replay);
         let done = confirm::replay(
             replays,
@@ -165,6 +164,18 @@ pub async fn drive<S: Source>(
     } else {
         None
     };
+    if probes_allowed && crate::execution::interrupt::received().is_none() {
+        probe_security(
+            &api,
+            &bases,
+            &link,
+            &mut report,
+            options,
+            started,
+            (&out, &secrets),
+        )
+        .await?;
+    }
     report.group_causes();
     let interrupted = crate::execution::interrupt::received();
     if replays_allowed && interrupted.is_none() {
@@ -225,8 +236,17 @@ pub async fn drive<S: Source>(
     Ok(summary)
 }
 
-/// Sends the security probes (within a share of what is left of
-/// `--budget` and `--max-requests`) and adds their faults to `report`.
+/// The share of what is left of `--budget` after the search that the
+/// replays leave to the security probes: a fifth, at least a second (or
+/// half, when less than two are left), at most 5 s (on a local server they
+/// need well under a second).
+fn probe_reserve(left: std::time::Duration) -> std::time::Duration {
+    let second = std::time::Duration::from_secs(1);
+    (left / 5).clamp((left / 2).min(second), 5 * second)
+}
+
+/// Sends the security probes (within what is left of `--budget`, and a
+/// fifth of `--max-requests`) and adds their faults to `report`.
 async fn probe_security(
     api: &Api,
     bases: &super::security::Bases,
@@ -237,10 +257,16 @@ async fn probe_security(
     (out, secrets): (&OutDir, &Secrets),
 ) -> anyhow::Result<()> {
     use super::security::{MAX_REQUESTS, MAX_TIME, probe};
-    // A third of the time left, so that the replays keep the most of it.
+    // What is left of --budget, which bounds the whole run.
     let time = options.budget.map_or(MAX_TIME, |b| {
-        (b.saturating_sub(started.elapsed()) / 3).min(MAX_TIME)
+        b.saturating_sub(started.elapsed()).min(MAX_TIME)
     });
+    if time.is_zero() {
+        let w = "the security probes were not sent: the budget was spent (a longer --budget leaves them time)".to_string();
+        eprintln!("warning: {w}");
+        report.warnings.push(w);
+        return Ok(());
+    }
     let requests = options
         .max_requests
         .map_or(MAX_REQUESTS, |n| (n / 5).clamp(20, MAX_REQUESTS));

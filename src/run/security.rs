@@ -34,6 +34,9 @@ const SQL_INPUTS: usize = 3;
 /// How long the SSRF listener waits, after the probes, for a fetch the
 /// server makes late (in the background, after answering).
 const SSRF_WAIT: Duration = Duration::from_secs(1);
+/// A path no API has: a method that answers 2xx there answers 2xx
+/// everywhere (a catch-all route), and says nothing on a documented path.
+const NOWHERE: &str = "/cartograph-no-such-path-7f3a";
 /// Methods a hidden-endpoint probe may try, DELETE last (it may remove
 /// what the others use).
 const METHODS: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
@@ -278,7 +281,7 @@ pub async fn probe(
     })?;
     let mut left = (time, requests);
     let first = send(link, &cases, &reads, &mut trace, &mut left).await;
-    let hits = settle(canary.as_ref(), &cases).await;
+    let hits = settle(canary.as_ref(), &cases, &mut left).await;
     let mut found: Vec<(Case, Verdict)> = Vec::new();
     for (k, case) in cases.iter().enumerate() {
         if let Some(v) = judge(case, &first.cases[k], &first.reads, &hits) {
@@ -308,7 +311,7 @@ pub async fn probe(
         Vec::new()
     };
     let second = send(link, &again, &confirm_reads, &mut trace, &mut left).await;
-    let hits = settle(canary.as_ref(), &again).await;
+    let hits = settle(canary.as_ref(), &again, &mut left).await;
     trace.finish()?;
     let mut faults = Vec::new();
     for (k, (case, verdict)) in found.into_iter().enumerate() {
@@ -423,16 +426,35 @@ async fn send(
     sent
 }
 
-/// The requests that reached the SSRF listener, after waiting a little for
-/// late ones when an SSRF probe was sent.
-async fn settle(canary: Option<&Canary>, cases: &[Case]) -> Vec<String> {
+/// The requests that reached the SSRF listener: when a token of `cases`
+/// has not arrived yet, after waiting for it a little (a server may fetch
+/// in the background, after answering), within `left`, which it takes from.
+async fn settle(
+    canary: Option<&Canary>,
+    cases: &[Case],
+    left: &mut (Duration, u64),
+) -> Vec<String> {
     let Some(canary) = canary else {
         return Vec::new();
     };
-    if cases.iter().any(|c| matches!(c.check, Check::Ssrf { .. })) {
-        tokio::time::sleep(SSRF_WAIT).await;
+    let tokens: Vec<&str> = cases
+        .iter()
+        .filter_map(|c| match &c.check {
+            Check::Ssrf { token, .. } => Some(token.as_str()),
+            _ => None,
+        })
+        .collect();
+    let started = std::time::Instant::now();
+    let wait = SSRF_WAIT.min(left.0);
+    loop {
+        let hits = canary.hits();
+        let all = tokens.iter().all(|t| hits.iter().any(|h| h.contains(t)));
+        if all || started.elapsed() >= wait {
+            left.0 = left.0.saturating_sub(started.elapsed());
+            return hits;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    canary.hits()
 }
 
 /// What a case's exchanges show.
@@ -522,8 +544,10 @@ fn judge(
             None
         }
         Check::Hidden { method, template } => {
-            let ex = last(0)?;
-            ex.is_success().then(|| Verdict {
+            // A path that cannot exist answering 2xx too: a catch-all
+            // route (a single-page app's), whose 2xx says nothing.
+            let (nowhere, ex) = (last(0)?, last(1)?);
+            (ex.is_success() && !nowhere.is_success()).then(|| Verdict {
                 message: format!(
                     "{method} {} answered {} but the description lists no {method} for {template}",
                     ex.request.path,
@@ -805,6 +829,10 @@ impl Plan<'_> {
                     content_type: body.then(|| "application/json".to_string()),
                     ..Default::default()
                 };
+                let nowhere = RequestSpec {
+                    path: NOWHERE.to_string(),
+                    ..first.clone()
+                };
                 out.push(Case {
                     code: "hidden_endpoint",
                     operation: first.operation.clone(),
@@ -812,7 +840,7 @@ impl Plan<'_> {
                         method: method.into(),
                         template: template.to_string(),
                     },
-                    probes: vec![Probe::one(first)],
+                    probes: vec![Probe::one(nowhere), Probe::one(first)],
                 });
             }
         }

@@ -209,7 +209,7 @@ pub const ORACLES: &[Oracle] = &[
         severity: Severity::Medium,
         concern: Concern::Security,
         title: "A method the description does not list answered 2xx",
-        fires_when: "a security probe after the search (REST) sends, to the path of a request that answered 2xx, each of GET, POST, PUT, PATCH and DELETE that the description does not list for that path template (POST, PUT and PATCH with the body `{}`; HEAD and OPTIONS are never sent, frameworks answer them for every route; with `--read-only` only GET), DELETE last, and one answers 2xx (405, 404 and every other refusal are right); reported under the operation `METHOD /template`",
+        fires_when: "a security probe after the search (REST) sends, to the path of a request that answered 2xx, each of GET, POST, PUT, PATCH and DELETE that the description does not list for that path template (POST, PUT and PATCH with the body `{}`; HEAD and OPTIONS are never sent, frameworks answer them for every route; with `--read-only` only GET), DELETE last, and one answers 2xx (405, 404 and every other refusal are right) while the same request to a path no API has (`/cartograph-no-such-path-7f3a`) does not (a catch-all route answers 2xx to anything); reported under the operation `METHOD /template`",
         group: Group::Operation,
         aliases: &[],
         rest: Judge::Probe,
