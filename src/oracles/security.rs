@@ -17,6 +17,10 @@ pub const SQL_QUOTE: &str = "cartograph'";
 /// The word with a tautology: a query built by pasting it in matches every row.
 pub const SQL_TAUTOLOGY: &str = "cartograph' OR '1'='1";
 
+/// The tautology's words without its quotes: a search that matches words
+/// lists as many for it, an injection does not.
+pub const SQL_CONTROL: &str = "cartograph OR 1 1";
+
 /// The path under the SSRF listener that every token goes under.
 pub const SSRF_PATH: &str = "/cartograph-ssrf/";
 

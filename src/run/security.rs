@@ -145,6 +145,10 @@ enum Check {
     Xss { fields: Vec<(String, String)> },
     /// One request of a method the description does not list.
     Hidden { method: String, template: String },
+    /// One request of a method to a path no API has: when it answers 2xx,
+    /// the server has a catch-all route, and `Hidden` of that method says
+    /// nothing.
+    Nowhere { method: String },
 }
 
 /// Probes judged together, and the fault they would show.
@@ -264,8 +268,13 @@ pub async fn probe(
     if on("hidden_endpoint") {
         cases.extend(plan.hidden());
     }
-    // DELETE probes last: they may remove what the others use.
-    cases.sort_by_key(|c| matches!(&c.check, Check::Hidden { method, .. } if method == "DELETE"));
+    // DELETE probes last: they may remove what the others use. The paths
+    // no API has first: the hidden methods are judged by them.
+    cases.sort_by_key(|c| match &c.check {
+        Check::Nowhere { .. } => 0,
+        Check::Hidden { method, .. } if method == "DELETE" => 2,
+        _ => 1,
+    });
     if cases.is_empty() {
         return Ok(Probed {
             faults: Vec::new(),
@@ -281,10 +290,14 @@ pub async fn probe(
     })?;
     let mut left = (time, requests);
     let first = send(link, &cases, &reads, &mut trace, &mut left).await;
-    let hits = settle(canary.as_ref(), &cases, &mut left).await;
+    let seen = Seen {
+        hits: settle(canary.as_ref(), &cases, &mut left).await,
+        catch_all: catch_all(&cases, &first),
+        reads: first.reads,
+    };
     let mut found: Vec<(Case, Verdict)> = Vec::new();
     for (k, case) in cases.iter().enumerate() {
-        if let Some(v) = judge(case, &first.cases[k], &first.reads, &hits) {
+        if let Some(v) = judge(case, &first.cases[k], &seen) {
             found.push((case.clone(), v));
         }
     }
@@ -302,6 +315,19 @@ pub async fn probe(
             _ => c.clone(),
         })
         .collect();
+    // Each hidden method's path that cannot exist, asked again first.
+    let calibration: Vec<Case> = cases
+        .iter()
+        .filter(|n| match &n.check {
+            Check::Nowhere { method } => again
+                .iter()
+                .any(|c| matches!(&c.check, Check::Hidden { method: m, .. } if m == method)),
+            _ => false,
+        })
+        .cloned()
+        .collect();
+    let calibrated = calibration.len();
+    let again: Vec<Case> = calibration.into_iter().chain(again).collect();
     if let Some(c) = &canary {
         c.clear();
     }
@@ -311,11 +337,16 @@ pub async fn probe(
         Vec::new()
     };
     let second = send(link, &again, &confirm_reads, &mut trace, &mut left).await;
-    let hits = settle(canary.as_ref(), &again, &mut left).await;
+    let seen = Seen {
+        hits: settle(canary.as_ref(), &again, &mut left).await,
+        catch_all: catch_all(&again, &second),
+        reads: second.reads,
+    };
     trace.finish()?;
     let mut faults = Vec::new();
     for (k, (case, verdict)) in found.into_iter().enumerate() {
-        let confirmed = judge(&again[k], &second.cases[k], &second.reads, &hits).is_some();
+        let k = k + calibrated;
+        let confirmed = judge(&again[k], &second.cases[k], &seen).is_some();
         let confirmation = if confirmed {
             Confirmation::Confirmed
         } else {
@@ -457,17 +488,39 @@ async fn settle(
     }
 }
 
+/// What a round showed beyond each case's own exchanges.
+struct Seen {
+    /// The request targets that reached the SSRF listener.
+    hits: Vec<String>,
+    /// The methods a path no API has answered 2xx to.
+    catch_all: Vec<String>,
+    /// The HTML reads' exchanges.
+    reads: Vec<Vec<Exchange>>,
+}
+
+/// The methods whose `Nowhere` probe answered 2xx.
+fn catch_all(cases: &[Case], sent: &Sent) -> Vec<String> {
+    cases
+        .iter()
+        .zip(&sent.cases)
+        .filter_map(|(c, ex)| match &c.check {
+            Check::Nowhere { method } => ex
+                .first()
+                .and_then(|e| e.last())
+                .filter(|e| e.is_success())
+                .map(|_| method.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// What a case's exchanges show.
-fn judge(
-    case: &Case,
-    probes: &[Vec<Exchange>],
-    reads: &[Vec<Exchange>],
-    hits: &[String],
-) -> Option<Verdict> {
+fn judge(case: &Case, probes: &[Vec<Exchange>], seen: &Seen) -> Option<Verdict> {
+    let (reads, hits) = (&seen.reads, &seen.hits);
     let last = |k: usize| probes.get(k).and_then(|e| e.last());
     match &case.check {
         Check::Sql { input } => {
-            let (plain, quote, tautology) = (last(0)?, last(1)?, last(2));
+            let (plain, quote, tautology, control) = (last(0)?, last(1)?, last(2), last(3));
             if let Some(error) = quote.status.and(sec::sql_error(&quote.body))
                 && sec::sql_error(&plain.body).is_none()
             {
@@ -481,11 +534,15 @@ fn judge(
                     witness: vec![plain.clone(), quote.clone()],
                 });
             }
-            let tautology = tautology?;
+            let (tautology, control) = (tautology?, control?);
             let (Some(p), Some(t)) = (sec::rows(plain), sec::rows(tautology)) else {
                 return None;
             };
-            (plain.is_success() && tautology.is_success() && t > p).then(|| Verdict {
+            // The same words without quotes listing as many: a search
+            // that matches words (`OR`, `1`), not an injection.
+            let words = sec::rows(control).filter(|_| control.is_success());
+            let more = t > p && words.is_none_or(|c| t > c);
+            (plain.is_success() && tautology.is_success() && more).then(|| Verdict {
                 message: format!(
                     "a tautology in `{input}` ({:?}) lists {t} item(s) where the plain word lists {p}",
                     sec::SQL_TAUTOLOGY
@@ -546,8 +603,8 @@ fn judge(
         Check::Hidden { method, template } => {
             // A path that cannot exist answering 2xx too: a catch-all
             // route (a single-page app's), whose 2xx says nothing.
-            let (nowhere, ex) = (last(0)?, last(1)?);
-            (ex.is_success() && !nowhere.is_success()).then(|| Verdict {
+            let ex = last(0)?;
+            (ex.is_success() && !seen.catch_all.contains(method)).then(|| Verdict {
                 message: format!(
                     "{method} {} answered {} but the description lists no {method} for {template}",
                     ex.request.path,
@@ -557,6 +614,7 @@ fn judge(
                 witness: vec![ex.clone()],
             })
         }
+        Check::Nowhere { .. } => None,
     }
 }
 
@@ -646,12 +704,17 @@ impl Plan<'_> {
             .filter(|(_, name, s)| sec::free_text(s) && !sec::takes_url(name, s))
             .take(SQL_INPUTS)
             .filter_map(|(place, name, _)| {
-                let probes = [sec::SQL_PLAIN, sec::SQL_QUOTE, sec::SQL_TAUTOLOGY]
-                    .iter()
-                    .map(|v| {
-                        with_input(op, &base.request, place, &name, Value::from(*v)).map(Probe::one)
-                    })
-                    .collect::<Option<Vec<_>>>()?;
+                let probes = [
+                    sec::SQL_PLAIN,
+                    sec::SQL_QUOTE,
+                    sec::SQL_TAUTOLOGY,
+                    sec::SQL_CONTROL,
+                ]
+                .iter()
+                .map(|v| {
+                    with_input(op, &base.request, place, &name, Value::from(*v)).map(Probe::one)
+                })
+                .collect::<Option<Vec<_>>>()?;
                 Some(Case {
                     code: "sql_injection",
                     operation: op.name.clone(),
@@ -671,7 +734,8 @@ impl Plan<'_> {
             .filter(|(place, name, s)| *place != Place::Path && sec::takes_url(name, s))
             .enumerate()
             .filter_map(|(j, (place, name, _))| {
-                let token = format!("{}{i}-{j}", sec::SSRF_PATH);
+                // Ended, so that no token is the start of another.
+                let token = format!("{}op{i}in{j}end", sec::SSRF_PATH);
                 let url = format!("{listener}{token}");
                 let first = with_input(op, &base.request, place, &name, Value::from(url))?;
                 Some(Case {
@@ -799,6 +863,7 @@ impl Plan<'_> {
             }
         }
         let mut out = Vec::new();
+        let mut calibrated: Vec<&str> = Vec::new();
         for template in templates {
             let on_path: Vec<&Operation> = self
                 .api
@@ -829,10 +894,25 @@ impl Plan<'_> {
                     content_type: body.then(|| "application/json".to_string()),
                     ..Default::default()
                 };
-                let nowhere = RequestSpec {
-                    path: NOWHERE.to_string(),
-                    ..first.clone()
-                };
+                if !calibrated.contains(&method) {
+                    calibrated.push(method);
+                    let nowhere = RequestSpec {
+                        operation: format!("{method} {NOWHERE}"),
+                        path: NOWHERE.to_string(),
+                        ..first.clone()
+                    };
+                    out.insert(
+                        0,
+                        Case {
+                            code: "hidden_endpoint",
+                            operation: nowhere.operation.clone(),
+                            check: Check::Nowhere {
+                                method: method.into(),
+                            },
+                            probes: vec![Probe::one(nowhere)],
+                        },
+                    );
+                }
                 out.push(Case {
                     code: "hidden_endpoint",
                     operation: first.operation.clone(),
@@ -840,7 +920,7 @@ impl Plan<'_> {
                         method: method.into(),
                         template: template.to_string(),
                     },
-                    probes: vec![Probe::one(nowhere), Probe::one(first)],
+                    probes: vec![Probe::one(first)],
                 });
             }
         }

@@ -5,7 +5,9 @@
 //! shows titles unescaped, a webhook whose callback the server fetches, and
 //! an undocumented DELETE. The twins: parameters used as data, read-only
 //! properties ignored, titles escaped, callbacks stored only, 405 for every
-//! method the description does not list.
+//! other method the description does not list; and two that only look
+//! weak: a search that matches any word (the tautology's words find a
+//! note), and a catch-all that answers every other GET with an app shell.
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -42,7 +44,7 @@ struct Store {
 impl Store {
     fn seeded() -> Store {
         let mut s = Store::default();
-        for title in ["groceries", "ideas"] {
+        for title in ["groceries", "ideas", "release 1"] {
             s.next += 1;
             s.notes.insert(
                 s.next,
@@ -227,6 +229,37 @@ async fn handle(State(app): State<Arc<App>>, method: Method, uri: Uri, body: Byt
                 json!({"id": 1, "callback_url": callback}),
             )
         }
+        // A search that matches any word: the tautology's words find
+        // "release 1", as the same words without quotes do.
+        ("GET", ["search"]) => {
+            let words: Vec<String> = query_q(&uri)
+                .unwrap_or_default()
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(str::to_lowercase)
+                .collect();
+            let found: Vec<Value> = app
+                .safe
+                .lock()
+                .unwrap()
+                .notes
+                .values()
+                .filter(|n| {
+                    let title = n["title"].as_str().unwrap_or("").to_lowercase();
+                    title.split(' ').any(|t| words.iter().any(|w| w == t))
+                })
+                .cloned()
+                .collect();
+            json_answer(StatusCode::OK, Value::Array(found))
+        }
+        // A single-page app's catch-all: every other GET is the app's
+        // shell, so a GET on a path that lists none says nothing.
+        ("GET", _) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+            "<!DOCTYPE html><html><body><div id=\"app\"></div></body></html>",
+        )
+            .into_response(),
         _ => not_allowed(),
     }
 }
