@@ -103,6 +103,36 @@ async fn every_planted_weakness_is_found_with_its_wfc_code_and_no_twin_raises_on
             );
         }
     }
+    // Each confirmed finding an answer shows has a reproducer, which shows
+    // it on a fresh server (SSRF's evidence reaches the listener: none).
+    let faults = report["faults"].as_array().unwrap();
+    for (code, op) in planted.iter().filter(|(c, _)| *c != "ssrf") {
+        let f = faults
+            .iter()
+            .find(|f| f["code"] == *code && f["operation"] == *op)
+            .unwrap();
+        let shell = f["reproducer"]["shell"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no reproducer for {code} on {op}: {f:#}"));
+        let fresh = SecurityServer::start().await;
+        let (script, base) = (out.path().join(shell), fresh.base_url.clone());
+        let ran = tokio::task::spawn_blocking(move || {
+            std::process::Command::new("bash")
+                .arg(&script)
+                .arg(&base)
+                .output()
+                .expect("bash runs")
+        })
+        .await
+        .unwrap();
+        let err = String::from_utf8_lossy(&ran.stderr);
+        assert_eq!(
+            ran.status.code(),
+            Some(1),
+            "{shell} on a fresh server: {err}"
+        );
+        assert!(err.contains("FAULT SHOWS"), "{shell}: {err}");
+    }
     // The SARIF rule carries the WFC code.
     let sarif: Value =
         serde_json::from_str(&std::fs::read_to_string(out.path().join("report.sarif")).unwrap())

@@ -60,11 +60,13 @@ pub fn sql_error(body: &str) -> Option<String> {
     while !body.is_char_boundary(end) {
         end -= 1;
     }
+    // ASCII lower-casing keeps every byte where it was: the text is taken
+    // from the body as written, for a reproducer to look for.
     let lower = body[..end].to_ascii_lowercase();
-    SQL_ERRORS
-        .iter()
-        .find(|t| lower.contains(*t))
-        .map(|t| t.to_string())
+    SQL_ERRORS.iter().find_map(|t| {
+        let at = lower.find(t)?;
+        body.get(at..at + t.len()).map(str::to_string)
+    })
 }
 
 /// How many rows a JSON answer lists: a top-level array's items, or those
@@ -77,9 +79,10 @@ pub fn rows(ex: &Exchange) -> Option<usize> {
     }
 }
 
-/// The marked script element the stored-XSS probe of one field sends.
-pub fn xss_marker(op: usize, field: usize) -> String {
-    format!("<script>cartograph_xss_{op}_{field}()</script>")
+/// The marked script element the stored-XSS probe of one field sends, in
+/// one round (the confirmation stores a fresh one).
+pub fn xss_marker(op: usize, field: usize, round: usize) -> String {
+    format!("<script>cartograph_xss_{op}_{field}_{round}()</script>")
 }
 
 /// Whether an answer is an HTML page that holds `marker` as sent (not
@@ -149,16 +152,38 @@ pub fn read_only_marker(k: usize, schema: &Schema) -> Option<Value> {
     }
 }
 
-/// Whether a JSON body shows a marked value at a property: at the top, or
-/// in an envelope's one object (`{"data": {…}}`).
-pub fn shows_value(body: &Value, property: &str, marker: &Value) -> bool {
-    let Value::Object(members) = body else {
+/// Whether two answers are alike: the same status, and the same body, or
+/// JSON objects with the same members (a route that ignores the method
+/// answers every method as it answers the one it serves).
+pub fn same_answer(a: &Exchange, b: &Exchange) -> bool {
+    if a.status != b.status {
         return false;
+    }
+    if a.body == b.body {
+        return true;
+    }
+    match (a.json(), b.json()) {
+        (Some(Value::Object(x)), Some(Value::Object(y))) => {
+            x.len() == y.len() && x.keys().all(|k| y.contains_key(k))
+        }
+        _ => false,
+    }
+}
+
+/// The JSON pointer where a body shows a marked value at a property: at
+/// the top, or in an envelope's one object (`{"data": {…}}`).
+pub fn value_at(body: &Value, property: &str, marker: &Value) -> Option<String> {
+    let Value::Object(members) = body else {
+        return None;
     };
-    members.get(property) == Some(marker)
-        || members
-            .values()
-            .any(|v| v.as_object().and_then(|o| o.get(property)) == Some(marker))
+    let escape = |s: &str| s.replace('~', "~0").replace('/', "~1");
+    if members.get(property) == Some(marker) {
+        return Some(format!("/{}", escape(property)));
+    }
+    members.iter().find_map(|(k, v)| {
+        (v.as_object().and_then(|o| o.get(property)) == Some(marker))
+            .then(|| format!("/{}/{}", escape(k), escape(property)))
+    })
 }
 
 #[cfg(test)]
@@ -196,6 +221,18 @@ mod tests {
     }
 
     #[test]
+    fn answers_alike_are_told_from_answers_of_their_own() {
+        let a = answer("application/json", r#"{"id":1,"t":"a"}"#);
+        let b = answer("application/json", r#"{"t":"b","id":2}"#);
+        assert!(same_answer(&a, &b));
+        let c = answer("application/json", r#"{"deleted":true}"#);
+        assert!(!same_answer(&a, &c));
+        let mut empty = answer("text/plain", "");
+        empty.status = Some(204);
+        assert!(!same_answer(&a, &empty));
+    }
+
+    #[test]
     fn rows_are_counted_in_arrays_and_envelopes() {
         assert_eq!(rows(&answer("application/json", "[1,2,3]")), Some(3));
         assert_eq!(
@@ -207,7 +244,7 @@ mod tests {
 
     #[test]
     fn an_escaped_script_is_no_finding() {
-        let m = xss_marker(1, 0);
+        let m = xss_marker(1, 0, 0);
         assert!(shows_unescaped(
             &answer("text/html; charset=utf-8", &format!("<p>{m}</p>")),
             &m
@@ -219,7 +256,10 @@ mod tests {
 
     #[test]
     fn sql_errors_are_read_as_sql_leak_reads_them() {
-        assert!(sql_error(r#"{"error":"unrecognized token: \"'x'\""}"#).is_some());
+        assert_eq!(
+            sql_error(r#"{"error":"Unrecognized token: \"'x'\""}"#).as_deref(),
+            Some("Unrecognized token:")
+        );
         assert!(sql_error("You have an error in your SQL syntax; check").is_some());
         assert!(sql_error(r#"{"error":"near \"OR\": syntax error"}"#).is_some());
         assert!(sql_error("no such note").is_none());
@@ -228,9 +268,15 @@ mod tests {
     #[test]
     fn read_only_markers_are_found_at_the_top_or_in_an_envelope() {
         let m = json!(7340033);
-        assert!(shows_value(&json!({"id": 7340033}), "id", &m));
-        assert!(shows_value(&json!({"data": {"id": 7340033}}), "id", &m));
-        assert!(!shows_value(&json!({"id": 5}), "id", &m));
+        assert_eq!(
+            value_at(&json!({"id": 7340033}), "id", &m).as_deref(),
+            Some("/id")
+        );
+        assert_eq!(
+            value_at(&json!({"data": {"id": 7340033}}), "id", &m).as_deref(),
+            Some("/data/id")
+        );
+        assert_eq!(value_at(&json!({"id": 5}), "id", &m), None);
         let int = Schema::of_type(SchemaType::Integer);
         assert_eq!(read_only_marker(0, &int), Some(m));
         assert_eq!(

@@ -9,8 +9,10 @@
 //! They cost a small, bounded share: one probe per input or operation, at
 //! most [`MAX_REQUESTS`] requests and [`MAX_TIME`], one at a time (a read
 //! must follow the write it checks), recorded in `security.ndjson`. A
-//! finding's probe is sent once more to confirm it; no reproducer script
-//! is written for these faults yet.
+//! finding's probe is sent once more to confirm it, and a confirmed finding
+//! whose last answer shows it gets a reproducer script (not SSRF, whose
+//! evidence reaches the listener, nor a tautology's extra rows, which only
+//! another answer's count measures).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -23,7 +25,7 @@ use crate::execution::canary::Canary;
 use crate::execution::{self, Driver, Exchange, OutDir, RequestSpec, TestRun, TraceWriter};
 use crate::model::{Api, Location, Method, Operation};
 use crate::oracles::security as sec;
-use crate::oracles::{Confirmation, Fault, Finding, causes, registry, steps};
+use crate::oracles::{Confirmation, Fault, FaultCheck, Finding, causes, registry, steps};
 
 /// Requests the probes may send, at most (confirmations included).
 pub const MAX_REQUESTS: u64 = 400;
@@ -143,8 +145,14 @@ enum Check {
     /// One write (with its read), then the HTML reads: these fields, these
     /// markers.
     Xss { fields: Vec<(String, String)> },
-    /// One request of a method the description does not list.
-    Hidden { method: String, template: String },
+    /// One request of a method the description does not list, after the
+    /// listed GET of the same path sent again; without a listed GET, the
+    /// search's answer of a listed method there (`like`).
+    Hidden {
+        method: String,
+        template: String,
+        like: Box<Exchange>,
+    },
     /// One request of a method to a path no API has: when it answers 2xx,
     /// the server has a catch-all route, and `Hidden` of that method says
     /// nothing.
@@ -166,6 +174,10 @@ struct Verdict {
     message: String,
     detail: String,
     witness: Vec<Exchange>,
+    /// How a reproducer tells that it showed on the witness's last answer;
+    /// none when no answer can (a request arriving at the SSRF listener,
+    /// a count of rows against another answer's).
+    check: Option<FaultCheck>,
 }
 
 /// A test of the engine: one probe, by its place in the queue.
@@ -258,7 +270,7 @@ pub async fn probe(
             cases.extend(plan.mass(op, base, 0));
         }
         if !read_only && on("stored_xss") {
-            cases.extend(plan.xss(i, op, base));
+            cases.extend(plan.xss(i, op, base, 0));
         }
     }
     let reads = plan.html_reads();
@@ -305,12 +317,22 @@ pub async fn probe(
     let again: Vec<Case> = found
         .iter()
         .map(|(c, _)| match &c.check {
-            // A fresh marker: the first write may have taken the value.
+            // Fresh markers: the first write may have taken the value, and
+            // the first script is stored already.
             Check::Mass { .. } => api
                 .operations
                 .iter()
                 .find(|o| o.name == c.operation)
                 .and_then(|op| plan.mass(op, bases.by_op.get(&op.name)?, 100))
+                .unwrap_or_else(|| c.clone()),
+            Check::Xss { .. } => api
+                .operations
+                .iter()
+                .position(|o| o.name == c.operation)
+                .and_then(|i| {
+                    let op = &api.operations[i];
+                    plan.xss(i, op, bases.by_op.get(&op.name)?, 1)
+                })
                 .unwrap_or_else(|| c.clone()),
             _ => c.clone(),
         })
@@ -344,16 +366,46 @@ pub async fn probe(
     };
     trace.finish()?;
     let mut faults = Vec::new();
+    let mut outcomes = Vec::new();
+    let positions = api.operation_positions();
+    let target = &link.config.target;
+    let location = |l: &str| crate::execution::target_relative(target, l);
     for (k, (case, verdict)) in found.into_iter().enumerate() {
         let k = k + calibrated;
-        let confirmed = judge(&again[k], &second.cases[k], &seen).is_some();
-        let confirmation = if confirmed {
+        let again = judge(&again[k], &second.cases[k], &seen);
+        let confirmation = if again.is_some() {
             Confirmation::Confirmed
         } else {
             Confirmation::Flaky
         };
-        faults.push(fault(&case, verdict, confirmation));
+        let fault = fault(&case, verdict, confirmation);
+        // The confirming probe, as a script anyone can run.
+        if let Some(v) = again
+            && let Some(check) = v.check
+        {
+            let mut script = crate::reproduce::build::script(
+                api,
+                &positions,
+                target.as_str(),
+                &v.witness,
+                &location,
+            );
+            script.fault = Some(crate::reproduce::ScriptFault {
+                code: fault.code.clone(),
+                signature: fault.signature.clone(),
+                message: fault.message.clone(),
+                check,
+            });
+            outcomes.push(crate::reproduce::shrink::Outcome {
+                signature: fault.signature.clone(),
+                confirmation,
+                script,
+                requests: v.witness.len() as u64,
+            });
+        }
+        faults.push(fault);
     }
+    crate::reproduce::phase::attach_reproducers(&mut faults, out, &outcomes, secrets)?;
     Ok(Probed {
         faults,
         requests: first.requests + second.requests,
@@ -522,6 +574,7 @@ fn judge(case: &Case, probes: &[Vec<Exchange>], seen: &Seen) -> Option<Verdict> 
         Check::Sql { input } => {
             let (plain, quote, tautology, control) = (last(0)?, last(1)?, last(2), last(3));
             if let Some(error) = quote.status.and(sec::sql_error(&quote.body))
+                && plain.status.is_some()
                 && sec::sql_error(&plain.body).is_none()
             {
                 return Some(Verdict {
@@ -532,6 +585,10 @@ fn judge(case: &Case, probes: &[Vec<Exchange>], seen: &Seen) -> Option<Verdict> 
                     ),
                     detail: input.clone(),
                     witness: vec![plain.clone(), quote.clone()],
+                    check: quote.status.map(|status| FaultCheck::BodyContains {
+                        status,
+                        text: error.clone(),
+                    }),
                 });
             }
             let (tautology, control) = (tautology?, control?);
@@ -541,7 +598,7 @@ fn judge(case: &Case, probes: &[Vec<Exchange>], seen: &Seen) -> Option<Verdict> 
             // The same words without quotes listing as many: a search
             // that matches words (`OR`, `1`), not an injection.
             let words = sec::rows(control).filter(|_| control.is_success());
-            let more = t > p && words.is_none_or(|c| t > c);
+            let more = t > p && words.is_some_and(|c| t > c);
             (plain.is_success() && tautology.is_success() && more).then(|| Verdict {
                 message: format!(
                     "a tautology in `{input}` ({:?}) lists {t} item(s) where the plain word lists {p}",
@@ -549,6 +606,7 @@ fn judge(case: &Case, probes: &[Vec<Exchange>], seen: &Seen) -> Option<Verdict> 
                 ),
                 detail: input.clone(),
                 witness: vec![plain.clone(), tautology.clone()],
+                check: None,
             })
         }
         Check::Ssrf { input, token } => {
@@ -561,15 +619,16 @@ fn judge(case: &Case, probes: &[Vec<Exchange>], seen: &Seen) -> Option<Verdict> 
                 ),
                 detail: input.clone(),
                 witness: vec![sent.clone()],
+                check: None,
             })
         }
         Check::Mass { props } => {
             let exchanges = probes.first()?;
             let read = exchanges.get(1).filter(|r| r.is_success())?;
             let body = read.json()?;
-            let (name, value) = props
-                .iter()
-                .find(|(name, value)| sec::shows_value(body, name, value))?;
+            let (name, value, pointer) = props.iter().find_map(|(name, value)| {
+                sec::value_at(body, name, value).map(|p| (name, value, p))
+            })?;
             Some(Verdict {
                 message: format!(
                     "read-only `{name}` was sent as {value} in a {} and a later read shows it so",
@@ -577,6 +636,11 @@ fn judge(case: &Case, probes: &[Vec<Exchange>], seen: &Seen) -> Option<Verdict> 
                 ),
                 detail: name.clone(),
                 witness: exchanges.clone(),
+                check: read.status.map(|status| FaultCheck::JsonValue {
+                    status,
+                    pointer,
+                    value: value.clone(),
+                }),
             })
         }
         Check::Xss { fields } => {
@@ -584,7 +648,9 @@ fn judge(case: &Case, probes: &[Vec<Exchange>], seen: &Seen) -> Option<Verdict> 
             let write = exchanges.first().filter(|w| w.is_success())?;
             let answers = exchanges.iter().skip(1).chain(reads.iter().flatten());
             for ex in answers {
-                if let Some((name, _)) = fields.iter().find(|(_, m)| sec::shows_unescaped(ex, m)) {
+                if let Some((name, marker)) =
+                    fields.iter().find(|(_, m)| sec::shows_unescaped(ex, m))
+                {
                     return Some(Verdict {
                         message: format!(
                             "a script stored in `{name}` by {} {} comes back unescaped in the text/html answer of {} {}",
@@ -595,16 +661,31 @@ fn judge(case: &Case, probes: &[Vec<Exchange>], seen: &Seen) -> Option<Verdict> 
                         ),
                         detail: name.clone(),
                         witness: vec![write.clone(), ex.clone()],
+                        check: ex.status.map(|status| FaultCheck::BodyContains {
+                            status,
+                            text: marker.clone(),
+                        }),
                     });
                 }
             }
             None
         }
-        Check::Hidden { method, template } => {
+        Check::Hidden {
+            method,
+            template,
+            like,
+        } => {
             // A path that cannot exist answering 2xx too: a catch-all
-            // route (a single-page app's), whose 2xx says nothing.
-            let ex = last(0)?;
-            (ex.is_success() && !seen.catch_all.contains(method)).then(|| Verdict {
+            // route (a single-page app's), whose 2xx says nothing; nor does
+            // the listed method's answer again (a route that ignores the
+            // method).
+            let (ex, like) = match probes.len() {
+                2 => (last(1)?, last(0)?),
+                _ => (last(0)?, like.as_ref()),
+            };
+            let hidden =
+                ex.is_success() && !seen.catch_all.contains(method) && !sec::same_answer(ex, like);
+            hidden.then(|| Verdict {
                 message: format!(
                     "{method} {} answered {} but the description lists no {method} for {template}",
                     ex.request.path,
@@ -612,6 +693,7 @@ fn judge(case: &Case, probes: &[Vec<Exchange>], seen: &Seen) -> Option<Verdict> 
                 ),
                 detail: String::new(),
                 witness: vec![ex.clone()],
+                check: Some(FaultCheck::Success),
             })
         }
         Check::Nowhere { .. } => None,
@@ -805,7 +887,7 @@ impl Plan<'_> {
         })
     }
 
-    fn xss(&self, i: usize, op: &Operation, base: &Exchange) -> Option<Case> {
+    fn xss(&self, i: usize, op: &Operation, base: &Exchange, round: usize) -> Option<Case> {
         if !matches!(op.method, Method::Post | Method::Put | Method::Patch) {
             return None;
         }
@@ -820,7 +902,7 @@ impl Plan<'_> {
             if s.read_only || !sec::free_text(s) || sec::takes_url(name, s) {
                 continue;
             }
-            let marker = sec::xss_marker(i, j);
+            let marker = sec::xss_marker(i, j, round);
             body.insert(name.clone(), Value::from(marker.clone()));
             marked.push((name.clone(), marker));
         }
@@ -919,8 +1001,17 @@ impl Plan<'_> {
                     check: Check::Hidden {
                         method: method.into(),
                         template: template.to_string(),
+                        like: Box::new((*base).clone()),
                     },
-                    probes: vec![Probe::one(first)],
+                    probes: if base.request.method == "GET" {
+                        let listed = RequestSpec {
+                            path: path.clone(),
+                            ..base.request.clone()
+                        };
+                        vec![Probe::one(listed), Probe::one(first)]
+                    } else {
+                        vec![Probe::one(first)]
+                    },
                 });
             }
         }

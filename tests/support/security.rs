@@ -7,7 +7,8 @@
 //! properties ignored, titles escaped, callbacks stored only, 405 for every
 //! other method the description does not list; and two that only look
 //! weak: a search that matches any word (the tautology's words find a
-//! note), and a catch-all that answers every other GET with an app shell.
+//! note), a board that answers every method as it answers GET, and a
+//! catch-all that answers every other GET with an app shell.
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -188,7 +189,8 @@ async fn handle(State(app): State<Arc<App>>, method: Method, uri: Uri, body: Byt
             }
             StatusCode::NO_CONTENT.into_response()
         }
-        ("GET", ["board" | "safe-board"]) => {
+        // The safe board ignores the method: every one reads the page.
+        ("GET", ["board"]) | (_, ["safe-board"]) => {
             let safe = segments[0] == "safe-board";
             let store = if safe { &app.safe } else { &app.weak };
             let items: String = store
