@@ -447,7 +447,7 @@ fn openapi_yaml_is_structurally_valid() {
     // createReview's 201 deliberately documents no body.
     let review = &spec["paths"]["/authors/{authorId}/books/{bookId}/reviews"]["post"];
     assert!(review["responses"]["201"].get("content").is_none());
-    // /__reset is documented in the README only.
+    // /__reset is documented in the guide and models/demo/README.md only.
     assert!(spec["paths"].get("/__reset").is_none());
 }
 

@@ -23,6 +23,7 @@ mod corpus_schemas;
 mod demo_server;
 mod depth;
 mod determinism;
+mod docs;
 mod edge_pass;
 mod engine;
 mod false_alarms;

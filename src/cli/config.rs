@@ -388,10 +388,10 @@ rate_for = { "POST /search" = "1/s" }
     }
 
     #[test]
-    fn the_readme_example_is_a_valid_file() {
-        let readme = include_str!("../../README.md");
-        let start = readme.find("```toml\n").expect("a TOML example") + 8;
-        let toml = &readme[start..start + readme[start..].find("```").unwrap()];
+    fn the_guide_example_is_a_valid_file() {
+        let page = include_str!("../../docs/src/reference/config.md");
+        let start = page.find("```toml\n").expect("a TOML example") + 8;
+        let toml = &page[start..start + page[start..].find("```").unwrap()];
         let argv = expand_with(toml, &[]).unwrap();
         for a in &argv {
             for flag in ["--skip-check=", "--fail-on="] {

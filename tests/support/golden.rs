@@ -1,7 +1,7 @@
 //! Golden files: output pinned in the repository (the petstore graph's
 //! export, the requests of a seeded run) and compared byte for byte.
 //! `UPDATE_GOLDEN=1` rewrites them instead: one switch for every golden
-//! file of the crate (the unit test of the README's table of checks reads
+//! file of the crate (the unit test of the guide's page of checks reads
 //! it too), so `UPDATE_GOLDEN=1 cargo test` re-pins them all at once.
 
 use std::path::Path;

@@ -4,7 +4,8 @@
 //!
 //! Everything else is derived from these rows or tested against them: the
 //! codes `--skip-check` and `--fail-on` accept (and their help), the SARIF
-//! rules, the README's table of checks and the fault codes of
+//! rules, the guide's page of checks (`docs/src/reference/checks.md`) and the
+//! fault codes of
 //! `models/report.schema.json`. Adding an oracle is adding a row here (its
 //! check in `registry/checks.rs`, beside the others of its kind) and a fixture under
 //! `fixtures/oracles/` that makes it fire (`oracles::registry::tests`).
@@ -530,7 +531,9 @@ pub fn flag_help(first: &str) -> String {
             out.push_str(&format!("  {:<27} {}\n", o.code, o.title));
         }
     }
-    out.push_str("\nExactly when each fires: the README's table of checks.");
+    out.push_str(
+        "\nExactly when each fires: the guide's page of checks (docs/src/reference/checks.md).",
+    );
     out
 }
 
@@ -554,19 +557,40 @@ pub fn rank(code: &str) -> (Class, Severity, usize) {
     (class_of(code), severity_of(code), at)
 }
 
-/// The README's table of checks, as the registry writes it.
-pub fn markdown_table() -> String {
-    let mut out =
-        String::from("| code | class | severity | judges | fires when |\n|---|---|---|---|---|\n");
+/// The guide's list of checks, as the registry writes it: a table of
+/// every code linking to a section per code that says exactly when it
+/// fires (long rules read better as paragraphs than as table cells).
+pub fn markdown_reference() -> String {
+    let mut out = String::from(
+        "| code | class | severity | judges | what a fault of it is |\n|---|---|---|---|---|\n",
+    );
     for o in ORACLES {
         out.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} |\n",
+            "| [`{code}`](#{code}) | {} | {} | {} | {} |\n",
+            o.class.as_str(),
+            o.severity.as_str(),
+            o.protocols(),
+            o.title,
+            code = o.code,
+        ));
+    }
+    for o in ORACLES {
+        out.push_str(&format!(
+            "\n### `{}`\n\n{} · {} · judges {}. Fires when {}.\n",
             o.code,
             o.class.as_str(),
             o.severity.as_str(),
             o.protocols(),
-            o.fires_when
+            o.fires_when.trim_end_matches('.')
         ));
+        if !o.aliases.is_empty() {
+            let aliases: Vec<String> = o.aliases.iter().map(|a| format!("`{a}`")).collect();
+            out.push_str(&format!(
+                "\nAlso accepted under its earlier name{}: {}.\n",
+                if aliases.len() > 1 { "s" } else { "" },
+                aliases.join(", ")
+            ));
+        }
     }
     out
 }

@@ -150,7 +150,8 @@ pub struct Oracle {
     pub concern: Concern,
     /// One line, for titles: what a fault of it is.
     pub title: &'static str,
-    /// Exactly when it fires, in Markdown (the README's table says the same).
+    /// Exactly when it fires, in Markdown (the guide's page of checks says
+    /// the same).
     pub fires_when: &'static str,
     /// When two of its faults are one cause.
     pub group: Group,

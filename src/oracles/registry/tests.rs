@@ -1,6 +1,6 @@
 //! The registry against everything derived from it: each oracle fires on
 //! its fixture, reports validate against the published schema, and the
-//! README says what the rows say.
+//! guide says what the rows say.
 
 use std::path::{Path, PathBuf};
 
@@ -173,26 +173,34 @@ fn the_report_schema_lists_exactly_the_registry_codes() {
     assert_eq!(listed, codes().collect::<Vec<_>>());
 }
 
+/// Where the guide's list of checks starts and ends: everything between
+/// the markers is written from the rows.
+const GUIDE_START: &str = "<!-- checks: written from src/oracles/registry/mod.rs -->\n";
+const GUIDE_END: &str = "<!-- end of checks -->";
+
 #[test]
-fn the_readme_table_is_the_registry() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let table = markdown_table();
-    if std::env::var_os("UPDATE_GOLDEN").is_some() && !readme.contains(&table) {
-        let start = readme
-            .find("| code | class | severity |")
-            .expect("the README's table of checks");
-        let end = start
-            + readme[start..]
-                .find("\n\n")
-                .map_or(readme.len() - start, |e| e + 1);
-        let updated = format!("{}{}{}", &readme[..start], table, &readme[end..]);
-        std::fs::write(root().join("README.md"), updated).unwrap();
+fn the_guide_lists_the_registry() {
+    let path = root().join("docs/src/reference/checks.md");
+    let page = std::fs::read_to_string(&path).unwrap();
+    let start = page
+        .find(GUIDE_START)
+        .expect("the guide's start marker of checks")
+        + GUIDE_START.len();
+    let end = start
+        + page[start..]
+            .find(GUIDE_END)
+            .expect("the guide's end marker of checks");
+    let want = markdown_reference();
+    if page[start..end] == want {
         return;
     }
-    assert!(
-        readme.contains(&table),
-        "the README's table of checks differs from src/oracles/registry/mod.rs; \
-         rewrite it with `UPDATE_GOLDEN=1 cargo test --lib the_readme_table_is_the_registry`"
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, format!("{}{want}{}", &page[..start], &page[end..])).unwrap();
+        return;
+    }
+    panic!(
+        "docs/src/reference/checks.md differs from src/oracles/registry/mod.rs; \
+         rewrite it with `UPDATE_GOLDEN=1 cargo test --lib the_guide_lists_the_registry`"
     );
 }
 
