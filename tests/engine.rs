@@ -274,6 +274,11 @@ async fn rate_limit_holds_in_every_sliding_second() {
         "10s",
         "--concurrency",
         "8",
+        // The server's DELETE /ok, which the description does not list, is
+        // a hidden endpoint; this test is about the rate (which the probes
+        // keep too: they go through the same limiter).
+        "--skip-check",
+        "hidden_endpoint",
         "--out",
         out.to_str().unwrap(),
     ]))

@@ -52,6 +52,7 @@ mod reproducers_truth;
 mod run_phases;
 mod search;
 mod secrets;
+mod security;
 mod selection;
 mod signals;
 mod slow_edges_selftest;

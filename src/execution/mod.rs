@@ -8,6 +8,7 @@
 mod auth;
 mod bounded;
 pub mod breach;
+pub mod canary;
 mod decode;
 mod engine;
 pub mod fence;

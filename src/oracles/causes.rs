@@ -64,6 +64,10 @@ pub struct Cause {
     pub count: u64,
     /// What replaying its representative showed.
     pub confirmation: Confirmation,
+    /// The Web Fuzzing Commons fault code of its check, where the catalogue
+    /// has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wfc: Option<u16>,
 }
 
 /// The reason a finding fired, by its oracle's group.
@@ -570,6 +574,7 @@ pub fn group(faults: &[Fault]) -> Vec<Cause> {
             representative: f.signature.clone(),
             count: 0,
             confirmation: f.confirmation,
+            wfc: registry::oracle(&f.code).and_then(|o| o.wfc),
         });
         if !cause.operations.contains(&f.operation) {
             cause.operations.push(f.operation.clone());

@@ -21,6 +21,7 @@ pub mod mask;
 pub mod pointer;
 pub mod registry;
 pub mod schema;
+pub mod security;
 pub mod stateful;
 pub mod witness;
 

@@ -2,8 +2,9 @@
 //! built from the exchanges as they come, written with secrets redacted; and
 //! for people and CI, `junit.xml` ([`render_junit`]), `report.sarif`
 //! ([`render_sarif`], for code-scanning uploads) and the self-contained
-//! `report.html` ([`render_html`]), written by [`write_extras`]; for the
-//! description's authors, `spec-fixes.overlay.yaml` ([`overlay`]).
+//! `report.html` ([`render_html`]), and for other tools `wfc-report.json`
+//! ([`wfc`]), written by [`write_extras`]; for the description's authors,
+//! `spec-fixes.overlay.yaml` ([`overlay`]).
 
 mod coverage;
 mod credentials;
@@ -16,6 +17,7 @@ pub mod planted;
 mod report;
 mod sarif;
 mod tally;
+pub mod wfc;
 
 pub use explorer::{GRAPH_DATA_ID, NOSCRIPT_EDGES};
 pub use html::render_html;
@@ -69,6 +71,12 @@ pub fn write_extras(
     }
     let html = render_html(report, graphs, secrets);
     out.write("report.html", secrets.redact(&html).as_bytes())?;
+    let wfc = serde_json::to_string_pretty(&wfc::render_wfc(report, ended))
+        .map_err(std::io::Error::other)?;
+    out.write(
+        "wfc-report.json",
+        format!("{}\n", secrets.redact(&wfc)).as_bytes(),
+    )?;
     Ok(warnings)
 }
 

@@ -147,7 +147,7 @@ fn rule_json(code: &str) -> Value {
         // CWE-209: generation of an error message containing sensitive information.
         tags.push("external/cwe/cwe-209".to_string());
     }
-    json!({
+    let mut rule = json!({
         "id": r.code,
         "name": pascal(r.code),
         "shortDescription": {"text": r.title},
@@ -164,7 +164,12 @@ fn rule_json(code: &str) -> Value {
                 _ => "recommendation",
             },
         },
-    })
+    });
+    if let Some(wfc) = r.wfc {
+        // The Web Fuzzing Commons catalogue's code, for tools that read it.
+        rule["properties"]["wfc"] = json!(wfc);
+    }
+    rule
 }
 
 /// Characters a URI path segment cannot hold as they are.

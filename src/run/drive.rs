@@ -43,7 +43,7 @@ pub async fn drive<S: Source>(
     source.configure(&mut config);
     let link = Link::new(&api, config, credentials)?;
     let found = source.found(events.enabled());
-    let mut outcome = search::search(
+    let (mut outcome, bases) = search::search(
         source.driver(),
         found,
         &link,
@@ -116,10 +116,27 @@ pub async fn drive<S: Source>(
         && !server_wide_limit
         && untested.is_none()
         && crate::execution::interrupt::received().is_none();
+    // The security probes come after the replays and the suite: they change
+    // the server's state (a marked record, a DELETE no one documented),
+    // which must not change what the replays of the search's faults meet.
+    let probes_allowed = !api.format.is_graphql()
+        && outcome.auth_error.is_none()
+        && outcome.unreachable.is_none()
+        && !server_wide_limit
+        && untested.is_none()
+        && crate::execution::interrupt::received().is_none();
     let checker = replays.checker.clone();
     let suite_files = if replays_allowed {
-        // What is left of --budget, which bounds the whole run.
-        let left = options.budget.map(|b| b.saturating_sub(started.elapsed()));
+        // What is left of --budget, which bounds the whole run, but for the
+        // probes' share: the suite would otherwise take it all.
+        let left = options.budget.map(|b| {
+            let left = b.saturating_sub(started.elapsed());
+            if probes_allowed {
+                left - probe_reserve(left)
+            } else {
+                left
+            }
+        });
         let phase = events.phase_started(Phase::Replay);
         let done = confirm::replay(
             replays,
@@ -147,6 +164,18 @@ pub async fn drive<S: Source>(
     } else {
         None
     };
+    if probes_allowed && crate::execution::interrupt::received().is_none() {
+        probe_security(
+            &api,
+            &bases,
+            &link,
+            &mut report,
+            options,
+            started,
+            (&out, &secrets),
+        )
+        .await?;
+    }
     report.group_causes();
     let interrupted = crate::execution::interrupt::received();
     if replays_allowed && interrupted.is_none() {
@@ -205,6 +234,64 @@ pub async fn drive<S: Source>(
     };
     events.finish(&summary.report, summary.exit_status(), &options.out);
     Ok(summary)
+}
+
+/// The share of what is left of `--budget` after the search that the
+/// replays leave to the security probes: a fifth, at least a second (or
+/// half, when less than two are left), at most 5 s (on a local server they
+/// need well under a second).
+fn probe_reserve(left: std::time::Duration) -> std::time::Duration {
+    let second = std::time::Duration::from_secs(1);
+    (left / 5).clamp((left / 2).min(second), 5 * second)
+}
+
+/// Sends the security probes (within what is left of `--budget`, and a
+/// fifth of `--max-requests`) and adds their faults to `report`.
+async fn probe_security(
+    api: &Api,
+    bases: &super::security::Bases,
+    link: &Link,
+    report: &mut Report,
+    options: &RunOptions,
+    started: Instant,
+    (out, secrets): (&OutDir, &Secrets),
+) -> anyhow::Result<()> {
+    use super::security::{MAX_REQUESTS, MAX_TIME, probe};
+    // What is left of --budget, which bounds the whole run.
+    let time = options.budget.map_or(MAX_TIME, |b| {
+        b.saturating_sub(started.elapsed()).min(MAX_TIME)
+    });
+    if time.is_zero() {
+        let w = "the security probes were not sent: the budget was spent (a longer --budget leaves them time)".to_string();
+        eprintln!("warning: {w}");
+        report.warnings.push(w);
+        return Ok(());
+    }
+    let requests = options
+        .max_requests
+        .map_or(MAX_REQUESTS, |n| (n / 5).clamp(20, MAX_REQUESTS));
+    let skip = crate::oracles::registry::expand(&options.skip_checks);
+    let probed = probe(api, bases, link, out, secrets, &skip, (time, requests))
+        .await
+        .map_err(|e| {
+            RuntimeFailure::error("the security probes could not go on", format!("{e:#}"))
+        })?;
+    for w in probed.warnings {
+        eprintln!("warning: {}", one_line(&secrets.redact(&w)));
+        report.warnings.push(w);
+    }
+    if probed.requests > 0 {
+        eprintln!(
+            "cartograph: security probes: {} request(s), {} finding(s) (security.ndjson)",
+            probed.requests,
+            probed.faults.len()
+        );
+    }
+    if let Some(search) = report.search.as_mut() {
+        search.phases.insert("security".into(), probed.requests);
+    }
+    report.faults.extend(probed.faults);
+    Ok(())
 }
 
 /// Why a run sent no request, in words that name the setting to change.

@@ -21,6 +21,7 @@ pub mod progress;
 pub mod queries;
 pub mod search;
 pub mod searched;
+pub mod security;
 pub mod session;
 pub mod source;
 

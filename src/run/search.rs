@@ -23,7 +23,8 @@ pub struct Found {
 
 /// Runs `driver` against the target: every exchange to `trace.ndjson` and
 /// the tally, with the progress line; warns when the trace or the
-/// credentials failed.
+/// credentials failed. Returns how the engine ended, and each operation's
+/// first 2xx (what the security probes are made from).
 pub async fn search(
     driver: Arc<Mutex<dyn execution::Driver>>,
     faults: Found,
@@ -32,13 +33,14 @@ pub async fn search(
     tally: &mut Tally,
     out: &execution::OutDir,
     events: &Events,
-) -> anyhow::Result<execution::RunOutcome> {
+) -> anyhow::Result<(execution::RunOutcome, super::security::Bases)> {
     let mut trace = TraceWriter::create(out, "trace.ndjson", secrets.clone()).map_err(|e| {
         anyhow::anyhow!("cannot create {}: {e}", out.path("trace.ndjson").display())
     })?;
     let progress = Progress::new(tally.operation_count(), link.config.budget, events.clone());
     let phase = events.phase_started(Phase::Search);
     let mut trace_error = None;
+    let mut bases = super::security::Bases::default();
     let base = link.config.target.path().to_string();
     let Link {
         config,
@@ -52,6 +54,7 @@ pub async fn search(
         }
         let reached = tally.reached();
         tally.add(ex);
+        bases.note(ex);
         if tally.reached() > reached {
             progress.reached(ex);
         }
@@ -89,5 +92,5 @@ pub async fn search(
             one_line(&secrets.redact(e))
         );
     }
-    Ok(outcome)
+    Ok((outcome, bases))
 }

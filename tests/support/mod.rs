@@ -18,6 +18,7 @@ pub mod input_edges;
 pub mod list_flow;
 pub mod misbehaving;
 pub mod recording;
+pub mod security;
 pub mod slow_edges;
 pub mod truthful;
 

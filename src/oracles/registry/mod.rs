@@ -34,6 +34,7 @@ pub const ORACLES: &[Oracle] = &[
             check: server_error,
         },
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "no_answer",
@@ -46,6 +47,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::NoAnswer(no_answer),
         graphql: GraphqlJudge::Same,
+        wfc: None,
     },
     Oracle {
         code: "invalid_http",
@@ -58,6 +60,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::NoAnswer(invalid_http),
         graphql: GraphqlJudge::Same,
+        wfc: None,
     },
     Oracle {
         code: "timeout",
@@ -70,6 +73,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::NoAnswer(timeout),
         graphql: GraphqlJudge::Same,
+        wfc: None,
     },
     Oracle {
         code: "graphql_internal_error",
@@ -82,6 +86,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "ignored_auth",
@@ -97,6 +102,7 @@ pub const ORACLES: &[Oracle] = &[
             check: ignored_auth,
         },
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "stack_trace_leak",
@@ -112,6 +118,7 @@ pub const ORACLES: &[Oracle] = &[
             check: leak::<0>,
         },
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "sql_leak",
@@ -127,6 +134,7 @@ pub const ORACLES: &[Oracle] = &[
             check: leak::<1>,
         },
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "debug_page_leak",
@@ -142,6 +150,72 @@ pub const ORACLES: &[Oracle] = &[
             check: leak::<2>,
         },
         graphql: GraphqlJudge::Walk,
+        wfc: None,
+    },
+    Oracle {
+        code: "sql_injection",
+        class: Class::Defect,
+        severity: Severity::High,
+        concern: Concern::Security,
+        title: "An input reaches an SQL query unescaped",
+        fires_when: "a security probe after the search (REST; at most three string inputs without enum, format or pattern of each operation that answered 2xx: path and query parameters and top-level JSON body fields; with `--read-only` only those of reads) sends the request that answered 2xx four times with the input changed: a plain word (`cartograph`), the word and a quote (`cartograph'`), the word and a tautology (`cartograph' OR '1'='1`), the tautology's words without quotes (`cartograph OR 1 1`); it fires when the quote's answer holds a database's error text (what `sql_leak` reads, or a shorter text of SQLite, PostgreSQL or MySQL such as `unrecognized token:`) and the plain word's does not, or when the plain word and the tautology both answer 2xx and the tautology's JSON lists more items (a top-level array, or an object's first array member) than the plain word's and than the quoteless words' (a search that matches words is no injection)",
+        group: Group::Operation,
+        aliases: &[],
+        rest: Judge::Probe,
+        graphql: GraphqlJudge::None,
+        wfc: Some(300),
+    },
+    Oracle {
+        code: "stored_xss",
+        class: Class::Defect,
+        severity: Severity::High,
+        concern: Concern::Security,
+        title: "A script stored through one operation comes back unescaped in HTML",
+        fires_when: "a security probe after the search (REST; not with `--read-only`) sends again a write that answered 2xx to a JSON body (POST, PUT, PATCH) with a marked `<script>` element in each top-level string field without enum, format or pattern, then sends again the GET requests that answered `text/html` in the search, and the GET of the resource written (its path, or the collection's path and the id the answer gives) when the description has one; it fires when a `text/html` answer holds the marked element exactly as sent, not escaped",
+        group: Group::Operation,
+        aliases: &[],
+        rest: Judge::Probe,
+        graphql: GraphqlJudge::None,
+        wfc: Some(301),
+    },
+    Oracle {
+        code: "ssrf",
+        class: Class::Defect,
+        severity: Severity::High,
+        concern: Concern::Security,
+        title: "The server fetched a URL a client gave it",
+        fires_when: "a security probe after the search (REST, against a target on the loopback interface only; with `--read-only` only reads) sends again a request that answered 2xx with each input that takes a URL (`format: uri` or `url`, or a string named `url`, `uri`, `callback`, `webhook`, `href`, `endpoint`, `…_url`, `…Url`; query parameters and top-level JSON body fields) set to the address of a listener Cartograph runs on 127.0.0.1 with a token for that input in its path, and a request bearing the token arrives at the listener within a second of the probes' end",
+        group: Group::Operation,
+        aliases: &[],
+        rest: Judge::Probe,
+        graphql: GraphqlJudge::None,
+        wfc: Some(302),
+    },
+    Oracle {
+        code: "mass_assignment",
+        class: Class::Defect,
+        severity: Severity::High,
+        concern: Concern::Security,
+        title: "A read-only property was set by a client",
+        fires_when: "a security probe after the search (REST; not with `--read-only`) sends again a write that answered 2xx to a JSON body (POST, PUT, PATCH) with every top-level property its request schema marks `readOnly` set to a marked value (integers from 7340033, strings `cartograph-readonly-N`; booleans and other formats are not probed), then reads the resource (GET of the written path, or of the collection's path and the id the write's answer gives, when the description has that GET), and the read answers 2xx with a marked value at that property (at the top, or in an envelope's object)",
+        group: Group::Operation,
+        aliases: &[],
+        rest: Judge::Probe,
+        graphql: GraphqlJudge::None,
+        wfc: Some(303),
+    },
+    Oracle {
+        code: "hidden_endpoint",
+        class: Class::Defect,
+        severity: Severity::Medium,
+        concern: Concern::Security,
+        title: "A method the description does not list answered 2xx",
+        fires_when: "a security probe after the search (REST) sends, to the path of a request that answered 2xx, each of GET, POST, PUT, PATCH and DELETE that the description does not list for that path template (POST, PUT and PATCH with the body `{}`; HEAD and OPTIONS are never sent, frameworks answer them for every route; with `--read-only` only GET), DELETE last, and one answers 2xx (405, 404 and every other refusal are right) unlike the listed method's answer on that path (the listed GET sent again just before, else the search's answer of a listed method; not the same status with the same body, or JSON object with the same members: a route that ignores the method answers every method alike), while the same method on a path no API has (`/cartograph-no-such-path-7f3a`, asked once per method) does not answer 2xx (a catch-all route answers 2xx to anything); reported under the operation `METHOD /template`",
+        group: Group::Operation,
+        aliases: &[],
+        rest: Judge::Probe,
+        graphql: GraphqlJudge::None,
+        wfc: Some(310),
     },
     Oracle {
         code: "use_after_delete",
@@ -154,6 +228,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::Sequence(use_after_delete),
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "created_not_readable",
@@ -166,6 +241,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::Sequence(created_not_readable),
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "dangling_location",
@@ -178,6 +254,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::Sequence(dangling_location),
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "non_idempotent",
@@ -190,6 +267,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::Sequence(non_idempotent),
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "schema_violation",
@@ -205,6 +283,7 @@ pub const ORACLES: &[Oracle] = &[
             check: schema_violation,
         },
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "invalid_input_accepted",
@@ -220,6 +299,7 @@ pub const ORACLES: &[Oracle] = &[
             check: invalid_input_accepted,
         },
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "invalid_json",
@@ -235,6 +315,7 @@ pub const ORACLES: &[Oracle] = &[
             check: invalid_json,
         },
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "html_instead_of_json",
@@ -250,6 +331,7 @@ pub const ORACLES: &[Oracle] = &[
             check: html_instead_of_json,
         },
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "content_type_mismatch",
@@ -265,6 +347,7 @@ pub const ORACLES: &[Oracle] = &[
             check: content_type_mismatch,
         },
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "undocumented_status",
@@ -280,6 +363,7 @@ pub const ORACLES: &[Oracle] = &[
             check: undocumented_status,
         },
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "graphql_null_violation",
@@ -292,6 +376,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "graphql_missing_field",
@@ -304,6 +389,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "graphql_wrong_type",
@@ -316,6 +402,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "graphql_enum_violation",
@@ -328,6 +415,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "graphql_list_mismatch",
@@ -340,6 +428,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "graphql_malformed_errors",
@@ -352,6 +441,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "graphql_typename_violation",
@@ -364,6 +454,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "graphql_validation_error",
@@ -376,6 +467,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
 ];
 

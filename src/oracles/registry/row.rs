@@ -117,6 +117,11 @@ pub enum Judge {
     },
     /// One answer after the earlier answers of its test.
     Sequence(fn(&Answer<'_>) -> Option<Finding>),
+    /// Judged by the security probes after the search
+    /// ([`crate::oracles::security`]), which send requests of their own and
+    /// compare answers across them (a quote against a plain value, a write
+    /// then a read, a request arriving at Cartograph's own listener).
+    Probe,
     /// Not a REST oracle.
     None,
 }
@@ -157,6 +162,8 @@ pub struct Oracle {
     pub rest: Judge,
     /// How it judges GraphQL answers.
     pub graphql: GraphqlJudge,
+    /// Web Fuzzing Commons fault code, where the catalogue has one.
+    pub wfc: Option<u16>,
 }
 
 impl Oracle {

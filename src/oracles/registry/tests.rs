@@ -107,7 +107,9 @@ fn faults_of_fixtures() -> Vec<(String, Vec<crate::oracles::Fault>)> {
 #[test]
 fn every_oracle_fires_on_its_fixture_and_every_fixture_names_an_oracle() {
     let made = faults_of_fixtures();
-    for o in ORACLES {
+    // The security probes' rows judge requests of their own, not a
+    // fixture's exchanges: tests/security.rs makes each fire on a server.
+    for o in ORACLES.iter().filter(|o| !matches!(o.rest, Judge::Probe)) {
         assert!(
             made.iter().any(|(code, _)| code == o.code),
             "no fixture under fixtures/oracles/ makes `{}` fire: add {}.json",
@@ -147,7 +149,12 @@ fn a_fault_of_every_code_validates_against_the_published_report_schema() {
             seen.insert(f.code);
         }
     }
-    let codes: std::collections::BTreeSet<String> = codes().map(String::from).collect();
+    // The probes' faults are validated by tests/security.rs, on a real run.
+    let codes: std::collections::BTreeSet<String> = ORACLES
+        .iter()
+        .filter(|o| !matches!(o.rest, Judge::Probe))
+        .map(|o| o.code.to_string())
+        .collect();
     assert_eq!(seen, codes);
 }
 
