@@ -716,6 +716,7 @@ fn fault(case: &Case, v: Verdict, confirmation: Confirmation) -> Fault {
         severity: registry::severity_of(case.code),
         cause: causes::id(&reason.key),
         cause_title: reason.title,
+        place: reason.place,
         operation: case.operation.clone(),
         status: ex.status,
         signature: f.signature(ex.status),
