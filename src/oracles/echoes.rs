@@ -29,6 +29,9 @@ const MAX_WORKED: usize = 10_000;
 /// Planting requests put before a fault's witness, at most.
 pub const MAX_PLANTERS_BEFORE: usize = 8;
 
+/// The run's latest writes kept, for [`Echoes::writes_before`].
+const MAX_WRITES: usize = 1_024;
+
 /// The body members the run's accepted wrong inputs set (or left out), by
 /// pointer, with the value sent; the requests that planted them; and when
 /// each body-less request shape worked and first crashed, to tell when a
@@ -40,6 +43,9 @@ pub struct Echoes {
     worked: HashMap<String, VecDeque<u64>>,
     /// When each body-less request shape first answered 5xx.
     crashed: HashMap<String, u64>,
+    /// The latest requests that may change the server's state, whatever
+    /// they were answered (a write answered 500 may have kept its record).
+    writes: VecDeque<Exchange>,
 }
 
 impl Echoes {
@@ -51,6 +57,18 @@ impl Echoes {
     /// Keeps what `ex` planted, if it is a wrong body member the server
     /// accepted; and, for a body-less request, that it worked or crashed.
     pub fn note(&mut self, ex: &Exchange) {
+        if ex.request.is_mutation() && ex.status.is_some() {
+            if self.writes.len() == MAX_WRITES {
+                self.writes.pop_front();
+            }
+            self.writes.push_back(Exchange {
+                seq: ex.seq,
+                request: ex.request.clone(),
+                status: ex.status,
+                headers: ex.headers.clone(),
+                ..Exchange::default()
+            });
+        }
         if let (Some(status), Some(shape)) = (ex.status, shape(ex)) {
             for key in [shape, any_shape(ex)] {
                 if (200..300).contains(&status) {
@@ -153,6 +171,23 @@ impl Echoes {
             let planters = self.between(Some(worked), first, MAX_PLANTERS_BEFORE);
             (!planters.is_empty()).then_some(planters)
         })
+    }
+
+    /// The last `n` writes (answered, whatever their status) sent before
+    /// request `seq`, oldest first: what a fault first seen at `seq` may
+    /// need the server to hold when no accepted wrong input explains it (a
+    /// record closed by a valid request, a write answered 500 that kept
+    /// its record).
+    pub fn writes_before(&self, seq: u64, n: usize) -> Vec<&Exchange> {
+        let mut chosen: Vec<&Exchange> = self
+            .writes
+            .iter()
+            .rev()
+            .filter(|e| e.seq < seq)
+            .take(n)
+            .collect();
+        chosen.reverse();
+        chosen
     }
 
     /// Up to `n` planters sent after request `after` (if any) and before

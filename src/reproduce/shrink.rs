@@ -47,6 +47,8 @@ pub struct Outcome {
     pub script: Script,
     /// Requests spent on it.
     pub requests: u64,
+    /// What its script did when run after a reset (with a reset only).
+    pub fresh: Option<crate::oracles::Fresh>,
 }
 
 /// A removal tried on the best script so far.
@@ -250,6 +252,7 @@ impl ShrinkDriver {
                 },
                 script: c.best,
                 requests: c.requests,
+                fresh: None,
             });
         }
     }
@@ -263,40 +266,51 @@ impl ShrinkDriver {
                 confirmation: Confirmation::NotReplayed,
                 script: job.script,
                 requests: 0,
+                fresh: None,
             });
         }
         std::mem::take(&mut self.outcomes)
     }
 
-    /// Whether the last exchange shows fault `signature`: its cause's key
-    /// and the script check it gives, when it does. A finding on a request
-    /// whose breach the request no longer carries does not count.
+    /// Whether the last exchange shows fault `signature` ([`judge`]).
     fn shows(
         &self,
         signature: &str,
         exchanges: &[Exchange],
     ) -> Option<(String, crate::oracles::FaultCheck)> {
-        let last = exchanges.last()?;
-        if last
-            .request
-            .breach
-            .as_ref()
-            .is_some_and(|b| !b.carried_by(&last.request))
-        {
-            return None;
-        }
-        self.checker
-            .test(&self.api, exchanges)
-            .pop()?
-            .into_iter()
-            .find(|f| f.signature(last.status) == signature)
-            .map(|f| {
-                (
-                    crate::oracles::causes::reason(&f, last).key,
-                    f.script_check(last.status),
-                )
-            })
+        judge(&self.api, &self.checker, signature, exchanges)
     }
+}
+
+/// Whether the last exchange shows fault `signature`: its cause's key and
+/// the script check it gives, when it does. A finding on a request whose
+/// breach the request no longer carries does not count.
+pub fn judge(
+    api: &Api,
+    checker: &Checker,
+    signature: &str,
+    exchanges: &[Exchange],
+) -> Option<(String, crate::oracles::FaultCheck)> {
+    let last = exchanges.last()?;
+    if last
+        .request
+        .breach
+        .as_ref()
+        .is_some_and(|b| !b.carried_by(&last.request))
+    {
+        return None;
+    }
+    checker
+        .test(api, exchanges)
+        .pop()?
+        .into_iter()
+        .find(|f| f.signature(last.status) == signature)
+        .map(|f| {
+            (
+                crate::oracles::causes::reason(&f, last).key,
+                f.script_check(last.status),
+            )
+        })
 }
 
 impl Driver for ShrinkDriver {
@@ -436,6 +450,7 @@ mod tests {
             not_standalone: Vec::new(),
             direct: Vec::new(),
             planted: 0,
+            fresh: None,
         };
         let cuts = value_cuts(&script, false);
         assert_eq!(cuts.len(), 2, "{cuts:?}");
@@ -477,6 +492,7 @@ mod tests {
             not_standalone: Vec::new(),
             direct: Vec::new(),
             planted: 0,
+            fresh: None,
         }
     }
 

@@ -166,7 +166,7 @@ async fn rerun(
         &mut left_out,
     );
     let scripts =
-        reproduce::phase::settle(scripts, &api, &checker, &echoes, channel, &mut left_out).await;
+        reproduce::phase::settle(scripts, &api, &checker, &echoes, channel, &mut left_out).await?;
     Ok((scripts, left_out))
 }
 
@@ -203,8 +203,25 @@ fn say_confirmed(
             crate::model::text::shell_arg(&dir)
         )
     };
+    let proven = if options.reset.is_some() {
+        let with = |fresh| {
+            report
+                .faults
+                .iter()
+                .filter(|f| f.reproducer.as_ref().and_then(|r| r.fresh) == Some(fresh))
+                .count()
+        };
+        format!(
+            " ({} proven on a fresh server after the reset: {} did not show there, {} could not run there)",
+            with(crate::oracles::Fresh::Shows),
+            with(crate::oracles::Fresh::DoesNotShow),
+            with(crate::oracles::Fresh::CannotRun)
+        )
+    } else {
+        String::new()
+    };
     eprintln!(
-        "cartograph: {confirmed} of {} fault(s) confirmed, reproducers in {}; {suite}",
+        "cartograph: {confirmed} of {} fault(s) confirmed, reproducers in {}{proven}; {suite}",
         report.faults.len(),
         options.out.join("reproducers").display(),
     );
@@ -229,7 +246,7 @@ async fn confirm_faults(
         &replays.slow,
         channel,
     )
-    .await;
+    .await?;
     reproduce::phase::attach_reproducers(&mut report.faults, out, &outcomes, secrets)?;
     Ok(())
 }
