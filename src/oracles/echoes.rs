@@ -29,8 +29,10 @@ const MAX_WORKED: usize = 10_000;
 /// Planting requests put before a fault's witness, at most.
 pub const MAX_PLANTERS_BEFORE: usize = 8;
 
-/// The run's latest writes kept, for [`Echoes::writes_before`].
-const MAX_WRITES: usize = 1_024;
+/// The run's latest writes kept, for [`Echoes::writes_before`]; and its
+/// first ones too, kept for good (most faults are first seen early, and
+/// what the server held then was written then).
+const MAX_WRITES: usize = 4_096;
 
 /// The body members the run's accepted wrong inputs set (or left out), by
 /// pointer, with the value sent; the requests that planted them; and when
@@ -46,6 +48,8 @@ pub struct Echoes {
     /// The latest requests that may change the server's state, whatever
     /// they were answered (a write answered 500 may have kept its record).
     writes: VecDeque<Exchange>,
+    /// The run's first writes, never dropped.
+    first_writes: Vec<Exchange>,
 }
 
 impl Echoes {
@@ -58,16 +62,21 @@ impl Echoes {
     /// accepted; and, for a body-less request, that it worked or crashed.
     pub fn note(&mut self, ex: &Exchange) {
         if ex.request.is_mutation() && ex.status.is_some() {
-            if self.writes.len() == MAX_WRITES {
-                self.writes.pop_front();
-            }
-            self.writes.push_back(Exchange {
+            let write = Exchange {
                 seq: ex.seq,
                 request: ex.request.clone(),
                 status: ex.status,
                 headers: ex.headers.clone(),
                 ..Exchange::default()
-            });
+            };
+            if self.first_writes.len() < MAX_WRITES {
+                self.first_writes.push(write);
+            } else {
+                if self.writes.len() == MAX_WRITES {
+                    self.writes.pop_front();
+                }
+                self.writes.push_back(write);
+            }
         }
         if let (Some(status), Some(shape)) = (ex.status, shape(ex)) {
             for key in [shape, any_shape(ex)] {
@@ -83,9 +92,18 @@ impl Echoes {
                 }
             }
         }
-        let Some(planted) = planted(ex) else { return };
-        if self.planted.len() < MAX_PLANTED {
-            self.planted.insert(planted);
+        // A write answered 5xx may have kept its record (stored, then
+        // failed): what it wrote counts as planted state, though no value
+        // of it is known to be served back.
+        let failed_write = ex.request.is_mutation() && ex.status.is_some_and(|s| s >= 500);
+        match planted(ex) {
+            Some(planted) => {
+                if self.planted.len() < MAX_PLANTED {
+                    self.planted.insert(planted);
+                }
+            }
+            None if failed_write => {}
+            None => return,
         }
         if self.planters.len() == MAX_PLANTERS {
             self.planters.pop_front();
@@ -180,8 +198,9 @@ impl Echoes {
     /// its record).
     pub fn writes_before(&self, seq: u64, n: usize) -> Vec<&Exchange> {
         let mut chosen: Vec<&Exchange> = self
-            .writes
+            .first_writes
             .iter()
+            .chain(&self.writes)
             .rev()
             .filter(|e| e.seq < seq)
             .take(n)

@@ -176,9 +176,11 @@ fn began_after_plants(
         return (None, None);
     };
     let Some((worked, planters)) = known.echoes.since_it_worked(last, kept.fault.first_seq) else {
-        let why = listing_crash_after_plants(api, checker, known.echoes, last).then(|| {
-            "it reads no single resource, and the operation also worked in the run until it had planted inputs the description forbids: whether it crashes depends on all the server holds".to_string()
-        });
+        let why = listing_crash_after_plants(api, checker, known.echoes, last)
+            .then(|| {
+                "it reads no single resource, and the operation also worked in the run until it had planted inputs the description forbids: whether it crashes depends on all the server holds".to_string()
+            })
+            .or_else(|| reads_all_after_writes(api, checker, known.echoes, last, kept.fault.first_seq));
         return (None, why);
     };
     let planted = crate::oracles::echoes::named(&planters);
@@ -213,6 +215,38 @@ pub(crate) fn listing_crash_after_plants(
             .filter(|op| op.name == ex.request.operation)
             .is_some_and(|op| !crate::oracles::identity::names_one_resource(op))
         && echoes.works_unless_planted(ex)
+}
+
+/// Why a crash of a request that reads no single resource (a listing)
+/// may not show on a fresh server: the run had sent requests that may
+/// change what it reads before the crash first showed (a write answered
+/// 500 may still have kept its record), and the crash may need what they
+/// left. Names the last of them.
+fn reads_all_after_writes(
+    api: &Api,
+    checker: &Checker,
+    echoes: &Echoes,
+    ex: &Exchange,
+    first_seq: u64,
+) -> Option<String> {
+    let listing = ex.status.is_some_and(|s| s >= 500)
+        && ex.request.method == "GET"
+        && checker
+            .positions()
+            .get(&ex.request.operation)
+            .and_then(|&i| api.operations.get(i))
+            .filter(|op| op.name == ex.request.operation)
+            .is_some_and(|op| !crate::oracles::identity::names_one_resource(op));
+    let last = echoes
+        .writes_before(first_seq, 1)
+        .pop()
+        .filter(|_| listing)?;
+    Some(format!(
+        "it reads no single resource, and before the crash first showed the run had sent requests that may change what it reads (the last: {} {}, answered {}): whether it crashes depends on what those left on the server",
+        last.request.method,
+        last.request.operation,
+        last.status.map_or("nothing".into(), |s| s.to_string())
+    ))
 }
 
 /// What a candidate script of a fault is.

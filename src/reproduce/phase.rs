@@ -82,6 +82,8 @@ pub struct Channel {
     pub reset: Option<Reset>,
     /// Resets done by the phase.
     pub resets: usize,
+    /// Why the last engine run stopped.
+    stopped: Option<execution::StopReason>,
 }
 
 impl Channel {
@@ -109,12 +111,25 @@ impl Channel {
             trace_error: None,
             reset: None,
             resets: 0,
+            stopped: None,
         })
+    }
+
+    /// Gives the phase `time` and `requests` more (what was held back
+    /// for a later part of it).
+    pub fn grant(&mut self, time: Duration, requests: u64) {
+        self.time += time;
+        self.requests += requests;
+        self.stopped = None;
     }
 
     /// Whether the phase's time or requests are spent.
     pub fn spent(&self) -> bool {
-        self.time.is_zero() || self.requests == 0
+        self.time.is_zero()
+            || self.requests == 0
+            || self
+                .stopped
+                .is_some_and(|s| s != execution::StopReason::Exhausted)
     }
 
     /// Puts the target back in its start state (nothing without a reset),
@@ -172,6 +187,7 @@ impl Channel {
         }
         self.time = self.time.saturating_sub(outcome.elapsed);
         self.requests = self.requests.saturating_sub(outcome.requests);
+        self.stopped = Some(outcome.stop);
         outcome
     }
 }
@@ -237,7 +253,13 @@ pub async fn confirm(
     }
     jobs.sort_by_key(|j| !j.shrink);
     let originals = if channel.reset.is_some() {
-        jobs.clone()
+        // Confirmed first on the run's state, unshrunk: shrinking is done
+        // once, against resets ([`prove`]).
+        let originals = jobs.clone();
+        for j in &mut jobs {
+            j.shrink = false;
+        }
+        originals
     } else {
         Vec::new()
     };
@@ -304,13 +326,14 @@ async fn fresh_run(
     ))
 }
 
-/// Proves each confirmed fault's script on a fresh server: run after a
-/// reset, it must show its fault. One that does not (shrinking against the
-/// run's state cut what the fault needs, or the witness leaned on what
-/// other tests left) is confirmed and shrunk again from its unshrunk
-/// scripts with a reset before every try, so that what it keeps is every
-/// step the fault needs on a fresh server (a write answered 500 that kept
-/// its record included). What each finally did is its `fresh`.
+/// Proves each confirmed fault on a fresh server: its scripts (the
+/// unshrunk ones it was confirmed from) are confirmed again and shrunk
+/// with a reset before every try, so that what is kept is every step the
+/// fault needs on a fresh server (a write answered 500 that kept its record
+/// included) and nothing else. A fault no script of which shows after a
+/// reset keeps the script the run's state confirmed, with what it did on a
+/// fresh server. Shorter scripts go first, so that long ones cannot leave
+/// the others unproven. What each did is its `fresh`.
 async fn prove(
     api: &Arc<Api>,
     checker: &Checker,
@@ -318,31 +341,20 @@ async fn prove(
     originals: Vec<Job>,
     channel: &mut Channel,
 ) -> Result<(), ResetError> {
-    for o in outcomes
-        .iter_mut()
-        .filter(|o| o.confirmation == Confirmation::Confirmed)
-    {
+    let mut order: Vec<usize> = (0..outcomes.len())
+        .filter(|&i| outcomes[i].confirmation == Confirmation::Confirmed)
+        .collect();
+    order.sort_by_key(|&i| outcomes[i].script.steps.len());
+    for i in order {
         if channel.spent() {
             break;
         }
-        let before = channel.requests;
-        let first = fresh_run(api, checker, &o.signature, &o.script, channel).await?;
-        o.requests += before.saturating_sub(channel.requests);
-        let Some((fresh, check)) = first else {
-            break;
-        };
-        if fresh == Fresh::Shows {
-            if let (Some(f), Some(check)) = (o.script.fault.as_mut(), check) {
-                f.check = check;
-            }
-            o.fresh = Some(Fresh::Shows);
-            continue;
-        }
-        o.fresh = Some(fresh);
+        let o = &mut outcomes[i];
         let Some(job) = originals.iter().find(|j| j.signature == o.signature) else {
             continue;
         };
-        let mut driver = ShrinkDriver::new(api.clone(), checker.clone(), vec![job.clone()]);
+        let mut driver =
+            ShrinkDriver::new(api.clone(), checker.clone(), vec![job.clone()]).by_spans();
         let before = channel.requests;
         while !channel.spent() {
             let Some(test) = driver.next_test() else {
@@ -354,15 +366,22 @@ async fn prove(
             };
             driver.finished(test, &exchanges);
         }
-        o.requests += before.saturating_sub(channel.requests);
-        if let Some(again) = driver
+        let again = driver
             .outcomes()
             .into_iter()
-            .find(|a| a.confirmation == Confirmation::Confirmed)
-        {
+            .find(|a| a.confirmation == Confirmation::Confirmed);
+        if let Some(again) = again {
             o.script = again.script;
             o.fresh = Some(Fresh::Shows);
+        } else if !channel.spent() {
+            // What the script the run's state confirmed does on a fresh server.
+            if let Some((fresh, _)) =
+                fresh_run(api, checker, &o.signature, &o.script, channel).await?
+            {
+                o.fresh = Some(fresh);
+            }
         }
+        o.requests += before.saturating_sub(channel.requests);
     }
     Ok(())
 }
@@ -410,6 +429,25 @@ fn script_run(script: &Script, checker: &Checker) -> Box<dyn TestRun> {
     ))
 }
 
+/// Runs each test once, each after a reset, and returns their exchanges
+/// (none for those the allowance left unrun).
+pub async fn record_fresh(
+    tests: Vec<Box<dyn TestRun>>,
+    channel: &mut Channel,
+) -> Result<Vec<Vec<Exchange>>, ResetError> {
+    let mut recorded = Vec::with_capacity(tests.len());
+    for test in tests {
+        if channel.spent() {
+            recorded.push(Vec::new());
+            continue;
+        }
+        channel.reset().await?;
+        let ran = channel.run_one(test).await;
+        recorded.push(ran.map(|(_, e)| e).unwrap_or_default());
+    }
+    Ok(recorded)
+}
+
 /// Runs each script once and keeps those that ran to their end, with the
 /// statuses this run saw: a suite file asserts what its own requests get,
 /// not what the test met amid the search's state. With a reset, each runs
@@ -424,26 +462,17 @@ pub async fn settle(
     channel: &mut Channel,
     left_out: &mut SuiteLeftOut,
 ) -> Result<Vec<SuiteScript>, ResetError> {
-    let fresh = channel.reset.is_some();
-    let recorded = if fresh {
-        let mut recorded = Vec::with_capacity(scripts.len());
-        for s in &scripts {
-            if channel.spent() {
-                recorded.push(Vec::new());
-                continue;
-            }
-            channel.reset().await?;
-            let ran = channel.run_one(script_run(&s.script, checker)).await;
-            recorded.push(ran.map(|(_, e)| e).unwrap_or_default());
-        }
-        recorded
-    } else {
-        let runs = scripts
-            .iter()
-            .map(|s| script_run(&s.script, checker))
-            .collect();
-        record(runs, channel).await
-    };
+    if channel.reset.is_some() {
+        // Recorded each after a reset already (`record_fresh`): what they
+        // assert is what a fresh server answered; whether they pass one
+        // after another is what is left to prove.
+        return in_sequence(scripts, checker, channel, left_out).await;
+    }
+    let runs = scripts
+        .iter()
+        .map(|s| script_run(&s.script, checker))
+        .collect();
+    let recorded = record(runs, channel).await;
     let mut recorded = recorded.into_iter();
     let mut kept = Vec::new();
     for mut s in scripts {
@@ -464,68 +493,51 @@ pub async fn settle(
         // A step with only literal values whose answer changed since the
         // test was recorded depends on what else happened on the server
         // (an id that another test created meanwhile): not a regression test.
-        // After a reset, what the server answered is what a fresh server
-        // answers: the guesses below about the run's history are moot.
-        let unstable = (!fresh)
-            .then(|| {
-                s.script
-                    .steps
-                    .iter()
-                    .zip(&ran)
-                    .enumerate()
-                    .find_map(|(i, (step, ex))| {
-                        let literal = !step.path.contains("{{")
-                            && !step.body.as_deref().is_some_and(|b| b.contains("{{"));
-                        let status =
-                            |s: Option<u16>| s.map_or("no answer".into(), |s| s.to_string());
-                        let call = format!("call {} ({})", i + 1, step.operation);
-                        if literal && step.status != ex.status {
-                            Some(format!(
-                                "{call} answered {} when recorded, {} when replayed",
-                                status(step.status),
-                                status(ex.status)
-                            ))
-                        } else if literal && ex.status == Some(409) {
-                            // A conflict is an answer about the server's state.
-                            Some(format!(
-                                "{call} answered 409, a conflict with the server's state"
-                            ))
-                        } else if step.graphql_clean && graphql_errors(ex) {
-                            // A GraphQL step asserts "no errors" only if it still holds.
-                            Some(format!(
-                                "{call} answered errors when replayed, none when recorded"
-                            ))
-                        } else {
-                            None
-                        }
-                    })
-            })
-            .flatten();
+        let unstable = s
+            .script
+            .steps
+            .iter()
+            .zip(&ran)
+            .enumerate()
+            .find_map(|(i, (step, ex))| {
+                let literal = !step.path.contains("{{")
+                    && !step.body.as_deref().is_some_and(|b| b.contains("{{"));
+                let status = |s: Option<u16>| s.map_or("no answer".into(), |s| s.to_string());
+                let call = format!("call {} ({})", i + 1, step.operation);
+                if literal && step.status != ex.status {
+                    Some(format!(
+                        "{call} answered {} when recorded, {} when replayed",
+                        status(step.status),
+                        status(ex.status)
+                    ))
+                } else if literal && ex.status == Some(409) {
+                    // A conflict is an answer about the server's state.
+                    Some(format!(
+                        "{call} answered 409, a conflict with the server's state"
+                    ))
+                } else if step.graphql_clean && graphql_errors(ex) {
+                    // A GraphQL step asserts "no errors" only if it still holds.
+                    Some(format!(
+                        "{call} answered errors when replayed, none when recorded"
+                    ))
+                } else {
+                    None
+                }
+            });
         if let Some(why) = unstable {
             left_out.leave(s.archived, Why::Unstable, why);
             continue;
         }
-        let history = (!fresh)
-            .then(|| {
-                crash_after_plants(&ran, echoes)
-                    .or_else(|| crash_reading_all(api, checker, &ran, echoes))
-            })
-            .flatten();
-        if let Some(why) = history {
+        if let Some(why) = crash_after_plants(&ran, echoes)
+            .or_else(|| crash_reading_all(api, checker, &ran, echoes))
+        {
             left_out.leave(s.archived, Why::History, why);
             continue;
         }
         for (step, ex) in s.script.steps.iter_mut().zip(&ran) {
             step.status = ex.status;
-            // A fresh server's errors: the file asserts the status alone.
-            if fresh && step.graphql_clean && graphql_errors(ex) {
-                step.graphql_clean = false;
-            }
         }
         kept.push(s);
-    }
-    if fresh {
-        kept = in_sequence(kept, checker, channel, left_out).await?;
     }
     Ok(kept)
 }
@@ -597,19 +609,37 @@ async fn in_sequence(
             break;
         }
         channel.reset().await?;
+        // A test that made the same requests as an earlier one shares its
+        // file ([`write_suite`]): it runs once, as hurl will run it.
+        let twin: Vec<Option<usize>> = (0..kept.len())
+            .map(|i| (0..i).find(|&j| kept[j].script.steps == kept[i].script.steps))
+            .collect();
         let runs = kept
             .iter()
-            .map(|s| script_run(&s.script, checker))
+            .zip(&twin)
+            .filter(|(_, t)| t.is_none())
+            .map(|(s, _)| script_run(&s.script, checker))
             .collect();
-        let recorded = record(runs, channel).await;
+        let mut recorded = record(runs, channel).await.into_iter();
+        let mut ran_by: Vec<Vec<Exchange>> = Vec::with_capacity(kept.len());
+        for t in &twin {
+            let ran = match t {
+                Some(j) => ran_by[*j].clone(),
+                None => recorded.next().unwrap_or_default(),
+            };
+            ran_by.push(ran);
+        }
         let before = kept.len();
         let mut passed = Vec::with_capacity(kept.len());
-        for (s, ran) in kept
-            .into_iter()
-            .zip(recorded.into_iter().chain(std::iter::repeat(Vec::new())))
-        {
+        let spent = channel.spent();
+        for (s, ran) in kept.into_iter().zip(ran_by) {
             match passes(&s.script, &ran) {
                 None => passed.push(s),
+                Some(_) if spent && ran.len() < s.script.steps.len() => left_out.leave(
+                    s.archived,
+                    Why::Unfinished,
+                    "not run whole in sequence with the other files after a reset: the replay allowance ran out first".into(),
+                ),
                 Some(why) => left_out.leave(
                     s.archived,
                     Why::Unstable,

@@ -100,8 +100,7 @@ pub async fn replay(
             channel.time -= suite_time;
             channel.requests -= suite_requests;
             confirm_faults(&mut replays, report, &mut channel, out, options, secrets).await?;
-            channel.time += suite_time;
-            channel.requests += suite_requests;
+            channel.grant(suite_time, suite_requests);
             rerun(replays, runs, &mut channel, link).await?
         }
     };
@@ -155,7 +154,13 @@ async fn rerun(
         ..SuiteLeftOut::default()
     };
     let (runs, titles): (Vec<_>, Vec<_>) = runs.into_iter().unzip();
-    let recorded = reproduce::phase::record(runs, channel).await;
+    // With a reset, each is recorded on a fresh server: what its file
+    // asserts is what a fresh server answers.
+    let recorded = if channel.reset.is_some() {
+        reproduce::phase::record_fresh(runs, channel).await?
+    } else {
+        reproduce::phase::record(runs, channel).await
+    };
     let scripts = reproduce::suite::scripts(
         &api,
         link.config.target.as_str(),

@@ -18,6 +18,7 @@ pub mod list_flow;
 pub mod misbehaving;
 pub mod recording;
 pub mod slow_edges;
+pub mod stateful;
 pub mod truthful;
 
 /// Whether CI asked for every tool the tests use (`CARTOGRAPH_REQUIRE_TOOLS`,
