@@ -45,7 +45,7 @@ async fn run(server: &Stateful, out: &Path, with_reset: bool) -> Value {
         "--target",
         &server.base_url,
         "--max-requests",
-        "3000",
+        "6000",
         "--seed",
         "1",
         "--out",

@@ -154,13 +154,9 @@ async fn rerun(
         ..SuiteLeftOut::default()
     };
     let (runs, titles): (Vec<_>, Vec<_>) = runs.into_iter().unzip();
-    // With a reset, each is recorded on a fresh server: what its file
-    // asserts is what a fresh server answers.
-    let recorded = if channel.reset.is_some() {
-        reproduce::phase::record_fresh(runs, channel).await?
-    } else {
-        reproduce::phase::record(runs, channel).await
-    };
+    // On the run's state, where what they name exists: completed with
+    // what made it, each then proves itself after a reset (`settle`).
+    let recorded = reproduce::phase::record(runs, channel).await;
     let scripts = reproduce::suite::scripts(
         &api,
         link.config.target.as_str(),
