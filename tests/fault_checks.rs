@@ -148,6 +148,7 @@ fn script(i: usize, check: &FaultCheck) -> Script {
         not_standalone: vec![],
         direct: Vec::new(),
         planted: 0,
+        fresh: None,
     }
 }
 

@@ -49,6 +49,7 @@ mod replay_queries;
 mod report_browser;
 mod report_files;
 mod reproducers_truth;
+mod reset_proof;
 mod run_phases;
 mod search;
 mod secrets;

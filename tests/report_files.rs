@@ -262,6 +262,7 @@ fn hand_built() -> Report {
                 unmade: Vec::new(),
                 not_standalone: Vec::new(),
                 planted: 0,
+                fresh: None,
             }),
         },
         Fault {
@@ -1148,6 +1149,7 @@ fn every_fault_kind() -> Report {
             },
             not_standalone: Vec::new(),
             planted: 0,
+            fresh: None,
         });
         let status_text = status.map_or("-".to_string(), |s| s.to_string());
         report.faults.push(Fault {
@@ -1594,6 +1596,7 @@ fn report_from_json(r: &Value) -> Report {
                     unmade: Vec::new(),
                     not_standalone: Vec::new(),
                     planted: 0,
+                    fresh: None,
                 }),
             })
             .collect(),

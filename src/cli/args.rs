@@ -136,6 +136,14 @@ pub(super) struct CheckArgs {
     /// reproducers, no regression suite): for a strict request budget.
     #[arg(long)]
     pub no_replay: bool,
+    /// A shell command that puts the target back in its start state
+    /// (restart a container, truncate a database, `curl -X POST
+    /// http://127.0.0.1:8080/__reset`; `reset-command` in --config). Run
+    /// with `sh -c` before the search, and before each reproducer and
+    /// suite file is proven after it: each is run on a fresh server before
+    /// it is written. A failure (non-zero exit, more than 120 s) ends the run.
+    #[arg(long, value_name = "CMD")]
+    pub reset_command: Option<String>,
 }
 
 /// Where the run writes, and who hears of it as it goes.
@@ -300,9 +308,11 @@ impl TargetFlags {
             skip_checks,
             fail_on,
             no_replay,
+            reset_command,
         } = &self.checks;
         (o.skip_checks, o.fail_on, o.no_replay) =
             (skip_checks.clone(), fail_on.clone(), *no_replay);
+        o.reset = reset_command.clone().map(execution::reset::Reset::command);
         let OutputArgs { out, events } = &self.output;
         (o.out, o.events) = (out.clone(), events.clone());
         let SelectArgs { include, exclude } = &self.select;

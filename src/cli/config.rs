@@ -328,6 +328,16 @@ rate_for = { "POST /search" = "1/s" }
     }
 
     #[test]
+    fn the_reset_command_comes_from_the_file() {
+        let toml = "reset_command = \"docker restart shop-db && sleep 2\"\n";
+        let argv = expand_with(toml, &["openapi.yaml"]).unwrap();
+        assert!(
+            argv.contains(&"--reset-command=docker restart shop-db && sleep 2".to_string()),
+            "{argv:?}"
+        );
+    }
+
+    #[test]
     fn errors_name_the_file_line_and_key() {
         let e = expand_with("seed = 6\nbudgett = \"9s\"\n", &[]).unwrap_err();
         assert!(

@@ -198,9 +198,16 @@ impl Plan {
                 share(&self.flags)
             ),
         }
+        // The demo resets itself: every reproducer and suite file is proven
+        // on a fresh demo API before it is written.
+        let reset = crate::execution::reset::Reset::post(format!("{base}/__reset"));
+        let with_reset = |flags: &RunOptions| RunOptions {
+            reset: Some(reset.clone()),
+            ..flags.clone()
+        };
         let mut rest_run = None;
         if let Some((api, source, flags)) = &self.rest {
-            let run = execute(api.clone(), source, &base, flags).await?;
+            let run = execute(api.clone(), source, &base, &with_reset(flags)).await?;
             if run.unreachable {
                 return Ok(Err(run.exit_code()));
             }
@@ -211,21 +218,13 @@ impl Plan {
             // The REST part leaves thousands of authors behind, and `authors`
             // lists every one with their books unpaginated: megabytes per
             // answer. The GraphQL part starts from the seed data, as a fresh
-            // server would.
-            if let Err(e) = reqwest::Client::new()
-                .post(format!("{base}/__reset"))
-                .send()
-                .await
-                .and_then(|r| r.error_for_status())
-            {
-                eprintln!("warning: could not reset the demo API between the parts: {e}");
-            }
+            // server would: its run resets the demo API before its search.
             rest_run = Some(run);
         }
         let mut graphql_run = None;
         if let Some((api, source, flags)) = &self.graphql {
             let endpoint = format!("{base}/graphql");
-            graphql_run = Some(execute(api.clone(), source, &endpoint, flags).await?);
+            graphql_run = Some(execute(api.clone(), source, &endpoint, &with_reset(flags)).await?);
         }
         Ok(Ok([rest_run, graphql_run]))
     }

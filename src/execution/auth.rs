@@ -269,7 +269,7 @@ async fn run_command(cmd: &str, limit: Duration) -> Result<Vec<(String, String)>
 
 /// The process group of an auth command still running: killed when it is
 /// given up on (its time ran out, the run was interrupted or stopped).
-struct Group(Option<u32>);
+pub(super) struct Group(pub(super) Option<u32>);
 
 impl Drop for Group {
     fn drop(&mut self) {

@@ -15,6 +15,7 @@ pub mod fence;
 pub mod interrupt;
 pub mod out_dir;
 mod politeness;
+pub mod reset;
 pub mod secrets;
 pub mod tls;
 mod trace;

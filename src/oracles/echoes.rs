@@ -29,6 +29,11 @@ const MAX_WORKED: usize = 10_000;
 /// Planting requests put before a fault's witness, at most.
 pub const MAX_PLANTERS_BEFORE: usize = 8;
 
+/// The run's latest writes kept, for [`Echoes::writes_before`]; and its
+/// first ones too, kept for good (most faults are first seen early, and
+/// what the server held then was written then).
+const MAX_WRITES: usize = 4_096;
+
 /// The body members the run's accepted wrong inputs set (or left out), by
 /// pointer, with the value sent; the requests that planted them; and when
 /// each body-less request shape worked and first crashed, to tell when a
@@ -40,6 +45,11 @@ pub struct Echoes {
     worked: HashMap<String, VecDeque<u64>>,
     /// When each body-less request shape first answered 5xx.
     crashed: HashMap<String, u64>,
+    /// The latest requests that may change the server's state, whatever
+    /// they were answered (a write answered 500 may have kept its record).
+    writes: VecDeque<Exchange>,
+    /// The run's first writes, never dropped.
+    first_writes: Vec<Exchange>,
 }
 
 impl Echoes {
@@ -51,6 +61,23 @@ impl Echoes {
     /// Keeps what `ex` planted, if it is a wrong body member the server
     /// accepted; and, for a body-less request, that it worked or crashed.
     pub fn note(&mut self, ex: &Exchange) {
+        if ex.request.is_mutation() && ex.status.is_some() {
+            let write = Exchange {
+                seq: ex.seq,
+                request: ex.request.clone(),
+                status: ex.status,
+                headers: ex.headers.clone(),
+                ..Exchange::default()
+            };
+            if self.first_writes.len() < MAX_WRITES {
+                self.first_writes.push(write);
+            } else {
+                if self.writes.len() == MAX_WRITES {
+                    self.writes.pop_front();
+                }
+                self.writes.push_back(write);
+            }
+        }
         if let (Some(status), Some(shape)) = (ex.status, shape(ex)) {
             for key in [shape, any_shape(ex)] {
                 if (200..300).contains(&status) {
@@ -65,9 +92,18 @@ impl Echoes {
                 }
             }
         }
-        let Some(planted) = planted(ex) else { return };
-        if self.planted.len() < MAX_PLANTED {
-            self.planted.insert(planted);
+        // A write answered 5xx may have kept its record (stored, then
+        // failed): what it wrote counts as planted state, though no value
+        // of it is known to be served back.
+        let failed_write = ex.request.is_mutation() && ex.status.is_some_and(|s| s >= 500);
+        match planted(ex) {
+            Some(planted) => {
+                if self.planted.len() < MAX_PLANTED {
+                    self.planted.insert(planted);
+                }
+            }
+            None if failed_write => {}
+            None => return,
         }
         if self.planters.len() == MAX_PLANTERS {
             self.planters.pop_front();
@@ -153,6 +189,24 @@ impl Echoes {
             let planters = self.between(Some(worked), first, MAX_PLANTERS_BEFORE);
             (!planters.is_empty()).then_some(planters)
         })
+    }
+
+    /// The last `n` writes (answered, whatever their status) sent before
+    /// request `seq`, oldest first: what a fault first seen at `seq` may
+    /// need the server to hold when no accepted wrong input explains it (a
+    /// record closed by a valid request, a write answered 500 that kept
+    /// its record).
+    pub fn writes_before(&self, seq: u64, n: usize) -> Vec<&Exchange> {
+        let mut chosen: Vec<&Exchange> = self
+            .first_writes
+            .iter()
+            .chain(&self.writes)
+            .rev()
+            .filter(|e| e.seq < seq)
+            .take(n)
+            .collect();
+        chosen.reverse();
+        chosen
     }
 
     /// Up to `n` planters sent after request `after` (if any) and before

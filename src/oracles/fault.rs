@@ -186,6 +186,34 @@ pub struct Reproducer {
     /// description forbids that the server accepted earlier in the run.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub planted: usize,
+    /// What it did when run after a reset (`--reset-command`) before it
+    /// was written; absent without a reset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh: Option<Fresh>,
+}
+
+/// What a reproducer did when run on a fresh server (after the run's reset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fresh {
+    /// It ran to its end and its last answer showed the fault.
+    Shows,
+    /// It ran to its end and the fault did not show.
+    DoesNotShow,
+    /// It could not run to its end: an answer lacked a value a later
+    /// request needs, or no answer came.
+    CannotRun,
+}
+
+impl Fresh {
+    /// As written in report.json and the script's header.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fresh::Shows => "shows",
+            Fresh::DoesNotShow => "does_not_show",
+            Fresh::CannotRun => "cannot_run",
+        }
+    }
 }
 
 fn is_zero(n: &usize) -> bool {

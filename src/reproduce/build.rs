@@ -246,6 +246,7 @@ pub fn script(
         not_standalone: Vec::new(),
         direct,
         planted: 0,
+        fresh: None,
     }
 }
 

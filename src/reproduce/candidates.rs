@@ -23,6 +23,11 @@ pub struct Known<'a> {
 /// latest one, two, four, eight), each a replay.
 const PLANTERS: [usize; 4] = [1, 2, 4, crate::oracles::echoes::MAX_PLANTERS_BEFORE];
 
+/// The run's last writes put before a witness, when nothing planted
+/// explains the fault: growing prefixes, each a replay (on a fresh server,
+/// after a reset, shrinking then cuts those the fault does not need).
+const WRITES: [usize; 3] = [1, 4, 16];
+
 /// The scripts of a kept fault, best first: its completed smallest and
 /// first witnesses; the smallest after what the run's accepted wrong inputs
 /// planted before it was first seen (a fault that needs a record the run
@@ -84,11 +89,22 @@ pub fn fault_script(
         })
         .flatten()
         .filter_map(|planters| prefixed(known.ledger, &planters, &witness));
+    let wrote = WRITES
+        .into_iter()
+        .map(|n| known.echoes.writes_before(kept.fault.first_seq, n))
+        .scan(0, |longest, writes| {
+            let longer = writes.len() > *longest;
+            *longest = writes.len();
+            Some(longer.then_some(writes))
+        })
+        .flatten()
+        .filter_map(|writes| prefixed(known.ledger, &writes, &witness));
     let candidates = began
         .into_iter()
         .map(|(w, n)| (w, Kind::Began(n)))
         .chain([(witness.clone(), Kind::Witness), (first, Kind::Witness)])
         .chain(planted.map(|(w, n)| (w, Kind::Planted(n))))
+        .chain(wrote.map(|(w, n)| (w, Kind::Wrote(n))))
         .chain([(own, Kind::Alone)]);
     candidates
         .filter(|(w, _)| !w.is_empty())
@@ -112,6 +128,14 @@ pub fn fault_script(
                     script.not_standalone.push(
                         "it plants what the run had planted when the crash began; whether the crash needs those, or other state the run left, cannot be told on a server that already held them".into(),
                     );
+                }
+                Kind::Wrote(n) => {
+                    // Cut like any step: which of them the fault needs
+                    // only a fresh server tells.
+                    script.standalone = false;
+                    script.not_standalone.push(format!(
+                        "its first {n} step(s) replay the run's last requests that may change the server's state before the fault first showed (answered 2xx or not), with the requests that made what they name: whether the fault needs them, or other state the run left, cannot be told on a server that already held them"
+                    ));
                 }
                 Kind::Alone => {
                     script.standalone = false;
@@ -152,9 +176,11 @@ fn began_after_plants(
         return (None, None);
     };
     let Some((worked, planters)) = known.echoes.since_it_worked(last, kept.fault.first_seq) else {
-        let why = listing_crash_after_plants(api, checker, known.echoes, last).then(|| {
-            "it reads no single resource, and the operation also worked in the run until it had planted inputs the description forbids: whether it crashes depends on all the server holds".to_string()
-        });
+        let why = listing_crash_after_plants(api, checker, known.echoes, last)
+            .then(|| {
+                "it reads no single resource, and the operation also worked in the run until it had planted inputs the description forbids: whether it crashes depends on all the server holds".to_string()
+            })
+            .or_else(|| reads_all_after_writes(api, checker, known.echoes, last, kept.fault.first_seq));
         return (None, why);
     };
     let planted = crate::oracles::echoes::named(&planters);
@@ -191,6 +217,38 @@ pub(crate) fn listing_crash_after_plants(
         && echoes.works_unless_planted(ex)
 }
 
+/// Why a crash of a request that reads no single resource (a listing)
+/// may not show on a fresh server: the run had sent requests that may
+/// change what it reads before the crash first showed (a write answered
+/// 500 may still have kept its record), and the crash may need what they
+/// left. Names the last of them.
+fn reads_all_after_writes(
+    api: &Api,
+    checker: &Checker,
+    echoes: &Echoes,
+    ex: &Exchange,
+    first_seq: u64,
+) -> Option<String> {
+    let listing = ex.status.is_some_and(|s| s >= 500)
+        && ex.request.method == "GET"
+        && checker
+            .positions()
+            .get(&ex.request.operation)
+            .and_then(|&i| api.operations.get(i))
+            .filter(|op| op.name == ex.request.operation)
+            .is_some_and(|op| !crate::oracles::identity::names_one_resource(op));
+    let last = echoes
+        .writes_before(first_seq, 1)
+        .pop()
+        .filter(|_| listing)?;
+    Some(format!(
+        "it reads no single resource, and before the crash first showed the run had sent requests that may change what it reads (the last: {} {}, answered {}): whether it crashes depends on what those left on the server",
+        last.request.method,
+        last.request.operation,
+        last.status.map_or("nothing".into(), |s| s.to_string())
+    ))
+}
+
 /// What a candidate script of a fault is.
 enum Kind {
     /// A completed witness.
@@ -200,6 +258,9 @@ enum Kind {
     /// A completed witness after this many steps of what the run planted
     /// since the request last worked.
     Began(usize),
+    /// A completed witness after this many steps of the run's last
+    /// writes before the fault first showed.
+    Wrote(usize),
     /// The fault's test alone.
     Alone,
 }

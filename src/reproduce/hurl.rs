@@ -519,6 +519,7 @@ mod tests {
             not_standalone: vec![],
             direct: Vec::new(),
             planted: 0,
+            fresh: None,
         };
         let text = render(&script, &format!("Covers: {evil}"));
         // A header name that is no HTTP token is never written.
@@ -559,6 +560,7 @@ mod tests {
             not_standalone: vec![],
             direct: Vec::new(),
             planted: 0,
+            fresh: None,
         };
         let text = render(&script, "t");
         assert!(
@@ -582,6 +584,7 @@ mod tests {
             not_standalone: vec![],
             direct: Vec::new(),
             planted: 0,
+            fresh: None,
         };
         use base64::Engine;
         let text = render_redacted(&script, "t", &secrets);
@@ -619,6 +622,7 @@ mod tests {
             not_standalone: vec![],
             direct: Vec::new(),
             planted: 0,
+            fresh: None,
         };
         let text = render(&script, "t");
         assert!(

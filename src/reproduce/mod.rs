@@ -40,6 +40,10 @@ pub struct Script {
     /// them, or its witness alone no longer showed it. Shrinking keeps them.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub planted: usize,
+    /// What it did when run after a reset before it was written (with
+    /// `--reset-command`); `None` when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fresh: Option<crate::oracles::Fresh>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -270,6 +274,7 @@ mod tests {
             not_standalone: vec![],
             direct: Vec::new(),
             planted: 0,
+            fresh: None,
         };
         script.settle_standalone();
         assert!(!script.standalone);

@@ -10,13 +10,14 @@ use super::candidates::listing_crash_after_plants;
 use super::script_run::ScriptRun;
 use super::shrink::{Job, Outcome, ShrinkDriver};
 use super::{Script, hurl, shell};
+use crate::execution::reset::{Reset, ResetError};
 use crate::execution::{
     self, Credentials, Driver, Exchange, OutDir, Politeness, RunConfig, TestRun, TraceWriter,
     Transport, secrets::Secrets,
 };
 use crate::model::Api;
 use crate::oracles::echoes::Echoes;
-use crate::oracles::{Checker, Confirmation, Reproducer, WitnessStep};
+use crate::oracles::{Checker, Confirmation, Fresh, Reproducer, WitnessStep};
 
 /// What the phase may spend, at most: a fifth of the run's time budget,
 /// and no more than this.
@@ -76,6 +77,13 @@ pub struct Channel {
     /// Why `replay.ndjson` is incomplete, when a write to it failed (the
     /// run warns: the replays themselves went on).
     pub trace_error: Option<String>,
+    /// What puts the target back in its start state, when the run has one:
+    /// each reproducer and suite file is then proven on a fresh server.
+    pub reset: Option<Reset>,
+    /// Resets done by the phase.
+    pub resets: usize,
+    /// Why the last engine run stopped.
+    stopped: Option<execution::StopReason>,
 }
 
 impl Channel {
@@ -101,7 +109,53 @@ impl Channel {
             requests,
             seen: Vec::new(),
             trace_error: None,
+            reset: None,
+            resets: 0,
+            stopped: None,
         })
+    }
+
+    /// Gives the phase `time` and `requests` more (what was held back
+    /// for a later part of it).
+    pub fn grant(&mut self, time: Duration, requests: u64) {
+        self.time += time;
+        self.requests += requests;
+        self.stopped = None;
+    }
+
+    /// Whether the phase's time or requests are spent.
+    pub fn spent(&self) -> bool {
+        self.time.is_zero()
+            || self.requests == 0
+            || self
+                .stopped
+                .is_some_and(|s| s != execution::StopReason::Exhausted)
+    }
+
+    /// Puts the target back in its start state (nothing without a reset),
+    /// its time counted against the phase's.
+    pub async fn reset(&mut self) -> Result<(), ResetError> {
+        let Some(reset) = &self.reset else {
+            return Ok(());
+        };
+        let took = reset.run().await?;
+        self.time = self.time.saturating_sub(took);
+        self.resets += 1;
+        Ok(())
+    }
+
+    /// Runs `test` alone; the test back with its exchanges, or `None` when
+    /// the allowance left it unrun.
+    async fn run_one(
+        &mut self,
+        test: Box<dyn TestRun>,
+    ) -> Option<(Box<dyn TestRun>, Vec<Exchange>)> {
+        let driver = Arc::new(Mutex::new(Single {
+            test: Some(test),
+            done: None,
+        }));
+        self.run(driver.clone()).await;
+        driver.lock().unwrap_or_else(|e| e.into_inner()).done.take()
     }
 
     async fn run(&mut self, driver: Arc<Mutex<dyn Driver>>) -> execution::RunOutcome {
@@ -133,7 +187,24 @@ impl Channel {
         }
         self.time = self.time.saturating_sub(outcome.elapsed);
         self.requests = self.requests.saturating_sub(outcome.requests);
+        self.stopped = Some(outcome.stop);
         outcome
+    }
+}
+
+/// A driver of one test, which it hands back with its exchanges.
+struct Single {
+    test: Option<Box<dyn TestRun>>,
+    done: Option<(Box<dyn TestRun>, Vec<Exchange>)>,
+}
+
+impl Driver for Single {
+    fn next_test(&mut self) -> Option<Box<dyn TestRun>> {
+        self.test.take()
+    }
+
+    fn finished(&mut self, test: Box<dyn TestRun>, exchanges: &[Exchange]) {
+        self.done = Some((test, exchanges.to_vec()));
     }
 }
 
@@ -141,7 +212,8 @@ impl Channel {
 /// scripts would change state), within [`REPLAY_BUDGET`]. Faults whose
 /// scripts call one of the `slow` operations come last and are confirmed
 /// but not shrunk, so that waiting on them cannot leave the others
-/// unreplayed.
+/// unreplayed. With a reset, each confirmed script is then proven on a
+/// fresh server ([`prove`]).
 pub async fn confirm(
     api: Arc<Api>,
     checker: Checker,
@@ -149,7 +221,7 @@ pub async fn confirm(
     read_only: bool,
     slow: &[String],
     channel: &mut Channel,
-) -> Vec<Outcome> {
+) -> Result<Vec<Outcome>, ResetError> {
     let reads = |s: &Script| {
         s.steps
             .iter()
@@ -180,7 +252,22 @@ pub async fn confirm(
         });
     }
     jobs.sort_by_key(|j| !j.shrink);
-    let driver = Arc::new(Mutex::new(ShrinkDriver::new(api, checker, jobs)));
+    let originals = if channel.reset.is_some() {
+        // Confirmed first on the run's state, unshrunk: shrinking is done
+        // once, against resets ([`prove`]).
+        let originals = jobs.clone();
+        for j in &mut jobs {
+            j.shrink = false;
+        }
+        originals
+    } else {
+        Vec::new()
+    };
+    let driver = Arc::new(Mutex::new(ShrinkDriver::new(
+        api.clone(),
+        checker.clone(),
+        jobs,
+    )));
     channel.run(driver.clone()).await;
     let mut outcomes = driver.lock().unwrap_or_else(|e| e.into_inner()).outcomes();
     for script in skipped {
@@ -193,9 +280,110 @@ pub async fn confirm(
             confirmation: Confirmation::NotReplayed,
             script,
             requests: 0,
+            fresh: None,
         });
     }
-    outcomes
+    if channel.reset.is_some() {
+        prove(&api, &checker, &mut outcomes, originals, channel).await?;
+    }
+    Ok(outcomes)
+}
+
+/// Runs `script` once after a reset and says what it did: whether it ran
+/// to its end and its last answer showed `signature` for the reason the
+/// oracle gave, with the check this run's answer gives.
+async fn fresh_run(
+    api: &Api,
+    checker: &Checker,
+    signature: &str,
+    script: &Script,
+    channel: &mut Channel,
+) -> Result<Option<(Fresh, Option<crate::oracles::FaultCheck>)>, ResetError> {
+    channel.reset().await?;
+    let location = checker.clone();
+    let run = Box::new(ScriptRun::new(
+        script.clone(),
+        Box::new(move |l: &str| location.location_path(l)),
+    ));
+    let Some((test, exchanges)) = channel.run_one(run).await else {
+        return Ok(None);
+    };
+    let any: Box<dyn std::any::Any> = test;
+    let complete = any
+        .downcast::<ScriptRun>()
+        .is_ok_and(|r| r.missing.is_empty() && exchanges.len() == script.steps.len());
+    let answered = exchanges
+        .last()
+        .is_some_and(|e| e.status.is_some() || e.failure.is_some());
+    if !complete || !answered {
+        return Ok(Some((Fresh::CannotRun, None)));
+    }
+    Ok(Some(
+        match super::shrink::judge(api, checker, signature, &exchanges) {
+            Some((_, check)) => (Fresh::Shows, Some(check)),
+            None => (Fresh::DoesNotShow, None),
+        },
+    ))
+}
+
+/// Proves each confirmed fault on a fresh server: its scripts (the
+/// unshrunk ones it was confirmed from) are confirmed again and shrunk
+/// with a reset before every try, so that what is kept is every step the
+/// fault needs on a fresh server (a write answered 500 that kept its record
+/// included) and nothing else. A fault no script of which shows after a
+/// reset keeps the script the run's state confirmed, with what it did on a
+/// fresh server. Shorter scripts go first, so that long ones cannot leave
+/// the others unproven. What each did is its `fresh`.
+async fn prove(
+    api: &Arc<Api>,
+    checker: &Checker,
+    outcomes: &mut [Outcome],
+    originals: Vec<Job>,
+    channel: &mut Channel,
+) -> Result<(), ResetError> {
+    let mut order: Vec<usize> = (0..outcomes.len())
+        .filter(|&i| outcomes[i].confirmation == Confirmation::Confirmed)
+        .collect();
+    order.sort_by_key(|&i| outcomes[i].script.steps.len());
+    for i in order {
+        if channel.spent() {
+            break;
+        }
+        let o = &mut outcomes[i];
+        let Some(job) = originals.iter().find(|j| j.signature == o.signature) else {
+            continue;
+        };
+        let mut driver =
+            ShrinkDriver::new(api.clone(), checker.clone(), vec![job.clone()]).by_spans();
+        let before = channel.requests;
+        while !channel.spent() {
+            let Some(test) = driver.next_test() else {
+                break;
+            };
+            channel.reset().await?;
+            let Some((test, exchanges)) = channel.run_one(test).await else {
+                break;
+            };
+            driver.finished(test, &exchanges);
+        }
+        let again = driver
+            .outcomes()
+            .into_iter()
+            .find(|a| a.confirmation == Confirmation::Confirmed);
+        if let Some(again) = again {
+            o.script = again.script;
+            o.fresh = Some(Fresh::Shows);
+        } else if !channel.spent() {
+            // What the script the run's state confirmed does on a fresh server.
+            if let Some((fresh, _)) =
+                fresh_run(api, checker, &o.signature, &o.script, channel).await?
+            {
+                o.fresh = Some(fresh);
+            }
+        }
+        o.requests += before.saturating_sub(channel.requests);
+    }
+    Ok(())
 }
 
 /// A driver that runs given tests once each and keeps their exchanges.
@@ -232,9 +420,40 @@ pub async fn record(tests: Vec<Box<dyn TestRun>>, channel: &mut Channel) -> Vec<
     std::mem::take(&mut driver.lock().unwrap_or_else(|e| e.into_inner()).recorded)
 }
 
+/// `script` as a test of the engine.
+fn script_run(script: &Script, checker: &Checker) -> Box<dyn TestRun> {
+    let checker = checker.clone();
+    Box::new(ScriptRun::new(
+        script.clone(),
+        Box::new(move |l: &str| checker.location_path(l)),
+    ))
+}
+
+/// Runs each test once, each after a reset, and returns their exchanges
+/// (none for those the allowance left unrun).
+pub async fn record_fresh(
+    tests: Vec<Box<dyn TestRun>>,
+    channel: &mut Channel,
+) -> Result<Vec<Vec<Exchange>>, ResetError> {
+    let mut recorded = Vec::with_capacity(tests.len());
+    for test in tests {
+        if channel.spent() {
+            recorded.push(Vec::new());
+            continue;
+        }
+        channel.reset().await?;
+        let ran = channel.run_one(test).await;
+        recorded.push(ran.map(|(_, e)| e).unwrap_or_default());
+    }
+    Ok(recorded)
+}
+
 /// Runs each script once and keeps those that ran to their end, with the
 /// statuses this run saw: a suite file asserts what its own requests get,
-/// not what the test met amid the search's state.
+/// not what the test met amid the search's state. With a reset, each runs
+/// after one, and what a fresh server answered is what it asserts; then
+/// the files kept must also pass one after another after a single reset
+/// ([`in_sequence`]).
 pub async fn settle(
     scripts: Vec<SuiteScript>,
     api: &Api,
@@ -242,18 +461,17 @@ pub async fn settle(
     echoes: &Echoes,
     channel: &mut Channel,
     left_out: &mut SuiteLeftOut,
-) -> Vec<SuiteScript> {
-    let runs: Vec<Box<dyn TestRun>> = scripts
+) -> Result<Vec<SuiteScript>, ResetError> {
+    let fresh = channel.reset.is_some();
+    let runs = scripts
         .iter()
-        .map(|s| {
-            let checker = checker.clone();
-            Box::new(ScriptRun::new(
-                s.script.clone(),
-                Box::new(move |l: &str| checker.location_path(l)),
-            )) as Box<dyn TestRun>
-        })
+        .map(|s| script_run(&s.script, checker))
         .collect();
-    let recorded = record(runs, channel).await;
+    let recorded = if fresh {
+        record_fresh(runs, channel).await?
+    } else {
+        record(runs, channel).await
+    };
     let mut recorded = recorded.into_iter();
     let mut kept = Vec::new();
     for mut s in scripts {
@@ -274,6 +492,8 @@ pub async fn settle(
         // A step with only literal values whose answer changed since the
         // test was recorded depends on what else happened on the server
         // (an id that another test created meanwhile): not a regression test.
+        // After a reset, what the server answered is what a fresh server
+        // answers: the guesses below about the run's history are moot.
         let unstable = s
             .script
             .steps
@@ -304,23 +524,159 @@ pub async fn settle(
                 } else {
                     None
                 }
-            });
+            })
+            .filter(|_| !fresh);
         if let Some(why) = unstable {
             left_out.leave(s.archived, Why::Unstable, why);
             continue;
         }
-        if let Some(why) = crash_after_plants(&ran, echoes)
+        let history = crash_after_plants(&ran, echoes)
             .or_else(|| crash_reading_all(api, checker, &ran, echoes))
-        {
+            .filter(|_| !fresh);
+        if let Some(why) = history {
             left_out.leave(s.archived, Why::History, why);
             continue;
         }
         for (step, ex) in s.script.steps.iter_mut().zip(&ran) {
             step.status = ex.status;
+            // A fresh server's errors: the file asserts the status alone.
+            if fresh && step.graphql_clean && graphql_errors(ex) {
+                step.graphql_clean = false;
+            }
         }
         kept.push(s);
     }
-    kept
+    if fresh {
+        // Each passes alone after a reset; now one after another after one.
+        kept = in_sequence(kept, checker, channel, left_out).await?;
+    }
+    Ok(kept)
+}
+
+/// Rounds of [`in_sequence`], at most: each leaves out the files that
+/// failed after those before them, which changes what the later ones meet.
+const SEQUENCE_ROUNDS: usize = 3;
+
+/// Whether `ran` is what `script` asserts: every call made, each with its
+/// status, and a GraphQL call that asserts no errors without any.
+fn passes(script: &Script, ran: &[Exchange]) -> Option<String> {
+    if ran.len() != script.steps.len() {
+        return Some(format!(
+            "stopped after {} of {} calls",
+            ran.len(),
+            script.steps.len()
+        ));
+    }
+    let status = |s: Option<u16>| s.map_or("no answer".into(), |s| s.to_string());
+    script
+        .steps
+        .iter()
+        .zip(ran)
+        .enumerate()
+        .find_map(|(i, (step, ex))| {
+            if step.status != ex.status {
+                Some(format!(
+                    "call {} ({}) answered {}, not the {} it answered alone",
+                    i + 1,
+                    step.operation,
+                    status(ex.status),
+                    status(step.status)
+                ))
+            } else if step.graphql_clean && graphql_errors(ex) {
+                Some(format!(
+                    "call {} ({}) answered errors, none alone",
+                    i + 1,
+                    step.operation
+                ))
+            } else {
+                None
+            }
+        })
+}
+
+/// Runs the suite's files one after another after a single reset, as
+/// `hurl --test --jobs 1 tests/*.hurl` does, and leaves out each that
+/// fails there (it passes alone on a fresh server, but not after what the
+/// files before it leave), until a round passes whole.
+async fn in_sequence(
+    mut kept: Vec<SuiteScript>,
+    checker: &Checker,
+    channel: &mut Channel,
+    left_out: &mut SuiteLeftOut,
+) -> Result<Vec<SuiteScript>, ResetError> {
+    for round in 0..SEQUENCE_ROUNDS {
+        if kept.is_empty() {
+            break;
+        }
+        if channel.spent() {
+            // Unproven in sequence: left out rather than written untried.
+            for s in kept.drain(..) {
+                left_out.leave(
+                    s.archived,
+                    Why::Unfinished,
+                    "not run in sequence with the other files after a reset: the replay allowance ran out first".into(),
+                );
+            }
+            break;
+        }
+        channel.reset().await?;
+        // A test that made the same requests as an earlier one shares its
+        // file ([`write_suite`]): it runs once, as hurl will run it.
+        let twin: Vec<Option<usize>> = (0..kept.len())
+            .map(|i| (0..i).find(|&j| kept[j].script.steps == kept[i].script.steps))
+            .collect();
+        let runs = kept
+            .iter()
+            .zip(&twin)
+            .filter(|(_, t)| t.is_none())
+            .map(|(s, _)| script_run(&s.script, checker))
+            .collect();
+        let mut recorded = record(runs, channel).await.into_iter();
+        let mut ran_by: Vec<Vec<Exchange>> = Vec::with_capacity(kept.len());
+        for t in &twin {
+            let ran = match t {
+                Some(j) => ran_by[*j].clone(),
+                None => recorded.next().unwrap_or_default(),
+            };
+            ran_by.push(ran);
+        }
+        let before = kept.len();
+        let mut passed = Vec::with_capacity(kept.len());
+        let spent = channel.spent();
+        for (s, ran) in kept.into_iter().zip(ran_by) {
+            match passes(&s.script, &ran) {
+                None => passed.push(s),
+                Some(_) if spent && ran.len() < s.script.steps.len() => left_out.leave(
+                    s.archived,
+                    Why::Unfinished,
+                    "not run whole in sequence with the other files after a reset: the replay allowance ran out first".into(),
+                ),
+                Some(why) => left_out.leave(
+                    s.archived,
+                    Why::Unstable,
+                    format!(
+                        "run after one reset with the suite's files before it, {why}: it depends on what those leave on the server"
+                    ),
+                ),
+            }
+        }
+        kept = passed;
+        if kept.len() == before {
+            break;
+        }
+        if round + 1 == SEQUENCE_ROUNDS {
+            // The last round left some out: what the others met changed
+            // once more, unproven; they go too rather than fail in hurl.
+            for s in kept.drain(..) {
+                left_out.leave(
+                    s.archived,
+                    Why::Unstable,
+                    format!("the suite did not settle in {SEQUENCE_ROUNDS} rounds run after one reset each: whether it passes after the others is unproven"),
+                );
+            }
+        }
+    }
+    Ok(kept)
 }
 
 /// Why a recorded suite test asserts the run's history: a call crashed
@@ -523,6 +879,7 @@ pub fn write_reproducers(
         // Shrinking may have cut the steps that named what the run made.
         let mut script = o.script.clone();
         script.settle_standalone();
+        prove_standalone(&mut script, o.fresh);
         dir.write_executable(&sh, secrets.redact(&shell::render(&script)).as_bytes())
             .map_err(|e| WriteError::new("write", &dir.path(&sh), e))?;
         let text = serde_json::to_string_pretty(&script)
@@ -561,10 +918,39 @@ pub fn write_reproducers(
                     .map(|r| secrets.redact(r).into_owned())
                     .collect(),
                 planted: script.planted,
+                fresh: o.fresh,
             }),
         ));
     }
     Ok(out)
+}
+
+/// Settles `script`'s label with what it did on a fresh server: a script
+/// that showed its fault after a reset stands alone, whatever the run could
+/// tell from its names; one that did not is not standalone, and says so.
+fn prove_standalone(script: &mut Script, fresh: Option<Fresh>) {
+    script.fresh = fresh;
+    match fresh {
+        None => {}
+        Some(Fresh::Shows) => {
+            script.standalone = true;
+            script.not_standalone.clear();
+        }
+        Some(Fresh::DoesNotShow) => {
+            script.standalone = false;
+            script.not_standalone.insert(
+                0,
+                "run after the reset (--reset-command) before it was written, it did not show its fault: it needs something the run left on the server that it does not make".to_string(),
+            );
+        }
+        Some(Fresh::CannotRun) => {
+            script.standalone = false;
+            script.not_standalone.insert(
+                0,
+                "run after the reset (--reset-command) before it was written, it could not run to its end: an answer lacked a value a later request needs, or none came".to_string(),
+            );
+        }
+    }
 }
 
 /// Writes the reproducers of `outcomes` in the output folder and records on

@@ -364,6 +364,18 @@ pub fn render(script: &Script) -> String {
             "# {steps} what the fault needs: inputs the description forbids that the server\n# accepted earlier in the run, before the fault first showed.\n"
         ));
     }
+    match script.fresh {
+        Some(crate::oracles::Fresh::Shows) => out.push_str(
+            "# Fresh: shows. Run after the reset (--reset-command) before it was written,\n# it showed its fault.\n",
+        ),
+        Some(crate::oracles::Fresh::DoesNotShow) => out.push_str(
+            "# Fresh: does_not_show. Run after the reset (--reset-command) before it was\n# written, it did not show its fault.\n",
+        ),
+        Some(crate::oracles::Fresh::CannotRun) => out.push_str(
+            "# Fresh: cannot_run. Run after the reset (--reset-command) before it was\n# written, it could not run to its end.\n",
+        ),
+        None => {}
+    }
     if !script.standalone {
         out.push_str("# Note: this sequence may not show the fault on a freshly started server:\n");
         for r in &script.not_standalone {
@@ -571,6 +583,7 @@ mod tests {
             not_standalone: vec![],
             direct: Vec::new(),
             planted: 0,
+            fresh: None,
         }
     }
 
@@ -635,6 +648,7 @@ mod tests {
             not_standalone: vec![],
             direct: Vec::new(),
             planted: 0,
+            fresh: None,
         };
         let text = render(&script);
         assert!(text.contains("--path-as-is --globoff"), "{text}");
@@ -653,11 +667,13 @@ mod tests {
         assert!(!text.contains("plant"), "{text}");
         let planting = Script {
             planted: 1,
+            fresh: None,
             ..script.clone()
         };
         assert!(render(&planting).contains("# Step 1 plants what the fault needs"));
         let planting = Script {
             planted: 3,
+            fresh: None,
             ..script
         };
         assert!(render(&planting).contains("# Steps 1 to 3 plant what the fault needs"));

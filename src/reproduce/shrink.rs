@@ -47,12 +47,17 @@ pub struct Outcome {
     pub script: Script,
     /// Requests spent on it.
     pub requests: u64,
+    /// What its script did when run after a reset (with a reset only).
+    pub fresh: Option<crate::oracles::Fresh>,
 }
 
 /// A removal tried on the best script so far.
 #[derive(Debug, Clone)]
 enum Cut {
     Step(usize),
+    /// Steps `start..start + len`, removed last first (a step feeding only
+    /// steps of the span may go with them).
+    Span(usize, usize),
     Query(usize, String),
     Field(usize, String),
 }
@@ -71,6 +76,8 @@ struct Current {
     requests: u64,
     cuts: VecDeque<Cut>,
     values_queued: bool,
+    /// Steps removed at once by the cuts under way (1: one at a time).
+    span: usize,
     trying: Option<Script>,
 }
 
@@ -81,6 +88,9 @@ pub struct ShrinkDriver {
     jobs: VecDeque<Job>,
     current: Option<Current>,
     outcomes: Vec<Outcome>,
+    /// Whether step removals start with halves, then quarters… (each try
+    /// after a reset is dear, and a prefix of the run's writes is long).
+    spans: bool,
 }
 
 /// Whether a step's variables are used by a later step.
@@ -131,9 +141,35 @@ fn unparse_marked(v: &Value) -> String {
     out
 }
 
+/// The step removals of a script of `n` steps, `span` at a time, last
+/// first (so that a removal leaves the steps of those still queued where
+/// they were); never the last step, nor the `planted` first ones.
+fn step_cuts(n: usize, planted: usize, span: usize) -> VecDeque<Cut> {
+    let removable = planted..n.saturating_sub(1);
+    if span <= 1 {
+        return removable.rev().map(Cut::Step).collect();
+    }
+    let mut cuts = VecDeque::new();
+    let mut end = removable.end;
+    while end > removable.start {
+        let start = end.saturating_sub(span).max(removable.start);
+        cuts.push_back(Cut::Span(start, end - start));
+        end = start;
+    }
+    cuts
+}
+
 fn apply(script: &Script, cut: &Cut) -> Option<Script> {
     let mut s = script.clone();
     match cut {
+        Cut::Span(start, len) => {
+            for i in (*start..start + len).rev() {
+                if i + 1 >= s.steps.len() || i < s.planted || feeds(&s, i) {
+                    return None;
+                }
+                s.steps.remove(i);
+            }
+        }
         Cut::Step(i) => {
             // The planting steps stay: the fault began after them, and once
             // replayed they are on the server, so every later replay would
@@ -222,7 +258,14 @@ impl ShrinkDriver {
             jobs: jobs.into(),
             current: None,
             outcomes: Vec::new(),
+            spans: false,
         }
+    }
+
+    /// The same, removing steps by halves, quarters… before one by one.
+    pub fn by_spans(mut self) -> ShrinkDriver {
+        self.spans = true;
+        self
     }
 
     fn run(&self, script: Script) -> Box<dyn TestRun> {
@@ -250,6 +293,7 @@ impl ShrinkDriver {
                 },
                 script: c.best,
                 requests: c.requests,
+                fresh: None,
             });
         }
     }
@@ -263,40 +307,51 @@ impl ShrinkDriver {
                 confirmation: Confirmation::NotReplayed,
                 script: job.script,
                 requests: 0,
+                fresh: None,
             });
         }
         std::mem::take(&mut self.outcomes)
     }
 
-    /// Whether the last exchange shows fault `signature`: its cause's key
-    /// and the script check it gives, when it does. A finding on a request
-    /// whose breach the request no longer carries does not count.
+    /// Whether the last exchange shows fault `signature` ([`judge`]).
     fn shows(
         &self,
         signature: &str,
         exchanges: &[Exchange],
     ) -> Option<(String, crate::oracles::FaultCheck)> {
-        let last = exchanges.last()?;
-        if last
-            .request
-            .breach
-            .as_ref()
-            .is_some_and(|b| !b.carried_by(&last.request))
-        {
-            return None;
-        }
-        self.checker
-            .test(&self.api, exchanges)
-            .pop()?
-            .into_iter()
-            .find(|f| f.signature(last.status) == signature)
-            .map(|f| {
-                (
-                    crate::oracles::causes::reason(&f, last).key,
-                    f.script_check(last.status),
-                )
-            })
+        judge(&self.api, &self.checker, signature, exchanges)
     }
+}
+
+/// Whether the last exchange shows fault `signature`: its cause's key and
+/// the script check it gives, when it does. A finding on a request whose
+/// breach the request no longer carries does not count.
+pub fn judge(
+    api: &Api,
+    checker: &Checker,
+    signature: &str,
+    exchanges: &[Exchange],
+) -> Option<(String, crate::oracles::FaultCheck)> {
+    let last = exchanges.last()?;
+    if last
+        .request
+        .breach
+        .as_ref()
+        .is_some_and(|b| !b.carried_by(&last.request))
+    {
+        return None;
+    }
+    checker
+        .test(api, exchanges)
+        .pop()?
+        .into_iter()
+        .find(|f| f.signature(last.status) == signature)
+        .map(|f| {
+            (
+                crate::oracles::causes::reason(&f, last).key,
+                f.script_check(last.status),
+            )
+        })
 }
 
 impl Driver for ShrinkDriver {
@@ -315,6 +370,7 @@ impl Driver for ShrinkDriver {
                     requests: 0,
                     cuts: VecDeque::new(),
                     values_queued: false,
+                    span: 1,
                     trying: None,
                 });
             }
@@ -361,6 +417,7 @@ impl Driver for ShrinkDriver {
             None
         };
         let graphql = self.api.graphql.is_some();
+        let spans = self.spans;
         let Some(c) = self.current.as_mut() else {
             return;
         };
@@ -389,7 +446,12 @@ impl Driver for ShrinkDriver {
                 c.confirmed = true;
                 c.reason = Some(reason);
                 let n = c.best.steps.len();
-                c.cuts = (0..n.saturating_sub(1)).rev().map(Cut::Step).collect();
+                c.span = if spans {
+                    (n.saturating_sub(1) / 2).max(1)
+                } else {
+                    1
+                };
+                c.cuts = step_cuts(n, c.best.planted, c.span);
                 if !c.job.shrink {
                     c.cuts.clear();
                     c.values_queued = true;
@@ -397,6 +459,10 @@ impl Driver for ShrinkDriver {
             }
         } else if !c.confirmed {
             c.tries += 1;
+        }
+        while c.confirmed && c.cuts.is_empty() && c.span > 1 && !c.values_queued {
+            c.span /= 2;
+            c.cuts = step_cuts(c.best.steps.len(), c.best.planted, c.span);
         }
         if c.confirmed && c.cuts.is_empty() && !c.values_queued {
             // Step removals are done: the values' turn, once.
@@ -436,6 +502,7 @@ mod tests {
             not_standalone: Vec::new(),
             direct: Vec::new(),
             planted: 0,
+            fresh: None,
         };
         let cuts = value_cuts(&script, false);
         assert_eq!(cuts.len(), 2, "{cuts:?}");
@@ -478,6 +545,7 @@ mod tests {
             not_standalone: Vec::new(),
             direct: Vec::new(),
             planted: 0,
+            fresh: None,
         }
     }
 
@@ -518,6 +586,38 @@ mod tests {
             None,
         )]);
         assert!(value_cuts(&s, true).is_empty());
+    }
+
+    #[test]
+    fn spans_are_cut_last_first_and_a_feeder_goes_with_what_it_feeds() {
+        // Nine steps: eight removable; halves of four, last first.
+        let cuts: Vec<String> = step_cuts(9, 0, 4)
+            .iter()
+            .map(|c| format!("{c:?}"))
+            .collect();
+        assert_eq!(cuts, ["Span(4, 4)", "Span(0, 4)"]);
+        // Planted steps stay out of every span.
+        let cuts: Vec<String> = step_cuts(9, 2, 4)
+            .iter()
+            .map(|c| format!("{c:?}"))
+            .collect();
+        assert_eq!(cuts, ["Span(4, 4)", "Span(2, 2)"]);
+        assert_eq!(step_cuts(3, 0, 1).len(), 2);
+        // A creation feeding a step of the same span goes with it; one
+        // feeding a step after the span does not.
+        let mut make = step("/things", "{}", None);
+        make.captures.push(crate::reproduce::Capture {
+            var: "id".into(),
+            from: crate::reproduce::Source::LocationId,
+        });
+        let s = script(vec![
+            make,
+            step("/things/{{id}}", "{}", None),
+            step("/other", "{}", None),
+        ]);
+        let cut = apply(&s, &Cut::Span(0, 2)).unwrap();
+        assert_eq!(cut.steps.len(), 1);
+        assert!(apply(&s, &Cut::Span(0, 1)).is_none());
     }
 
     #[test]

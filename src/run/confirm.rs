@@ -100,8 +100,7 @@ pub async fn replay(
             channel.time -= suite_time;
             channel.requests -= suite_requests;
             confirm_faults(&mut replays, report, &mut channel, out, options, secrets).await?;
-            channel.time += suite_time;
-            channel.requests += suite_requests;
+            channel.grant(suite_time, suite_requests);
             rerun(replays, runs, &mut channel, link).await?
         }
     };
@@ -155,6 +154,8 @@ async fn rerun(
         ..SuiteLeftOut::default()
     };
     let (runs, titles): (Vec<_>, Vec<_>) = runs.into_iter().unzip();
+    // On the run's state, where what they name exists: completed with
+    // what made it, each then proves itself after a reset (`settle`).
     let recorded = reproduce::phase::record(runs, channel).await;
     let scripts = reproduce::suite::scripts(
         &api,
@@ -166,7 +167,7 @@ async fn rerun(
         &mut left_out,
     );
     let scripts =
-        reproduce::phase::settle(scripts, &api, &checker, &echoes, channel, &mut left_out).await;
+        reproduce::phase::settle(scripts, &api, &checker, &echoes, channel, &mut left_out).await?;
     Ok((scripts, left_out))
 }
 
@@ -203,8 +204,25 @@ fn say_confirmed(
             crate::model::text::shell_arg(&dir)
         )
     };
+    let proven = if options.reset.is_some() {
+        let with = |fresh| {
+            report
+                .faults
+                .iter()
+                .filter(|f| f.reproducer.as_ref().and_then(|r| r.fresh) == Some(fresh))
+                .count()
+        };
+        format!(
+            " ({} proven on a fresh server after the reset: {} did not show there, {} could not run there)",
+            with(crate::oracles::Fresh::Shows),
+            with(crate::oracles::Fresh::DoesNotShow),
+            with(crate::oracles::Fresh::CannotRun)
+        )
+    } else {
+        String::new()
+    };
     eprintln!(
-        "cartograph: {confirmed} of {} fault(s) confirmed, reproducers in {}; {suite}",
+        "cartograph: {confirmed} of {} fault(s) confirmed, reproducers in {}{proven}; {suite}",
         report.faults.len(),
         options.out.join("reproducers").display(),
     );
@@ -229,7 +247,7 @@ async fn confirm_faults(
         &replays.slow,
         channel,
     )
-    .await;
+    .await?;
     reproduce::phase::attach_reproducers(&mut report.faults, out, &outcomes, secrets)?;
     Ok(())
 }

@@ -42,6 +42,21 @@ pub async fn drive<S: Source>(
     let mut config = options.run_config(&api, &target, seed);
     source.configure(&mut config);
     let link = Link::new(&api, config, credentials)?;
+    if let Some(reset) = &options.reset {
+        // The search starts from the start state too (a seed then repeats
+        // the run), and a reset that fails says so before the search, not
+        // after it.
+        eprintln!(
+            "cartograph: resetting the target ({})",
+            one_line(&secrets.redact(&reset.describe()))
+        );
+        reset.run().await.map_err(|e| {
+            RuntimeFailure::error(
+                "the target could not be reset before the search",
+                one_line(&secrets.redact(&e.to_string())),
+            )
+        })?;
+    }
     let found = source.found(events.enabled());
     let (mut outcome, bases) = search::search(
         source.driver(),

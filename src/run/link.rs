@@ -60,7 +60,7 @@ impl Link {
         let (time, requests) =
             crate::reproduce::phase::allowance(options.budget, options.max_requests);
         let time = left.map_or(time, |left| time.min(left));
-        Channel::open(
+        let mut channel = Channel::open(
             self.config.clone(),
             self.transport.clone(),
             self.credentials.clone(),
@@ -68,6 +68,8 @@ impl Link {
             out,
             secrets,
             (time, requests),
-        )
+        )?;
+        channel.reset = options.reset.clone();
+        Ok(channel)
     }
 }

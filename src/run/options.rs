@@ -54,6 +54,10 @@ pub struct RunOptions {
     pub fail_on: Vec<String>,
     /// Do not replay faults after the search.
     pub no_replay: bool,
+    /// What puts the target back in its start state (`--reset-command`):
+    /// run once before the search, and before each proof of a reproducer
+    /// or suite file after it.
+    pub reset: Option<execution::reset::Reset>,
     /// Never refine the graph from responses.
     pub no_feedback: bool,
     /// Generate without the property graph.
@@ -94,6 +98,7 @@ impl Default for RunOptions {
             skip_checks: Vec::new(),
             fail_on: Vec::new(),
             no_replay: false,
+            reset: None,
             no_feedback: false,
             no_graph: false,
             suspend_after: crate::graph::feedback::DEFAULT_LAMBDA,

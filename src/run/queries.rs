@@ -302,6 +302,7 @@ fn suite_script(
             not_standalone: Vec::new(),
             direct: Vec::new(),
             planted: 0,
+            fresh: None,
             unmade: Vec::new(),
         },
         title: format!("{}: logged at {}{seen}", q.root_fields.join(", "), q.source),

@@ -75,6 +75,7 @@ pub async fn send(api: &Api, base: &str, steps: Vec<Step>, timeout: Duration) ->
         not_standalone: Vec::new(),
         direct: Vec::new(),
         planted: 0,
+        fresh: None,
     };
     let resolve = target.clone();
     let run = ScriptRun::new(

@@ -20,6 +20,7 @@ pub mod misbehaving;
 pub mod recording;
 pub mod security;
 pub mod slow_edges;
+pub mod stateful;
 pub mod truthful;
 
 /// Whether CI asked for every tool the tests use (`CARTOGRAPH_REQUIRE_TOOLS`,
