@@ -21,6 +21,8 @@ pub struct Credentials {
     refresh: Option<Duration>,
     current: Arc<Mutex<Option<Issued>>>,
     secrets: Secrets,
+    /// The other identities requests may go as, by name.
+    others: Arc<std::sync::RwLock<Vec<super::identities::Identity>>>,
 }
 
 /// The user and password a URL carried, once taken out of it.
@@ -154,7 +156,37 @@ impl Credentials {
             refresh,
             current: Arc::new(Mutex::new(None)),
             secrets,
+            others: Arc::default(),
         }
+    }
+
+    /// Adds an identity requests may go as; its header values are secrets.
+    pub fn add_identity(&self, identity: super::identities::Identity) {
+        for (n, v) in &identity.headers {
+            self.secrets.add_header(n, v);
+        }
+        let mut others = self.others.write().unwrap_or_else(|e| e.into_inner());
+        others.retain(|i| i.name != identity.name);
+        others.push(identity);
+    }
+
+    /// The names of the other identities, in the order added.
+    pub fn identity_names(&self) -> Vec<String> {
+        let others = self.others.read().unwrap_or_else(|e| e.into_inner());
+        others.iter().map(|i| i.name.clone()).collect()
+    }
+
+    /// The headers identity `name` sends (none for the anonymous caller);
+    /// `None` for a name no identity has.
+    pub fn identity_headers(&self, name: &str) -> Option<Vec<(String, String)>> {
+        if name == super::identities::ANONYMOUS {
+            return Some(Vec::new());
+        }
+        let others = self.others.read().unwrap_or_else(|e| e.into_inner());
+        others
+            .iter()
+            .find(|i| i.name == name)
+            .map(|i| i.headers.clone())
     }
 
     /// No credentials at all.

@@ -538,6 +538,7 @@ mod tests {
                     body: Some(format!("{{\"name\":\"{evil}\"}}")),
                     graphql_query: false,
                     breach: None,
+                    identity: None,
                     captures: vec![Capture {
                         var: "tmp".into(),
                         from: Source::Json {
@@ -556,6 +557,7 @@ mod tests {
                     body: None,
                     graphql_query: false,
                     breach: None,
+                    identity: None,
                     captures: vec![],
                     status: Some(500),
                     graphql_clean: false,
@@ -626,6 +628,7 @@ mod tests {
                 body: Some("raw".into()),
                 graphql_query: false,
                 breach: None,
+                identity: None,
                 captures: vec![],
                 status: Some(200),
                 graphql_clean: false,
