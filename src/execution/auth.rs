@@ -23,6 +23,8 @@ pub struct Credentials {
     secrets: Secrets,
     /// The other identities requests may go as, by name.
     others: Arc<std::sync::RwLock<Vec<super::identities::Identity>>>,
+    /// The name of the run's own identity, as findings name it.
+    main: String,
 }
 
 /// The user and password a URL carried, once taken out of it.
@@ -157,7 +159,26 @@ impl Credentials {
             current: Arc::new(Mutex::new(None)),
             secrets,
             others: Arc::default(),
+            main: super::identities::MAIN.to_string(),
         }
+    }
+
+    /// The same, its own identity named `name` and sending `headers` besides
+    /// the others (an identity given with `--identity` or an auth file that
+    /// stands for the run's own credentials); the values are secrets.
+    pub fn as_identity(mut self, name: &str, headers: Vec<(String, String)>) -> Credentials {
+        for (n, v) in &headers {
+            self.secrets.add_header(n, v);
+        }
+        self.fixed.extend(headers);
+        self.main = name.to_string();
+        self
+    }
+
+    /// The name of the run's own identity (`main` unless an identity given
+    /// by name stands for it).
+    pub fn main_name(&self) -> &str {
+        &self.main
     }
 
     /// Adds an identity requests may go as; its header values are secrets.

@@ -44,6 +44,8 @@ pub struct Login {
     pub extract: Extract,
     /// The header the token goes in, and its template (`Bearer {token}`).
     pub send: (String, String),
+    /// What the login sends that must never be written (the password).
+    pub secrets: Vec<String>,
 }
 
 /// Where a login answer holds the token.
@@ -63,9 +65,28 @@ pub struct Given {
     pub fixed: Vec<Identity>,
     /// Identities whose token a login request gives.
     pub logins: Vec<Login>,
+    /// The name given first (the run's own identity when it has no
+    /// credentials of its own).
+    pub first: Option<String>,
 }
 
 impl Given {
+    /// The identities of both, `self`'s first; a name given in both is an
+    /// error naming it.
+    pub fn and(mut self, other: Given) -> Result<Given, String> {
+        for name in other.names() {
+            if self.names().contains(&name) {
+                return Err(format!(
+                    "identity `{name}` is given both by --identity (or [identities]) and by --auth-file: give it once"
+                ));
+            }
+        }
+        self.first = self.first.or(other.first);
+        self.fixed.extend(other.fixed);
+        self.logins.extend(other.logins);
+        Ok(self)
+    }
+
     /// Whether any identity was given.
     pub fn is_empty(&self) -> bool {
         self.fixed.is_empty() && self.logins.is_empty()
@@ -197,6 +218,7 @@ fn parse_auth(doc: &Value) -> Result<Given, String> {
         if given.names().contains(&name) {
             return Err(format!("{at}: the name `{name}` is given twice"));
         }
+        given.first.get_or_insert_with(|| name.to_string());
         let at = format!("{at} ({name})");
         let fixed = match merged.get("fixedHeaders") {
             None => Vec::new(),
@@ -262,6 +284,7 @@ fn parse_login(name: &str, v: &Value) -> Result<Login, String> {
         ));
     }
     let content_type = text("contentType").unwrap_or("application/json");
+    let mut secrets = Vec::new();
     let body = match (text("payloadRaw"), v.get("payloadUserPwd")) {
         (Some(raw), _) => Some((raw.to_string(), content_type.to_string())),
         (None, Some(p)) => {
@@ -272,6 +295,7 @@ fn parse_login(name: &str, v: &Value) -> Result<Login, String> {
             };
             let (user, user_field) = (field("username")?, field("usernameField")?);
             let (pw, pw_field) = (field("password")?, field("passwordField")?);
+            secrets.push(pw.to_string());
             let body = if content_type.contains("x-www-form-urlencoded") {
                 url::form_urlencoded::Serializer::new(String::new())
                     .append_pair(user_field, user)
@@ -329,6 +353,7 @@ fn parse_login(name: &str, v: &Value) -> Result<Login, String> {
         body,
         extract,
         send: (send_name.to_string(), template.to_string()),
+        secrets,
     })
 }
 
