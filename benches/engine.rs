@@ -263,6 +263,7 @@ impl Bench {
                 budget: None,
                 skip_checks: Vec::new(),
                 target: None,
+                identities: Vec::new(),
             },
         )));
         let config = RunConfig {
@@ -615,6 +616,7 @@ fn trivial(_: &mut Criterion) {
                 // Every oracle on.
                 skip_checks: Vec::new(),
                 target: None,
+                identities: Vec::new(),
             },
         )));
         let config = RunConfig {

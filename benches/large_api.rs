@@ -82,6 +82,7 @@ fn run(
             budget: None,
             skip_checks: Vec::new(),
             target: None,
+            identities: Vec::new(),
         },
     )));
     let config = RunConfig {

@@ -172,6 +172,7 @@ impl RunOptions {
             budget: self.search_budget(),
             skip_checks: self.skip_checks.clone(),
             target: Some(target.clone()),
+            identities: Vec::new(),
         }
     }
 

@@ -33,6 +33,7 @@ pub const ORACLES: &[Oracle] = &[
             check: server_error,
         },
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "no_answer",
@@ -45,6 +46,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::NoAnswer(no_answer),
         graphql: GraphqlJudge::Same,
+        wfc: None,
     },
     Oracle {
         code: "invalid_http",
@@ -57,6 +59,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::NoAnswer(invalid_http),
         graphql: GraphqlJudge::Same,
+        wfc: None,
     },
     Oracle {
         code: "timeout",
@@ -69,6 +72,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::NoAnswer(timeout),
         graphql: GraphqlJudge::Same,
+        wfc: None,
     },
     Oracle {
         code: "graphql_internal_error",
@@ -81,6 +85,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "ignored_auth",
@@ -96,6 +101,62 @@ pub const ORACLES: &[Oracle] = &[
             check: ignored_auth,
         },
         graphql: GraphqlJudge::None,
+        wfc: None,
+    },
+    Oracle {
+        code: "other_identity_write",
+        class: Class::Defect,
+        severity: Severity::High,
+        concern: Concern::Security,
+        title: "Another identity modified or deleted a resource it does not own",
+        fires_when: "with a second identity (`--identity`, `--auth-file`), a PUT, PATCH or DELETE sent as one identity, on a resource another identity created earlier in the test (the id a 2xx POST or PUT of the owner gave is a segment of the path), is answered 2xx; the message says so when the same identity was refused (401, 403) another method on it. An identity allowed to change what others own (an admin) is not a second identity to give",
+        group: Group::Operation,
+        aliases: &[],
+        rest: Judge::Sequence(other_identity_write),
+        graphql: GraphqlJudge::None,
+        wfc: Some(306),
+    },
+    Oracle {
+        code: "anonymous_modification",
+        class: Class::Defect,
+        severity: Severity::High,
+        concern: Concern::Security,
+        title: "A modification without credentials was let in",
+        fires_when: "with a second identity, a PUT, PATCH or DELETE sent with no credentials at all, on a resource the run created, to an operation whose `security` requires credentials (no anonymous `{}` alternative), is answered 2xx (`ignored_auth` judges the negative tests' requests)",
+        group: Group::Operation,
+        aliases: &[],
+        rest: Judge::Answer {
+            guard: conformance_applies,
+            check: anonymous_modification,
+        },
+        graphql: GraphqlJudge::None,
+        wfc: Some(308),
+    },
+    Oracle {
+        code: "existence_leak",
+        class: Class::Defect,
+        severity: Severity::Medium,
+        concern: Concern::Security,
+        title: "A refusal tells which resources exist",
+        fires_when: "with a second identity, the same operation answers that identity 403 for a resource another identity created earlier in the test and 404 for one no one created: the status tells a caller without access which ids exist (404 for both, or 403 for both, is right)",
+        group: Group::Operation,
+        aliases: &[],
+        rest: Judge::Sequence(existence_leak),
+        graphql: GraphqlJudge::None,
+        wfc: Some(304),
+    },
+    Oracle {
+        code: "valid_credentials_told_401",
+        class: Class::Defect,
+        severity: Severity::Low,
+        concern: Concern::Security,
+        title: "Valid credentials were answered 401",
+        fires_when: "with a second identity, a request sent as an identity other than the run's own whose credentials another operation accepted (2xx) earlier in the test is answered 401 (not authenticated) where 403 (not allowed) is due",
+        group: Group::Operation,
+        aliases: &[],
+        rest: Judge::Sequence(valid_credentials_told_401),
+        graphql: GraphqlJudge::None,
+        wfc: Some(305),
     },
     Oracle {
         code: "stack_trace_leak",
@@ -111,6 +172,7 @@ pub const ORACLES: &[Oracle] = &[
             check: leak::<0>,
         },
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "sql_leak",
@@ -126,6 +188,7 @@ pub const ORACLES: &[Oracle] = &[
             check: leak::<1>,
         },
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "debug_page_leak",
@@ -141,6 +204,7 @@ pub const ORACLES: &[Oracle] = &[
             check: leak::<2>,
         },
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "use_after_delete",
@@ -153,6 +217,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::Sequence(use_after_delete),
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "created_not_readable",
@@ -165,6 +230,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::Sequence(created_not_readable),
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "dangling_location",
@@ -177,6 +243,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::Sequence(dangling_location),
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "non_idempotent",
@@ -189,6 +256,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::Sequence(non_idempotent),
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "schema_violation",
@@ -204,6 +272,7 @@ pub const ORACLES: &[Oracle] = &[
             check: schema_violation,
         },
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "invalid_input_accepted",
@@ -219,6 +288,7 @@ pub const ORACLES: &[Oracle] = &[
             check: invalid_input_accepted,
         },
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "invalid_json",
@@ -234,6 +304,7 @@ pub const ORACLES: &[Oracle] = &[
             check: invalid_json,
         },
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "html_instead_of_json",
@@ -249,6 +320,7 @@ pub const ORACLES: &[Oracle] = &[
             check: html_instead_of_json,
         },
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "content_type_mismatch",
@@ -264,6 +336,7 @@ pub const ORACLES: &[Oracle] = &[
             check: content_type_mismatch,
         },
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "undocumented_status",
@@ -279,6 +352,7 @@ pub const ORACLES: &[Oracle] = &[
             check: undocumented_status,
         },
         graphql: GraphqlJudge::None,
+        wfc: None,
     },
     Oracle {
         code: "graphql_null_violation",
@@ -291,6 +365,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "graphql_missing_field",
@@ -303,6 +378,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "graphql_wrong_type",
@@ -315,6 +391,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "graphql_enum_violation",
@@ -327,6 +404,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "graphql_list_mismatch",
@@ -339,6 +417,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "graphql_malformed_errors",
@@ -351,6 +430,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "graphql_typename_violation",
@@ -363,6 +443,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
     Oracle {
         code: "graphql_validation_error",
@@ -375,6 +456,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::None,
         graphql: GraphqlJudge::Walk,
+        wfc: None,
     },
 ];
 

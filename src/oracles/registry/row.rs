@@ -156,6 +156,8 @@ pub struct Oracle {
     pub rest: Judge,
     /// How it judges GraphQL answers.
     pub graphql: GraphqlJudge,
+    /// Web Fuzzing Commons fault code, where the catalogue has one.
+    pub wfc: Option<u16>,
 }
 
 impl Oracle {
