@@ -264,6 +264,7 @@ impl Bench {
                 skip_checks: Vec::new(),
                 target: None,
                 identities: Vec::new(),
+                main_identity: None,
             },
         )));
         let config = RunConfig {
@@ -617,6 +618,7 @@ fn trivial(_: &mut Criterion) {
                 skip_checks: Vec::new(),
                 target: None,
                 identities: Vec::new(),
+                main_identity: None,
             },
         )));
         let config = RunConfig {

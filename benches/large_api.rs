@@ -83,6 +83,7 @@ fn run(
             skip_checks: Vec::new(),
             target: None,
             identities: Vec::new(),
+            main_identity: None,
         },
     )));
     let config = RunConfig {

@@ -171,7 +171,7 @@ impl Planner {
     }
 
     /// The next identity test, when one is due.
-    pub fn next(&mut self) -> Option<IdentityRun> {
+    pub fn next_test(&mut self) -> Option<IdentityRun> {
         if self.queue.is_empty() {
             self.plan();
         }

@@ -46,6 +46,9 @@ pub struct Cause {
     pub count: u64,
     /// What replaying its representative showed.
     pub confirmation: Confirmation,
+    /// Web Fuzzing Commons fault code, where the catalogue has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wfc: Option<u16>,
 }
 
 /// The reason a finding fired, by its oracle's group.
@@ -66,6 +69,11 @@ pub fn reason(f: &Finding, ex: &Exchange) -> Reason {
         title: format!("{title}: {} ({status})", f.operation),
     };
     match oracle.group {
+        // An identity check's detail names who did it to whose resource.
+        Group::Operation if oracle.wfc.is_some() && !f.detail.is_empty() => Reason {
+            key: format!("{code}:{}:{}", f.operation, f.detail),
+            title: format!("{title}: {} ({})", f.operation, f.detail),
+        },
         Group::Operation => Reason {
             key: format!("{code}:{}", f.operation),
             title: format!("{title}: {}", f.operation),
@@ -377,6 +385,7 @@ pub fn group(faults: &[Fault]) -> Vec<Cause> {
             representative: f.signature.clone(),
             count: 0,
             confirmation: f.confirmation,
+            wfc: registry::oracle(&f.code).and_then(|o| o.wfc),
         });
         if !cause.operations.contains(&f.operation) {
             cause.operations.push(f.operation.clone());
@@ -504,6 +513,48 @@ mod tests {
 
     fn finding(code: &'static str, op: &str, detail: &str) -> Finding {
         Finding::new(code, op, format!("{code} on {op}"), detail.into())
+    }
+
+    #[test]
+    fn an_identity_cause_names_who_and_whose_resource_and_its_wfc_code() {
+        let del = ex("deleteDraft", "/drafts/7", 204, "application/json", "");
+        let r = reason(
+            &finding(
+                "other_identity_write",
+                "deleteDraft",
+                "bob on main's createDraft",
+            ),
+            &del,
+        );
+        assert!(
+            r.title.contains("deleteDraft (bob on main's createDraft)"),
+            "{}",
+            r.title
+        );
+        let mut faults = crate::oracles::Faults::new();
+        let f = finding(
+            "other_identity_write",
+            "deleteDraft",
+            "bob on main's createDraft",
+        );
+        faults.record(
+            std::slice::from_ref(&del),
+            &[vec![f]],
+            &crate::oracles::witness::Ledger::new(),
+        );
+        let causes = group(&faults.faults());
+        assert_eq!(causes[0].wfc, Some(306));
+        let json = serde_json::to_value(&causes[0]).unwrap();
+        assert_eq!(json["wfc"], 306);
+        let plain = finding("server_error", "deleteDraft", "");
+        let mut faults = crate::oracles::Faults::new();
+        faults.record(
+            std::slice::from_ref(&del),
+            &[vec![plain]],
+            &crate::oracles::witness::Ledger::new(),
+        );
+        let json = serde_json::to_value(&group(&faults.faults())[0]).unwrap();
+        assert!(json.get("wfc").is_none());
     }
 
     #[test]

@@ -21,6 +21,8 @@ pub struct Checker {
     schemas: Arc<schema::ResponseSchemas>,
     target: Option<url::Url>,
     graphql: Option<Arc<crate::model::graphql::TypeSystem>>,
+    /// The name of the run's own identity, as the identity checks name it.
+    main_identity: Option<String>,
 }
 
 /// What a reproducer looks for in an answer whose `errors` is malformed: a
@@ -64,7 +66,15 @@ impl Checker {
             schemas: Arc::new(schema::ResponseSchemas::new(api)),
             target,
             graphql: api.graphql.clone().map(Arc::new),
+            main_identity: None,
         }
+    }
+
+    /// The same, naming the run's own identity `name` in the identity
+    /// checks' findings (`main` otherwise).
+    pub fn with_main_identity(mut self, name: &str) -> Checker {
+        self.main_identity = Some(name.to_string());
+        self
     }
 
     fn enabled(&self, code: &str) -> bool {
@@ -320,6 +330,14 @@ pub struct Answer<'a> {
 }
 
 impl<'a> Answer<'a> {
+    /// The name of the run's own identity.
+    pub fn main_identity(&self) -> &str {
+        self.checker
+            .main_identity
+            .as_deref()
+            .unwrap_or(crate::execution::identities::MAIN)
+    }
+
     /// The operation's name, as the request named it.
     pub fn operation(&self) -> &str {
         &self.ex.request.operation

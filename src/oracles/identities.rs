@@ -8,11 +8,12 @@
 use super::Finding;
 use super::identity::given_ids;
 use crate::execution::Exchange;
-use crate::execution::identities::{ANONYMOUS, MAIN};
+use crate::execution::identities::ANONYMOUS;
 
-/// Who sent a request: its identity, or the run's own (`main`).
-fn caller(ex: &Exchange) -> &str {
-    ex.request.identity.as_deref().unwrap_or(MAIN)
+/// Who sent a request: its identity, or the run's own (`main`, named as
+/// given).
+fn caller<'a>(ex: &'a Exchange, main: &'a str) -> &'a str {
+    ex.request.identity.as_deref().unwrap_or(main)
 }
 
 fn path_only(ex: &Exchange) -> &str {
@@ -24,7 +25,11 @@ fn path_only(ex: &Exchange) -> &str {
 
 /// The earlier creation by another caller whose id `ex`'s path names:
 /// that exchange and the id.
-fn owned_by_other<'a>(ex: &Exchange, earlier: &'a [Exchange]) -> Option<(&'a Exchange, String)> {
+fn owned_by_other<'a>(
+    ex: &Exchange,
+    earlier: &'a [Exchange],
+    main: &str,
+) -> Option<(&'a Exchange, String)> {
     let segments: Vec<String> = path_only(ex)
         .split('/')
         .map(|s| {
@@ -35,7 +40,7 @@ fn owned_by_other<'a>(ex: &Exchange, earlier: &'a [Exchange]) -> Option<(&'a Exc
         .collect();
     earlier.iter().rev().find_map(|e| {
         let creates = matches!(e.request.method.as_str(), "POST" | "PUT") && e.is_success();
-        if !creates || caller(e) == caller(ex) || caller(e) == ANONYMOUS {
+        if !creates || caller(e, main) == caller(ex, main) || caller(e, main) == ANONYMOUS {
             return None;
         }
         given_ids(e)
@@ -52,14 +57,14 @@ fn is_write(ex: &Exchange) -> bool {
 /// `other_identity_write` (WFC 306): an identity other than the owner
 /// modified or deleted the owner's resource, answered 2xx. Stronger when
 /// the same identity was refused another method on it.
-pub fn other_identity_write(ex: &Exchange, earlier: &[Exchange]) -> Option<Finding> {
+pub fn other_identity_write(ex: &Exchange, earlier: &[Exchange], main: &str) -> Option<Finding> {
     let who = ex.request.identity.as_deref()?;
     if who == ANONYMOUS || !is_write(ex) || !ex.is_success() {
         return None;
     }
-    let (created, id) = owned_by_other(ex, earlier)?;
+    let (created, id) = owned_by_other(ex, earlier, main)?;
     let refused = earlier.iter().find(|e| {
-        caller(e) == who
+        caller(e, main) == who
             && path_only(e) == path_only(ex)
             && e.request.method != ex.request.method
             && matches!(e.status, Some(401 | 403))
@@ -79,32 +84,36 @@ pub fn other_identity_write(ex: &Exchange, earlier: &[Exchange]) -> Option<Findi
             ex.status.unwrap_or(0),
             ex.request.method,
             path_only(ex),
-            caller(created),
+            caller(created, main),
             created.request.method,
             path_only(created)
         ),
-        String::new(),
+        format!(
+            "{who} on {}'s {}",
+            caller(created, main),
+            created.request.operation
+        ),
     ))
 }
 
 /// `existence_leak` (WFC 304): an identity is refused another's existing
 /// resource with 403 and told 404 for a missing one by the same operation:
 /// the status tells which resources exist.
-pub fn existence_leak(ex: &Exchange, earlier: &[Exchange]) -> Option<Finding> {
+pub fn existence_leak(ex: &Exchange, earlier: &[Exchange], main: &str) -> Option<Finding> {
     let who = ex.request.identity.as_deref()?;
     if ex.status != Some(404) {
         return None;
     }
     let refused = earlier.iter().rev().find(|e| {
-        caller(e) == who
+        caller(e, main) == who
             && e.request.operation == ex.request.operation
             && e.request.method == ex.request.method
             && e.status == Some(403)
             && path_only(e) != path_only(ex)
     })?;
-    let (created, id) = owned_by_other(refused, earlier)?;
+    let (created, id) = owned_by_other(refused, earlier, main)?;
     // The 404 is for something no one in the test created.
-    if owned_by_other(ex, earlier).is_some() {
+    if owned_by_other(ex, earlier, main).is_some() {
         return None;
     }
     Some(Finding::new(
@@ -112,26 +121,34 @@ pub fn existence_leak(ex: &Exchange, earlier: &[Exchange]) -> Option<Finding> {
         &ex.request.operation,
         format!(
             "identity {who} is refused the resource {id} that identity {} created ({} {}) with 403, but told 404 for a missing one ({} {}): the status tells which resources exist",
-            caller(created),
+            caller(created, main),
             refused.request.method,
             path_only(refused),
             ex.request.method,
             path_only(ex)
         ),
-        String::new(),
+        format!(
+            "{who} on {}'s {}",
+            caller(created, main),
+            created.request.operation
+        ),
     ))
 }
 
 /// `valid_credentials_told_401` (WFC 305): an identity whose credentials
 /// were accepted (2xx) earlier in the test is answered 401 here: it is
 /// known, and should be told 403 if it may not.
-pub fn valid_credentials_told_401(ex: &Exchange, earlier: &[Exchange]) -> Option<Finding> {
+pub fn valid_credentials_told_401(
+    ex: &Exchange,
+    earlier: &[Exchange],
+    main: &str,
+) -> Option<Finding> {
     let who = ex.request.identity.as_deref()?;
     if who == ANONYMOUS || ex.status != Some(401) {
         return None;
     }
     let accepted = earlier.iter().find(|e| {
-        caller(e) == who && e.is_success() && e.request.operation != ex.request.operation
+        caller(e, main) == who && e.is_success() && e.request.operation != ex.request.operation
     })?;
     Some(Finding::new(
         "valid_credentials_told_401",
@@ -144,7 +161,7 @@ pub fn valid_credentials_told_401(ex: &Exchange, earlier: &[Exchange]) -> Option
             ex.request.method,
             path_only(ex)
         ),
-        String::new(),
+        who.to_string(),
     ))
 }
 
@@ -184,6 +201,7 @@ pub fn anonymous_modification(op: &crate::model::Operation, ex: &Exchange) -> Op
 mod tests {
     use super::*;
     use crate::execution::RequestSpec;
+    use crate::execution::identities::MAIN;
 
     fn ex(who: Option<&str>, method: &str, path: &str, status: u16, body: &str) -> Exchange {
         Exchange {
@@ -205,17 +223,17 @@ mod tests {
     fn another_identitys_write_on_the_owners_resource_fires() {
         let made = ex(None, "POST", "/notes", 201, r#"{"id":7}"#);
         let del = ex(Some("bob"), "DELETE", "/notes/7", 204, "");
-        assert!(other_identity_write(&del, std::slice::from_ref(&made)).is_some());
+        assert!(other_identity_write(&del, std::slice::from_ref(&made), MAIN).is_some());
         // Refused, or the owner's own, or another resource: silent.
         let refused = ex(Some("bob"), "DELETE", "/notes/7", 403, "");
-        assert!(other_identity_write(&refused, std::slice::from_ref(&made)).is_none());
+        assert!(other_identity_write(&refused, std::slice::from_ref(&made), MAIN).is_none());
         let own = ex(None, "DELETE", "/notes/7", 204, "");
-        assert!(other_identity_write(&own, std::slice::from_ref(&made)).is_none());
+        assert!(other_identity_write(&own, std::slice::from_ref(&made), MAIN).is_none());
         let other = ex(Some("bob"), "DELETE", "/notes/8", 204, "");
-        assert!(other_identity_write(&other, std::slice::from_ref(&made)).is_none());
+        assert!(other_identity_write(&other, std::slice::from_ref(&made), MAIN).is_none());
         // Stronger when bob was refused another method on it.
         let put = ex(Some("bob"), "PUT", "/notes/7", 403, "");
-        let f = other_identity_write(&del, &[made, put]).unwrap();
+        let f = other_identity_write(&del, &[made, put], MAIN).unwrap();
         assert!(
             f.message.contains("was refused PUT on it (403)"),
             "{}",
@@ -230,19 +248,19 @@ mod tests {
         let mut missing = ex(Some("bob"), "GET", "/notes/987654321", 404, "");
         got.request.operation = "getNote".into();
         missing.request.operation = "getNote".into();
-        assert!(existence_leak(&missing, &[made.clone(), got.clone()]).is_some());
+        assert!(existence_leak(&missing, &[made.clone(), got.clone()], MAIN).is_some());
         // 404 for both: nothing told.
         got.status = Some(404);
-        assert!(existence_leak(&missing, &[made, got]).is_none());
+        assert!(existence_leak(&missing, &[made, got], MAIN).is_none());
     }
 
     #[test]
     fn a_401_after_the_same_credentials_were_accepted_fires() {
         let ok = ex(Some("bob"), "GET", "/notes", 200, "[]");
         let told = ex(Some("bob"), "GET", "/admin/users", 401, "");
-        assert!(valid_credentials_told_401(&told, std::slice::from_ref(&ok)).is_some());
-        assert!(valid_credentials_told_401(&told, &[]).is_none());
+        assert!(valid_credentials_told_401(&told, std::slice::from_ref(&ok), MAIN).is_some());
+        assert!(valid_credentials_told_401(&told, &[], MAIN).is_none());
         let forbidden = ex(Some("bob"), "GET", "/admin/users", 403, "");
-        assert!(valid_credentials_told_401(&forbidden, &[ok]).is_none());
+        assert!(valid_credentials_told_401(&forbidden, &[ok], MAIN).is_none());
     }
 }

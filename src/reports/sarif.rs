@@ -147,6 +147,19 @@ fn rule_json(code: &str) -> Value {
         // CWE-209: generation of an error message containing sensitive information.
         tags.push("external/cwe/cwe-209".to_string());
     }
+    let mut properties = json!({
+        "tags": tags,
+        // Each oracle fires exactly when its rule says.
+        "precision": "high",
+        "problem.severity": match level(r.code) {
+            "error" => "error",
+            "warning" => "warning",
+            _ => "recommendation",
+        },
+    });
+    if let Some(wfc) = r.wfc {
+        properties["wfc"] = json!(wfc);
+    }
     json!({
         "id": r.code,
         "name": pascal(r.code),
@@ -154,16 +167,7 @@ fn rule_json(code: &str) -> Value {
         "fullDescription": {"text": plain(&full_md), "markdown": full_md},
         "help": {"text": plain(&help_md), "markdown": help_md},
         "defaultConfiguration": {"level": level(r.code)},
-        "properties": {
-            "tags": tags,
-            // Each oracle fires exactly when its rule says.
-            "precision": "high",
-            "problem.severity": match level(r.code) {
-                "error" => "error",
-                "warning" => "warning",
-                _ => "recommendation",
-            },
-        },
+        "properties": properties,
     })
 }
 
@@ -626,6 +630,21 @@ mod tests {
     }
 
     #[test]
+    fn a_rule_carries_its_wfc_code_where_the_catalogue_has_one() {
+        assert_eq!(rule_json("other_identity_write")["properties"]["wfc"], 306);
+        assert_eq!(
+            rule_json("anonymous_modification")["properties"]["wfc"],
+            308
+        );
+        assert_eq!(rule_json("existence_leak")["properties"]["wfc"], 304);
+        assert_eq!(
+            rule_json("valid_credentials_told_401")["properties"]["wfc"],
+            305
+        );
+        assert!(rule_json("server_error")["properties"].get("wfc").is_none());
+    }
+
+    #[test]
     fn levels_follow_the_kind_of_fault() {
         for (code, expected) in [
             ("server_error", "error"),
@@ -639,6 +658,8 @@ mod tests {
             ("dangling_location", "error"),
             ("non_idempotent", "error"),
             ("ignored_auth", "error"),
+            ("other_identity_write", "error"),
+            ("existence_leak", "error"),
             ("invalid_input_accepted", "warning"),
             ("undocumented_status", "warning"),
             ("schema_violation", "warning"),

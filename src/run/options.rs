@@ -173,6 +173,7 @@ impl RunOptions {
             skip_checks: self.skip_checks.clone(),
             target: Some(target.clone()),
             identities: Vec::new(),
+            main_identity: None,
         }
     }
 

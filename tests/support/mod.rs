@@ -16,6 +16,7 @@ pub mod hostile;
 pub mod input_edges;
 pub mod list_flow;
 pub mod misbehaving;
+pub mod notes;
 pub mod recording;
 pub mod slow_edges;
 pub mod truthful;

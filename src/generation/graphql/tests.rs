@@ -28,6 +28,7 @@ fn config(seed: u64, use_graph: bool) -> SearchConfig {
         skip_checks: Vec::new(),
         target: None,
         identities: Vec::new(),
+        main_identity: None,
     }
 }
 

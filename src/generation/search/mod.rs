@@ -269,7 +269,10 @@ impl<P: Protocol> Search<P> {
         feedback: Option<Feedback>,
         config: SearchConfig,
     ) -> Search<P> {
-        let checker = Checker::new(&api, config.skip_checks.clone(), config.target.clone());
+        let mut checker = Checker::new(&api, config.skip_checks.clone(), config.target.clone());
+        if let Some(main) = &config.main_identity {
+            checker = checker.with_main_identity(main);
+        }
         // The protocol decides which operations are callable; the shared
         // state (templates, sequences) is built over those.
         let ops = protocol.operations(&api, &config);
@@ -701,7 +704,7 @@ impl<P: Protocol> Driver for Search<P> {
             self.phase = Phase::EdgePass;
         }
         if let Some(planner) = &mut self.identities
-            && let Some(test) = planner.next()
+            && let Some(test) = planner.next_test()
         {
             return Some(Box::new(test));
         }

@@ -296,7 +296,7 @@ pub(super) fn non_idempotent(a: &Answer<'_>) -> Option<Finding> {
 }
 
 pub(super) fn other_identity_write(a: &Answer<'_>) -> Option<Finding> {
-    crate::oracles::identities::other_identity_write(a.ex, a.earlier)
+    crate::oracles::identities::other_identity_write(a.ex, a.earlier, a.main_identity())
 }
 
 pub(super) fn anonymous_modification(a: &Answer<'_>) -> Option<Finding> {
@@ -304,9 +304,9 @@ pub(super) fn anonymous_modification(a: &Answer<'_>) -> Option<Finding> {
 }
 
 pub(super) fn existence_leak(a: &Answer<'_>) -> Option<Finding> {
-    crate::oracles::identities::existence_leak(a.ex, a.earlier)
+    crate::oracles::identities::existence_leak(a.ex, a.earlier, a.main_identity())
 }
 
 pub(super) fn valid_credentials_told_401(a: &Answer<'_>) -> Option<Finding> {
-    crate::oracles::identities::valid_credentials_told_401(a.ex, a.earlier)
+    crate::oracles::identities::valid_credentials_told_401(a.ex, a.earlier, a.main_identity())
 }
