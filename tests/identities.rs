@@ -17,6 +17,7 @@ use support::notes;
 fn security_causes(report: &Value) -> Vec<(String, String, Option<u64>)> {
     let security = [
         "other_identity_write",
+        "other_identity_read",
         "anonymous_modification",
         "existence_leak",
         "valid_credentials_told_401",
@@ -97,6 +98,13 @@ async fn a_second_identity_finds_every_planted_weakness_and_no_twin() {
     assert!(has("existence_leak", "getNoteHistory", 304), "{found:?}");
     assert!(
         has("valid_credentials_told_401", "adminUsers", 305),
+        "{found:?}"
+    );
+    // Read by bob after he was refused its deletion (no WFC code).
+    assert!(
+        found
+            .iter()
+            .any(|(c, o, w)| c == "other_identity_read" && o == "getAlbum" && w.is_none()),
         "{found:?}"
     );
     // No security cause on a twin.

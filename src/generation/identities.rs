@@ -302,6 +302,16 @@ impl Planner {
                     });
                 }
             }
+            // The reads again, last: after a refused change they show whether
+            // the server guards the resource against this identity.
+            for &(r, at) in order.iter().filter(|(r, _)| rank(&method_of(*r)) == 0) {
+                if let Some(req) = self.on_resource(r, at, false) {
+                    steps.push(RequestSpec {
+                        identity: Some(who.clone()),
+                        ..req
+                    });
+                }
+            }
             self.push(steps, true, Some(c));
         }
         // Without any credentials: changes to what the description guards.

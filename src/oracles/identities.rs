@@ -96,6 +96,45 @@ pub fn other_identity_write(ex: &Exchange, earlier: &[Exchange], main: &str) -> 
     ))
 }
 
+/// `other_identity_read`: an identity refused (401, 403) a change of
+/// another's resource reads that same resource, answered 2xx with a body:
+/// the server guards it against that identity, but not its reading.
+pub fn other_identity_read(ex: &Exchange, earlier: &[Exchange], main: &str) -> Option<Finding> {
+    let who = ex.request.identity.as_deref()?;
+    if who == ANONYMOUS || ex.request.method != "GET" || !ex.is_success() {
+        return None;
+    }
+    let body = ex.body.trim();
+    if body.is_empty() || matches!(body, "{}" | "[]" | "null") {
+        return None;
+    }
+    let refused = earlier.iter().find(|e| {
+        caller(e, main) == who
+            && path_only(e) == path_only(ex)
+            && is_write(e)
+            && matches!(e.status, Some(401 | 403))
+    })?;
+    let (created, id) = owned_by_other(ex, earlier, main)?;
+    Some(Finding::new(
+        "other_identity_read",
+        &ex.request.operation,
+        format!(
+            "identity {who} was refused {} on the resource {id} that identity {} created ({} {}), but GET {} answered {} with its content",
+            refused.request.method,
+            caller(created, main),
+            created.request.method,
+            path_only(created),
+            path_only(ex),
+            ex.status.unwrap_or(0)
+        ),
+        format!(
+            "{who} on {}'s {}",
+            caller(created, main),
+            created.request.operation
+        ),
+    ))
+}
+
 /// `existence_leak` (WFC 304): an identity is refused another's existing
 /// resource with 403 and told 404 for a missing one by the same operation:
 /// the status tells which resources exist.
@@ -239,6 +278,19 @@ mod tests {
             "{}",
             f.message
         );
+    }
+
+    #[test]
+    fn a_read_after_a_refused_change_of_the_same_resource_fires() {
+        let made = ex(None, "POST", "/albums", 201, r#"{"id":7}"#);
+        let del = ex(Some("bob"), "DELETE", "/albums/7", 403, "");
+        let read = ex(Some("bob"), "GET", "/albums/7", 200, r#"{"id":7}"#);
+        assert!(other_identity_read(&read, &[made.clone(), del.clone()], MAIN).is_some());
+        // Not refused anything: a public resource is read by anyone.
+        assert!(other_identity_read(&read, std::slice::from_ref(&made), MAIN).is_none());
+        // Read as not found: nothing shown.
+        let hidden = ex(Some("bob"), "GET", "/albums/7", 404, "");
+        assert!(other_identity_read(&hidden, &[made, del], MAIN).is_none());
     }
 
     #[test]

@@ -9,6 +9,7 @@
 //! | `PATCH /drafts/{id}`: no credentials checked (308, 306) | `PUT /notes/{id}`: 401 without, 403 others |
 //! | `GET /notes/{id}/history`: 403 others, 404 missing (304) | `GET /notes/{id}`: 404 for both         |
 //! | `GET /admin/users`: 401 to a known non-admin (305) | `GET /admin/stats`: 403 to a non-admin      |
+//! | `GET /albums/{id}`: anyone reads an album only its owner may delete | `GET /notes/{id}`: 404 to others, who may not change it either |
 //!
 //! `POST /login` (not in the description) gives a user's token for a
 //! password, for auth files.
@@ -40,6 +41,7 @@ pub const ADMIN: &str = "Bearer admin-secret-token";
 struct Notes {
     notes: BTreeMap<u64, Value>,
     drafts: BTreeMap<u64, Value>,
+    albums: BTreeMap<u64, Value>,
     next: u64,
 }
 
@@ -66,7 +68,15 @@ fn title_of(body: &Value) -> Option<String> {
     (1..=40).contains(&t.chars().count()).then(|| t.to_string())
 }
 
-fn make(state: &Shared, owner: &str, body: &Value, drafts: bool) -> Response {
+/// Which collection a resource goes in.
+#[derive(Clone, Copy)]
+enum Kind {
+    Note,
+    Draft,
+    Album,
+}
+
+fn make(state: &Shared, owner: &str, body: &Value, kind: Kind) -> Response {
     let Some(title) = title_of(body) else {
         return say(StatusCode::BAD_REQUEST, "title must be 1 to 40 characters");
     };
@@ -74,11 +84,11 @@ fn make(state: &Shared, owner: &str, body: &Value, drafts: bool) -> Response {
     s.next += 1;
     let id = s.next;
     let note = json!({ "id": id, "owner": owner, "title": title });
-    if drafts {
-        s.drafts.insert(id, note.clone());
-    } else {
-        s.notes.insert(id, note.clone());
-    }
+    match kind {
+        Kind::Note => s.notes.insert(id, note.clone()),
+        Kind::Draft => s.drafts.insert(id, note.clone()),
+        Kind::Album => s.albums.insert(id, note.clone()),
+    };
     (StatusCode::CREATED, Json(note)).into_response()
 }
 
@@ -103,7 +113,7 @@ async fn create_note(State(s): State<Shared>, h: HeaderMap, body: Option<Json<Va
     let Some(u) = user(&h) else {
         return unauthorized();
     };
-    make(&s, u, &body.map(|b| b.0).unwrap_or_default(), false)
+    make(&s, u, &body.map(|b| b.0).unwrap_or_default(), Kind::Note)
 }
 
 /// Twin: 404 for a note of another user and for a missing one alike.
@@ -179,7 +189,7 @@ async fn create_draft(
     let Some(u) = user(&h) else {
         return unauthorized();
     };
-    make(&s, u, &body.map(|b| b.0).unwrap_or_default(), true)
+    make(&s, u, &body.map(|b| b.0).unwrap_or_default(), Kind::Draft)
 }
 
 async fn get_draft(State(s): State<Shared>, h: HeaderMap, Path(id): Path<String>) -> Response {
@@ -220,6 +230,48 @@ async fn delete_draft(State(s): State<Shared>, h: HeaderMap, Path(id): Path<Stri
         Some(_) => StatusCode::NO_CONTENT.into_response(),
         None => say(StatusCode::NOT_FOUND, "no such draft"),
     }
+}
+
+async fn create_album(
+    State(s): State<Shared>,
+    h: HeaderMap,
+    body: Option<Json<Value>>,
+) -> Response {
+    let Some(u) = user(&h) else {
+        return unauthorized();
+    };
+    make(&s, u, &body.map(|b| b.0).unwrap_or_default(), Kind::Album)
+}
+
+/// Planted: any user reads any album, though only its owner may delete it.
+async fn get_album(State(s): State<Shared>, h: HeaderMap, Path(id): Path<String>) -> Response {
+    if user(&h).is_none() {
+        return unauthorized();
+    }
+    let s = s.lock().unwrap();
+    match id.parse::<u64>().ok().and_then(|id| s.albums.get(&id)) {
+        Some(a) => Json(a.clone()).into_response(),
+        None => say(StatusCode::NOT_FOUND, "no such album"),
+    }
+}
+
+async fn delete_album(State(s): State<Shared>, h: HeaderMap, Path(id): Path<String>) -> Response {
+    let Some(u) = user(&h) else {
+        return unauthorized();
+    };
+    let mut s = s.lock().unwrap();
+    let Some(id) = id
+        .parse::<u64>()
+        .ok()
+        .filter(|id| s.albums.contains_key(id))
+    else {
+        return say(StatusCode::NOT_FOUND, "no such album");
+    };
+    if u != "admin" && owner_of(&s.albums[&id]) != u {
+        return say(StatusCode::FORBIDDEN, "not your album");
+    }
+    s.albums.remove(&id);
+    StatusCode::NO_CONTENT.into_response()
 }
 
 /// Twin: 403 to a known user who is not the admin.
@@ -265,6 +317,8 @@ pub async fn start() -> (SocketAddr, JoinHandle<()>) {
             "/drafts/{draftId}",
             get(get_draft).patch(patch_draft).delete(delete_draft),
         )
+        .route("/albums", post(create_album))
+        .route("/albums/{albumId}", get(get_album).delete(delete_album))
         .route("/admin/stats", get(admin_stats))
         .route("/admin/users", get(admin_users))
         .route("/login", post(login))

@@ -310,3 +310,7 @@ pub(super) fn existence_leak(a: &Answer<'_>) -> Option<Finding> {
 pub(super) fn valid_credentials_told_401(a: &Answer<'_>) -> Option<Finding> {
     crate::oracles::identities::valid_credentials_told_401(a.ex, a.earlier, a.main_identity())
 }
+
+pub(super) fn other_identity_read(a: &Answer<'_>) -> Option<Finding> {
+    crate::oracles::identities::other_identity_read(a.ex, a.earlier, a.main_identity())
+}
