@@ -309,6 +309,35 @@ async fn an_auth_file_logs_in_and_a_bad_one_is_told_where() {
         );
     }
 
+    // A login the server refuses stops the run (exit 4), naming the
+    // identity and never the password.
+    let mut wrong = login("bob");
+    wrong["loginEndpointAuth"]["payloadUserPwd"]["password"] = "not-bobs-password".into();
+    let refused = dir.path().join("refused.json");
+    std::fs::write(
+        &refused,
+        serde_json::json!({"auth": [login("alice"), wrong]}).to_string(),
+    )
+    .unwrap();
+    let run = cartograph(args(&[
+        "run",
+        notes::SPEC,
+        "--target",
+        &target,
+        "--auth-file",
+        refused.to_str().unwrap(),
+        "--out",
+        dir.path().join("refused-out").to_str().unwrap(),
+    ]))
+    .await;
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(4), "{stderr}");
+    assert!(
+        stderr.contains("the login of identity bob (POST /login) was answered 401"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("not-bobs-password"), "{stderr}");
+
     let bad = dir.path().join("bad.yaml");
     std::fs::write(
         &bad,
