@@ -168,6 +168,28 @@ async fn a_second_identity_finds_every_planted_weakness_and_no_twin() {
         "{}",
         String::from_utf8_lossy(&shown.stderr)
     );
+    // `cartograph replay` of the same reproducer reads bob's header from
+    // the same variable.
+    let json = script.with_extension("json");
+    let replay_json = |bob: Option<&str>| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cartograph"));
+        cmd.args(["replay", json.to_str().unwrap(), "--target", &target, "-H"])
+            .arg(format!("Authorization: {}", notes::ALICE));
+        if let Some(bob) = bob {
+            cmd.env("CARTOGRAPH_IDENTITY_BOB", format!("Authorization: {bob}"));
+        }
+        cmd.output().unwrap()
+    };
+    let shown = replay_json(Some(notes::BOB));
+    assert_eq!(
+        shown.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    let unset = replay_json(None);
+    assert_eq!(unset.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unset.stderr).contains("set CARTOGRAPH_IDENTITY_BOB="));
     // Without bob's header the script says which variable to set.
     let unset = replay(None);
     assert_eq!(unset.status.code(), Some(2));
