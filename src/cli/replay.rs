@@ -110,7 +110,7 @@ pub(super) fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
                 path.display()
             );
         }
-        credentials.add_identity(execution::identities::Identity { name, headers });
+        credentials.add_identity(&name, headers);
     }
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {

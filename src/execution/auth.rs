@@ -22,10 +22,14 @@ pub struct Credentials {
     current: Arc<Mutex<Option<Issued>>>,
     secrets: Secrets,
     /// The other identities requests may go as, by name.
-    others: Arc<std::sync::RwLock<Vec<super::identities::Identity>>>,
-    /// The name of the run's own identity, as findings name it.
-    main: String,
+    others: Arc<std::sync::RwLock<Vec<Named>>>,
+    /// The name of the run's own identity, as findings name it, when an
+    /// identity given by name stands for it.
+    main: Option<String>,
 }
+
+/// An identity's name and the headers it sends.
+type Named = (String, Vec<(String, String)>);
 
 /// The user and password a URL carried, once taken out of it.
 #[derive(Debug, Clone, PartialEq)]
@@ -159,7 +163,7 @@ impl Credentials {
             current: Arc::new(Mutex::new(None)),
             secrets,
             others: Arc::default(),
-            main: super::identities::MAIN.to_string(),
+            main: None,
         }
     }
 
@@ -171,43 +175,41 @@ impl Credentials {
             self.secrets.add_header(n, v);
         }
         self.fixed.extend(headers);
-        self.main = name.to_string();
+        self.main = Some(name.to_string());
         self
     }
 
-    /// The name of the run's own identity (`main` unless an identity given
-    /// by name stands for it).
-    pub fn main_name(&self) -> &str {
-        &self.main
+    /// The name of the run's own identity, when an identity given by name
+    /// stands for it.
+    pub fn main_name(&self) -> Option<&str> {
+        self.main.as_deref()
     }
 
-    /// Adds an identity requests may go as; its header values are secrets.
-    pub fn add_identity(&self, identity: super::identities::Identity) {
-        for (n, v) in &identity.headers {
+    /// Adds an identity requests may go as, by `name`; its header values
+    /// are secrets.
+    pub fn add_identity(&self, name: &str, headers: Vec<(String, String)>) {
+        for (n, v) in &headers {
             self.secrets.add_header(n, v);
         }
         let mut others = self.others.write().unwrap_or_else(|e| e.into_inner());
-        others.retain(|i| i.name != identity.name);
-        others.push(identity);
+        others.retain(|(n, _)| n != name);
+        others.push((name.to_string(), headers));
     }
 
     /// The names of the other identities, in the order added.
     pub fn identity_names(&self) -> Vec<String> {
         let others = self.others.read().unwrap_or_else(|e| e.into_inner());
-        others.iter().map(|i| i.name.clone()).collect()
+        others.iter().map(|(n, _)| n.clone()).collect()
     }
 
-    /// The headers identity `name` sends (none for the anonymous caller);
-    /// `None` for a name no identity has.
+    /// The headers identity `name` sends; `None` for a name no identity
+    /// has.
     pub fn identity_headers(&self, name: &str) -> Option<Vec<(String, String)>> {
-        if name == super::identities::ANONYMOUS {
-            return Some(Vec::new());
-        }
         let others = self.others.read().unwrap_or_else(|e| e.into_inner());
         others
             .iter()
-            .find(|i| i.name == name)
-            .map(|i| i.headers.clone())
+            .find(|(n, _)| n == name)
+            .map(|(_, h)| h.clone())
     }
 
     /// No credentials at all.

@@ -673,10 +673,14 @@ async fn send_with_retries(
         // Another identity sends its own headers (the anonymous caller none),
         // never the run's: they would mask who is asking.
         let theirs = request.identity.as_deref().map(|name| {
-            shared
-                .credentials
-                .identity_headers(name)
-                .unwrap_or_default()
+            if name == super::identities::ANONYMOUS {
+                Vec::new()
+            } else {
+                shared
+                    .credentials
+                    .identity_headers(name)
+                    .unwrap_or_default()
+            }
         });
         let (credentials, query) = if request.without_credentials() {
             (none, none)

@@ -4,8 +4,6 @@
 //! secrets like `-H` values; reproducers take them from one environment
 //! variable per identity ([`env_var`]).
 
-use std::path::Path;
-
 use serde_json::Value;
 
 use super::auth::parse_header;
@@ -102,6 +100,11 @@ impl Given {
     }
 }
 
+/// `text` on one line, its control characters dropped, for messages.
+fn shown(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).collect()
+}
+
 /// Whether `name` may name an identity: letters, digits, `-` and `_`, and
 /// neither of the reserved names.
 fn check_name(name: &str) -> Result<(), String> {
@@ -113,7 +116,7 @@ fn check_name(name: &str) -> Result<(), String> {
     {
         return Err(format!(
             "`{}` is not an identity name: use letters, digits, `-` and `_` (at most 64)",
-            crate::model::text::one_line(name)
+            shown(name)
         ));
     }
     if name.eq_ignore_ascii_case(ANONYMOUS) || name.eq_ignore_ascii_case(MAIN) {
@@ -172,17 +175,15 @@ pub fn env_var(name: &str) -> String {
     format!("CARTOGRAPH_IDENTITY_{upper}")
 }
 
-/// Reads a Web Fuzzing Commons auth file (JSON or YAML): each `auth` entry
-/// (with `authTemplate` filled in) gives `fixedHeaders`, or a
-/// `loginEndpointAuth` whose answer gives a token. Errors name the file
-/// and the entry, and never quote a value.
-pub fn read_auth_file(path: &Path) -> Result<Given, String> {
-    let shown = path.display();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("{shown}: cannot read the auth file: {e}"))?;
-    let doc = crate::load::parse_text(&text, path)
-        .map_err(|e| format!("{shown}: not JSON or YAML: {e}"))?;
-    parse_auth(&doc).map_err(|e| format!("{shown}: {e} (the Web Fuzzing Commons auth schema: https://github.com/WebFuzzing/Commons)"))
+/// The identities of a Web Fuzzing Commons auth file, parsed (JSON or
+/// YAML): each `auth` entry (with `authTemplate` filled in) gives
+/// `fixedHeaders`, or a `loginEndpointAuth` whose answer gives a token.
+/// Errors name the entry and never quote a value; the caller names the
+/// file.
+pub fn parse_auth_file(doc: &Value) -> Result<Given, String> {
+    parse_auth(doc).map_err(|e| {
+        format!("{e} (the Web Fuzzing Commons auth schema: https://github.com/WebFuzzing/Commons)")
+    })
 }
 
 fn parse_auth(doc: &Value) -> Result<Given, String> {
@@ -280,7 +281,7 @@ fn parse_login(name: &str, v: &Value) -> Result<Login, String> {
     if !["POST", "GET", "PATCH", "DELETE", "PUT"].contains(&method) {
         return Err(format!(
             "`verb` must be one of POST, GET, PATCH, DELETE, PUT, not `{}`",
-            crate::model::text::one_line(method)
+            shown(method)
         ));
     }
     let content_type = text("contentType").unwrap_or("application/json");
@@ -332,7 +333,7 @@ fn parse_login(name: &str, v: &Value) -> Result<Login, String> {
         other => {
             return Err(format!(
                 "token.extractFrom must be `body` or `header`, not `{}`",
-                crate::model::text::one_line(other)
+                shown(other)
             ));
         }
     };

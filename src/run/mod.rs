@@ -138,7 +138,7 @@ pub async fn execute(
         .then(|| Feedback::new(options.suspend_after));
     let mut config = options.search_config(session.seed, &session.target);
     config.identities = session.credentials.identity_names();
-    config.main_identity = Some(session.credentials.main_name().to_string());
+    config.main_identity = session.credentials.main_name().map(str::to_string);
     match api.graphql.clone() {
         Some(ts) => {
             let search = phase::timed("preparing the search", || {

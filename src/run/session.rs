@@ -186,7 +186,7 @@ pub async fn open_session(
             credentials = credentials.as_identity(&identity.name, identity.headers.clone());
             headers.extend(identity.headers.iter().cloned());
         } else {
-            credentials.add_identity(identity.clone());
+            credentials.add_identity(&identity.name, identity.headers.clone());
         }
     }
     let seed = flags.seed.unwrap_or_else(rand::random::<u64>);
@@ -269,7 +269,7 @@ pub async fn open_session(
         if stands_for_run.as_deref() == Some(login.name.as_str()) {
             credentials = credentials.as_identity(&identity.name, identity.headers);
         } else {
-            credentials.add_identity(identity);
+            credentials.add_identity(&identity.name, identity.headers);
         }
     }
     Ok(Ok(Session {
@@ -301,8 +301,13 @@ fn given_identities(flags: &RunOptions) -> anyhow::Result<execution::identities:
     match &flags.auth_file {
         None => Ok(given),
         Some(file) => {
-            let from_file =
-                identities::read_auth_file(file).map_err(|e| anyhow::anyhow!("--auth-file {e}"))?;
+            let shown = file.display();
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| anyhow::anyhow!("--auth-file {shown}: cannot read it: {e}"))?;
+            let doc = crate::load::parse_text(&text, file)
+                .map_err(|e| anyhow::anyhow!("--auth-file {shown}: not JSON or YAML: {e}"))?;
+            let from_file = identities::parse_auth_file(&doc)
+                .map_err(|e| anyhow::anyhow!("--auth-file {shown}: {e}"))?;
             given.and(from_file).map_err(|e| anyhow::anyhow!("{e}"))
         }
     }
