@@ -263,6 +263,8 @@ impl Bench {
                 budget: None,
                 skip_checks: Vec::new(),
                 target: None,
+                identities: Vec::new(),
+                main_identity: None,
             },
         )));
         let config = RunConfig {
@@ -615,6 +617,8 @@ fn trivial(_: &mut Criterion) {
                 // Every oracle on.
                 skip_checks: Vec::new(),
                 target: None,
+                identities: Vec::new(),
+                main_identity: None,
             },
         )));
         let config = RunConfig {

@@ -82,6 +82,8 @@ fn run(
             budget: None,
             skip_checks: Vec::new(),
             target: None,
+            identities: Vec::new(),
+            main_identity: None,
         },
     )));
     let config = RunConfig {

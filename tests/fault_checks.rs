@@ -139,6 +139,7 @@ fn script(i: usize, check: &FaultCheck) -> Script {
             body: None,
             graphql_query: false,
             breach: None,
+            identity: None,
             captures: vec![],
             status: Some(200),
             graphql_clean: false,

@@ -38,6 +38,7 @@ mod graphql_queries;
 mod graphql_run;
 mod hostile;
 mod hostile_specs;
+mod identities;
 mod input_edges;
 mod list_flow;
 mod misbehaving_selftest;

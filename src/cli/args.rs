@@ -95,6 +95,19 @@ pub(super) struct CredentialArgs {
     /// Re-run --auth-command this often (`15m`).
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub auth_refresh: Option<Duration>,
+    /// Another caller to test as, `NAME='Header: value'` (repeatable; repeat
+    /// a name for more headers; `[identities]` in --config). With a second
+    /// identity the run replays what one creates as the others and with no
+    /// credentials (the identity checks). Without -H or --auth-command the
+    /// first identity is the run's own. Values are secrets like -H values;
+    /// reproducers take them from CARTOGRAPH_IDENTITY_<NAME>.
+    #[arg(long = "identity", value_name = "NAME='HEADER: VALUE'")]
+    pub identities: Vec<String>,
+    /// Identities from a Web Fuzzing Commons auth file (JSON or YAML):
+    /// `fixedHeaders`, or a `loginEndpointAuth` request on the target whose
+    /// answer gives the token.
+    #[arg(long = "auth-file", value_name = "FILE")]
+    pub auth_file: Option<std::path::PathBuf>,
 }
 
 /// How hard the run may press on the server, and whether it may change it.
@@ -290,6 +303,8 @@ impl TargetFlags {
             query_keys,
             auth_command,
             auth_refresh,
+            identities,
+            auth_file,
         } = &self.credentials;
         (o.headers, o.query_keys, o.auth_command, o.auth_refresh) = (
             headers.clone(),
@@ -297,6 +312,7 @@ impl TargetFlags {
             auth_command.clone(),
             *auth_refresh,
         );
+        (o.identities, o.auth_file) = (identities.clone(), auth_file.clone());
         let ConnectionArgs {
             timeout,
             max_body,

@@ -13,7 +13,7 @@ use toml_edit::{Item, Value};
 
 /// Keys that name a file: relative to the configuration file, not to where
 /// `cartograph` is run.
-const PATHS: [&str; 4] = ["spec", "cacert", "cert", "key"];
+const PATHS: [&str; 5] = ["spec", "cacert", "cert", "key", "auth-file"];
 
 /// `argv` with the flags of the `--config` file of a `run` command added
 /// (none when there is no such file).
@@ -91,6 +91,10 @@ fn flags(
         let line = k.span().map_or(0, |s| line_of(text, s.start));
         let at = format!("{}:{line}: {key}", file.display());
         let name = key.replace('_', "-");
+        if name == "identities" {
+            out.extend(identity_flags(&at, item)?);
+            continue;
+        }
         let arg = run
             .get_arguments()
             .find(|a| {
@@ -247,6 +251,36 @@ fn values(at: &str, name: &str, item: &Item, arg: &Arg) -> Result<Vec<String>, S
     }
 }
 
+/// The `--identity` flags of an `[identities]` table: each key an
+/// identity's name, its value a header (`"Authorization: Bearer …"`) or a
+/// list of them. Errors never quote a header: it may hold a secret.
+fn identity_flags(at: &str, item: &Item) -> Result<Vec<String>, String> {
+    let how = "expected a table of name = \"Header: value\" (or a list of them), e.g. [identities] bob = \"Authorization: Bearer …\"";
+    let table: Vec<(String, &Item)> = match item {
+        Item::Table(t) => t.iter().map(|(k, v)| (k.to_string(), v)).collect(),
+        _ => return Err(format!("{at}: {how}")),
+    };
+    let mut out = Vec::new();
+    for (name, v) in table {
+        let headers: Vec<String> = match v.as_value() {
+            Some(Value::String(s)) => vec![s.value().clone()],
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|h| h.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| format!("{at}.{name}: {how}"))?,
+            _ => return Err(format!("{at}.{name}: {how}")),
+        };
+        for h in headers {
+            let flag = format!("{name}={h}");
+            crate::execution::identities::parse_flag(&flag)
+                .map_err(|e| format!("{at}.{name}: {e}"))?;
+            out.push(format!("--identity={flag}"));
+        }
+    }
+    Ok(out)
+}
+
 /// Checks `value` with the flag's own parser, as the command line would.
 fn check(at: &str, run: &Command, arg: &Arg, value: &str) -> Result<(), String> {
     let Some(long) = arg.get_long() else {
@@ -275,6 +309,27 @@ fn check(at: &str, run: &Command, arg: &Arg, value: &str) -> Result<(), String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_identities_table_gives_identity_flags_and_errors_keep_values_secret() {
+        let toml = "[identities]\nbob = \"Authorization: Bearer b0b\"\ncarol = [\"X-Key: c\", \"X-Tenant: 2\"]\n";
+        let joined = expand_with(toml, &[]).unwrap().join(" ");
+        assert!(
+            joined.contains("--identity=bob=Authorization: Bearer b0b"),
+            "{joined}"
+        );
+        assert!(
+            joined.contains("--identity=carol=X-Key: c --identity=carol=X-Tenant: 2"),
+            "{joined}"
+        );
+        let e = expand_with("[identities]\nbob = \"Bearer s3cr3t\"\n", &[]).unwrap_err();
+        assert!(
+            e.contains("cartograph.toml:1: identities.bob") && !e.contains("s3cr3t"),
+            "{e}"
+        );
+        let e = expand_with("identities = 3\n", &[]).unwrap_err();
+        assert!(e.contains("expected a table of name"), "{e}");
+    }
 
     fn expand_with(toml: &str, cli: &[&str]) -> Result<Vec<String>, String> {
         let dir = tempfile::tempdir().unwrap();

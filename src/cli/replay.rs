@@ -39,6 +39,17 @@ pub(super) struct ReplayArgs {
     pub timeout: Duration,
 }
 
+/// The identities a reproducer's steps go as (not the anonymous caller).
+fn identities_of(script: &Script) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for name in script.steps.iter().filter_map(|s| s.identity.as_ref()) {
+        if name != execution::identities::ANONYMOUS && !out.contains(name) {
+            out.push(name.clone());
+        }
+    }
+    out
+}
+
 /// Runs the command.
 pub(super) fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     let path = if args.reproducer.extension().is_some_and(|e| e == "sh") {
@@ -78,6 +89,29 @@ pub(super) fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     }
     let query_keys = crate::run::session::parse_query_keys(&args.query_keys)?;
     let credentials = Credentials::new(headers, None, None, secrets).with_query(query_keys);
+    // Steps sent as another identity take its headers from the environment,
+    // as the shell reproducer does; never from the file.
+    for name in identities_of(&script) {
+        let var = execution::identities::env_var(&name);
+        let mut headers = Vec::new();
+        for suffix in ["", "_2", "_3", "_4"] {
+            if let Ok(text) = std::env::var(format!("{var}{suffix}"))
+                && !text.is_empty()
+            {
+                headers.push(
+                    execution::parse_header(&text)
+                        .map_err(|e| anyhow::anyhow!("{var}{suffix}: {e}"))?,
+                );
+            }
+        }
+        if headers.is_empty() {
+            anyhow::bail!(
+                "{}: some steps go as identity {name}: set {var}='Header: value' to its credentials",
+                path.display()
+            );
+        }
+        credentials.add_identity(&name, headers);
+    }
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(async {
         if tokio::net::TcpStream::connect((

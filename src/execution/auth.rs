@@ -21,7 +21,15 @@ pub struct Credentials {
     refresh: Option<Duration>,
     current: Arc<Mutex<Option<Issued>>>,
     secrets: Secrets,
+    /// The other identities requests may go as, by name.
+    others: Arc<std::sync::RwLock<Vec<Named>>>,
+    /// The name of the run's own identity, as findings name it, when an
+    /// identity given by name stands for it.
+    main: Option<String>,
 }
+
+/// An identity's name and the headers it sends.
+type Named = (String, Vec<(String, String)>);
 
 /// The user and password a URL carried, once taken out of it.
 #[derive(Debug, Clone, PartialEq)]
@@ -154,7 +162,54 @@ impl Credentials {
             refresh,
             current: Arc::new(Mutex::new(None)),
             secrets,
+            others: Arc::default(),
+            main: None,
         }
+    }
+
+    /// The same, its own identity named `name` and sending `headers` besides
+    /// the others (an identity given with `--identity` or an auth file that
+    /// stands for the run's own credentials); the values are secrets.
+    pub fn as_identity(mut self, name: &str, headers: Vec<(String, String)>) -> Credentials {
+        for (n, v) in &headers {
+            self.secrets.add_header(n, v);
+        }
+        self.fixed.extend(headers);
+        self.main = Some(name.to_string());
+        self
+    }
+
+    /// The name of the run's own identity, when an identity given by name
+    /// stands for it.
+    pub fn main_name(&self) -> Option<&str> {
+        self.main.as_deref()
+    }
+
+    /// Adds an identity requests may go as, by `name`; its header values
+    /// are secrets.
+    pub fn add_identity(&self, name: &str, headers: Vec<(String, String)>) {
+        for (n, v) in &headers {
+            self.secrets.add_header(n, v);
+        }
+        let mut others = self.others.write().unwrap_or_else(|e| e.into_inner());
+        others.retain(|(n, _)| n != name);
+        others.push((name.to_string(), headers));
+    }
+
+    /// The names of the other identities, in the order added.
+    pub fn identity_names(&self) -> Vec<String> {
+        let others = self.others.read().unwrap_or_else(|e| e.into_inner());
+        others.iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    /// The headers identity `name` sends; `None` for a name no identity
+    /// has.
+    pub fn identity_headers(&self, name: &str) -> Option<Vec<(String, String)>> {
+        let others = self.others.read().unwrap_or_else(|e| e.into_inner());
+        others
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, h)| h.clone())
     }
 
     /// No credentials at all.

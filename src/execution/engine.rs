@@ -670,8 +670,22 @@ async fn send_with_retries(
         // A negative test of credentials sends its own (or none): the run's
         // would mask what is being tried.
         let none: &[(String, String)] = &[];
+        // Another identity sends its own headers (the anonymous caller none),
+        // never the run's: they would mask who is asking.
+        let theirs = request.identity.as_deref().map(|name| {
+            if name == super::identities::ANONYMOUS {
+                Vec::new()
+            } else {
+                shared
+                    .credentials
+                    .identity_headers(name)
+                    .unwrap_or_default()
+            }
+        });
         let (credentials, query) = if request.without_credentials() {
             (none, none)
+        } else if let Some(theirs) = &theirs {
+            (&theirs[..], none)
         } else {
             (&credentials[..], shared.credentials.query())
         };
@@ -757,7 +771,10 @@ async fn send_with_retries(
         out.push(exchange);
         match (status, signal) {
             (Some(401), _)
-                if shared.credentials.renewable() && !renewed && !request.without_credentials() =>
+                if shared.credentials.renewable()
+                    && !renewed
+                    && !request.without_credentials()
+                    && request.identity.is_none() =>
             {
                 renewed = true;
                 shared.credentials.invalidate().await;

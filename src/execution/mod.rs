@@ -12,6 +12,7 @@ pub mod canary;
 mod decode;
 mod engine;
 pub mod fence;
+pub mod identities;
 pub mod interrupt;
 pub mod out_dir;
 mod politeness;
@@ -63,6 +64,10 @@ pub struct RequestSpec {
     /// What it deliberately gets wrong, for a negative or boundary test.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub breach: Option<Breach>,
+    /// Whose credentials it carries instead of the run's own: another
+    /// identity's, by name, or none ([`identities::ANONYMOUS`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
 }
 
 impl RequestSpec {

@@ -151,6 +151,7 @@ mod tests {
                 content_type: Some("application/json".into()),
                 graphql_query: false,
                 breach: None,
+                identity: None,
             },
             status: Some(200),
             body: body.into(),

@@ -8,6 +8,7 @@
 
 pub mod constraints;
 pub mod graphql;
+pub mod identities;
 pub mod mutation;
 pub mod negative;
 pub mod pattern;

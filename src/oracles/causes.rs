@@ -105,6 +105,11 @@ pub fn reason(f: &Finding, ex: &Exchange) -> Reason {
         );
     }
     match oracle.group {
+        // An identity check's detail names who did it to whose resource.
+        Group::Operation if oracle.wfc.is_some() && !f.detail.is_empty() => Reason::new(
+            format!("{code}:{}:{}", f.operation, f.detail),
+            format!("{title}: {} ({})", f.operation, f.detail),
+        ),
         Group::Operation => Reason::new(
             format!("{code}:{}", f.operation),
             format!("{title}: {}", f.operation),
@@ -714,6 +719,48 @@ mod tests {
 
     fn finding(code: &'static str, op: &str, detail: &str) -> Finding {
         Finding::new(code, op, format!("{code} on {op}"), detail.into())
+    }
+
+    #[test]
+    fn an_identity_cause_names_who_and_whose_resource_and_its_wfc_code() {
+        let del = ex("deleteDraft", "/drafts/7", 204, "application/json", "");
+        let r = reason(
+            &finding(
+                "other_identity_write",
+                "deleteDraft",
+                "bob on main's createDraft",
+            ),
+            &del,
+        );
+        assert!(
+            r.title.contains("deleteDraft (bob on main's createDraft)"),
+            "{}",
+            r.title
+        );
+        let mut faults = crate::oracles::Faults::new();
+        let f = finding(
+            "other_identity_write",
+            "deleteDraft",
+            "bob on main's createDraft",
+        );
+        faults.record(
+            std::slice::from_ref(&del),
+            &[vec![f]],
+            &crate::oracles::witness::Ledger::new(),
+        );
+        let causes = group(&faults.faults());
+        assert_eq!(causes[0].wfc, Some(306));
+        let json = serde_json::to_value(&causes[0]).unwrap();
+        assert_eq!(json["wfc"], 306);
+        let plain = finding("server_error", "deleteDraft", "");
+        let mut faults = crate::oracles::Faults::new();
+        faults.record(
+            std::slice::from_ref(&del),
+            &[vec![plain]],
+            &crate::oracles::witness::Ledger::new(),
+        );
+        let json = serde_json::to_value(&group(&faults.faults())[0]).unwrap();
+        assert!(json.get("wfc").is_none());
     }
 
     #[test]

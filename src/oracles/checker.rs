@@ -24,6 +24,8 @@ pub struct Checker {
     /// Whether the description marks any schema nullable: when none is, a
     /// null anywhere is one gap of the whole description.
     marks_nullable: bool,
+    /// The name of the run's own identity, as the identity checks name it.
+    main_identity: Option<String>,
 }
 
 /// Whether any schema of the description (its components, its operations'
@@ -87,7 +89,15 @@ impl Checker {
             target,
             graphql: api.graphql.clone().map(Arc::new),
             marks_nullable: marks_nullable(api),
+            main_identity: None,
         }
+    }
+
+    /// The same, naming the run's own identity `name` in the identity
+    /// checks' findings (`main` otherwise).
+    pub fn with_main_identity(mut self, name: &str) -> Checker {
+        self.main_identity = Some(name.to_string());
+        self
     }
 
     fn enabled(&self, code: &str) -> bool {
@@ -348,6 +358,14 @@ impl<'a> Answer<'a> {
         self.checker.marks_nullable
     }
 
+    /// The name of the run's own identity.
+    pub fn main_identity(&self) -> &str {
+        self.checker
+            .main_identity
+            .as_deref()
+            .unwrap_or(crate::execution::identities::MAIN)
+    }
+
     /// The operation's name, as the request named it.
     pub fn operation(&self) -> &str {
         &self.ex.request.operation
@@ -444,6 +462,7 @@ mod tests {
                 content_type: None,
                 graphql_query: false,
                 breach: None,
+                identity: None,
             },
             status: Some(status),
             ..Default::default()

@@ -222,6 +222,7 @@ mod tests {
                 content_type: Some("application/json".into()),
                 graphql_query: true,
                 breach: None,
+                identity: None,
             },
             status: Some(200),
             body: body.to_string(),

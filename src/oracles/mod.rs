@@ -15,6 +15,7 @@ pub mod conformance;
 pub mod echoes;
 pub mod explained;
 pub mod graphql;
+pub mod identities;
 pub mod identity;
 pub mod leaks;
 pub mod mask;

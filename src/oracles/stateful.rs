@@ -320,6 +320,7 @@ mod tests {
                 content_type: None,
                 graphql_query: false,
                 breach: None,
+                identity: None,
             },
             status: Some(status),
             headers: location

@@ -631,6 +631,21 @@ mod tests {
     }
 
     #[test]
+    fn a_rule_carries_its_wfc_code_where_the_catalogue_has_one() {
+        assert_eq!(rule_json("other_identity_write")["properties"]["wfc"], 306);
+        assert_eq!(
+            rule_json("anonymous_modification")["properties"]["wfc"],
+            308
+        );
+        assert_eq!(rule_json("existence_leak")["properties"]["wfc"], 304);
+        assert_eq!(
+            rule_json("valid_credentials_told_401")["properties"]["wfc"],
+            305
+        );
+        assert!(rule_json("server_error")["properties"].get("wfc").is_none());
+    }
+
+    #[test]
     fn levels_follow_the_kind_of_fault() {
         for (code, expected) in [
             ("server_error", "error"),
@@ -644,6 +659,8 @@ mod tests {
             ("dangling_location", "error"),
             ("non_idempotent", "error"),
             ("ignored_auth", "error"),
+            ("other_identity_write", "error"),
+            ("existence_leak", "error"),
             ("invalid_input_accepted", "warning"),
             ("undocumented_status", "warning"),
             ("schema_violation", "warning"),

@@ -222,6 +222,7 @@ pub fn script(
             body,
             graphql_query: ex.request.graphql_query,
             breach: ex.request.breach.clone(),
+            identity: ex.request.identity.clone(),
             captures: Vec::new(),
             status: ex.status,
             graphql_clean: false,
@@ -461,6 +462,7 @@ mod tests {
                 content_type: None,
                 graphql_query: false,
                 breach: None,
+                identity: None,
             },
             status: Some(status),
             headers: location

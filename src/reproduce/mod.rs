@@ -191,6 +191,11 @@ pub struct Step {
     /// that drops credentials is replayed without them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub breach: Option<crate::execution::Breach>,
+    /// The identity it goes as instead of the run's own credentials (by
+    /// name, or `anonymous` for none): a reproducer reads its header from
+    /// the identity's environment variable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
     /// Values taken from this step's response for later steps.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub captures: Vec<Capture>,
@@ -248,6 +253,7 @@ mod tests {
             body: None,
             graphql_query: false,
             breach: None,
+            identity: None,
             captures,
             status: Some(200),
             graphql_clean: false,

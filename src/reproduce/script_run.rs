@@ -128,6 +128,7 @@ impl TestRun for ScriptRun {
             content_type: step.content_type,
             graphql_query: step.graphql_query,
             breach: step.breach,
+            identity: step.identity,
         })
     }
 }

@@ -110,9 +110,21 @@ step() {
   : >"$tmp/body"
   : >"$tmp/headers"
   # A step that tests credentials sends its own, or none.
-  local auth=("${extra[@]}") url="$BASE$path"
+  local auth=("${extra[@]}") url="$BASE$path" n v
   if [ -n "${NO_CREDENTIALS:-}" ]; then
     auth=()
+  elif [ -n "${IDENTITY:-}" ]; then
+    # A step sent as another identity: its headers come from that
+    # identity's variable (a second header from VAR_2, and so on).
+    auth=()
+    for n in "" _2 _3 _4; do
+      v="$IDENTITY$n"
+      if [ -n "${!v:-}" ]; then auth+=(-H "${!v}"); fi
+    done
+    if [ "${#auth[@]}" = 0 ]; then
+      echo "set $IDENTITY='Header: value' to that identity's credentials" >&2
+      exit 2
+    fi
   elif [ -n "${CARTOGRAPH_QUERY:-}" ]; then
     case "$path" in
       *\?*) url="$url&$CARTOGRAPH_QUERY" ;;
@@ -402,6 +414,25 @@ pub fn render(script: &Script) -> String {
             .replace("__VERSION__", env!("CARGO_PKG_VERSION")),
     );
     out.push('\n');
+    let mut names: Vec<&str> = Vec::new();
+    for name in script.steps.iter().filter_map(|s| s.identity.as_deref()) {
+        if name != crate::execution::identities::ANONYMOUS && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    if !names.is_empty() {
+        out.push_str(
+            "# Some steps go as other identities (never written here); give each its header:\n",
+        );
+        for name in names {
+            out.push_str(&format!(
+                "#   {}='Authorization: Bearer …'   # identity {}\n",
+                crate::execution::identities::env_var(name),
+                one_line(name)
+            ));
+        }
+        out.push('\n');
+    }
     // The variables earlier steps captured: only these are `{{…}}` to fill.
     let mut known: HashSet<&str> = HashSet::new();
     for (i, step) in script.steps.iter().enumerate() {
@@ -419,9 +450,17 @@ pub fn render(script: &Script) -> String {
             .breach
             .as_ref()
             .is_some_and(|b| b.kind.drops_credentials());
+        let who = match step.identity.as_deref() {
+            _ if bare => "NO_CREDENTIALS=1 ".to_string(),
+            Some(crate::execution::identities::ANONYMOUS) => "NO_CREDENTIALS=1 ".to_string(),
+            Some(name) => format!("IDENTITY={} ", crate::execution::identities::env_var(name)),
+            None => String::new(),
+        };
+        if let Some(name) = &step.identity {
+            out.push_str(&format!("# Sent as identity {}\n", one_line(name)));
+        }
         let mut line = format!(
-            "{}step {} {}",
-            if bare { "NO_CREDENTIALS=1 " } else { "" },
+            "{who}step {} {}",
             quote(&step.method),
             word(&step.path, &known)
         );
@@ -550,6 +589,7 @@ mod tests {
                     body: Some(format!("{{\"name\":\"{evil}\"}}")),
                     graphql_query: false,
                     breach: None,
+                    identity: None,
                     captures: vec![Capture {
                         var: "tmp".into(),
                         from: Source::Json {
@@ -568,6 +608,7 @@ mod tests {
                     body: None,
                     graphql_query: false,
                     breach: None,
+                    identity: None,
                     captures: vec![],
                     status: Some(500),
                     graphql_clean: false,
@@ -639,6 +680,7 @@ mod tests {
                 body: Some("raw".into()),
                 graphql_query: false,
                 breach: None,
+                identity: None,
                 captures: vec![],
                 status: Some(200),
                 graphql_clean: false,

@@ -274,6 +274,7 @@ mod tests {
             body: Some(body.into()),
             graphql_query: true,
             breach: None,
+            identity: None,
             captures: Vec::new(),
             status: Some(200),
             graphql_clean: true,

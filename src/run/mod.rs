@@ -137,7 +137,9 @@ pub async fn execute(
     let feedback = options
         .feedback()
         .then(|| Feedback::new(options.suspend_after));
-    let config = options.search_config(session.seed, &session.target);
+    let mut config = options.search_config(session.seed, &session.target);
+    config.identities = session.credentials.identity_names();
+    config.main_identity = session.credentials.main_name().map(str::to_string);
     match api.graphql.clone() {
         Some(ts) => {
             let search = phase::timed("preparing the search", || {

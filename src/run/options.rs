@@ -40,6 +40,11 @@ pub struct RunOptions {
     pub auth_command: Option<String>,
     /// Re-run `auth_command` this often.
     pub auth_refresh: Option<Duration>,
+    /// Other identities, `NAME=Header: value` (a name repeated for more
+    /// headers); their values are secrets.
+    pub identities: Vec<String>,
+    /// A Web Fuzzing Commons auth file of identities.
+    pub auth_file: Option<PathBuf>,
     /// How servers' certificates are checked, and the client's own.
     pub tls: execution::tls::Tls,
     /// Give up on a request after this long.
@@ -91,6 +96,8 @@ impl Default for RunOptions {
             query_keys: Vec::new(),
             auth_command: None,
             auth_refresh: None,
+            identities: Vec::new(),
+            auth_file: None,
             tls: execution::tls::Tls::default(),
             timeout: Duration::from_secs(10),
             max_body: 4 * 1024 * 1024,
@@ -170,6 +177,8 @@ impl RunOptions {
             budget: self.search_budget(),
             skip_checks: self.skip_checks.clone(),
             target: Some(target.clone()),
+            identities: Vec::new(),
+            main_identity: None,
         }
     }
 

@@ -40,6 +40,7 @@ fn request(q: &LoggedQuery) -> RequestSpec {
         content_type: Some("application/json".into()),
         graphql_query: q.kind == OpKind::Query,
         breach: None,
+        identity: None,
     }
 }
 
@@ -294,6 +295,7 @@ fn suite_script(
                 body: ex.request.body.clone(),
                 graphql_query: q.kind == OpKind::Query,
                 breach: None,
+                identity: None,
                 captures: Vec::new(),
                 status: ex.status,
                 graphql_clean: ex.status.is_some() && !errors,

@@ -401,6 +401,7 @@ pub async fn probe(
                 confirmation,
                 script,
                 requests: v.witness.len() as u64,
+                fresh: None,
             });
         }
         faults.push(fault);

@@ -165,13 +165,30 @@ pub async fn open_session(
             },
             Err(_) => location.to_string(),
         });
-    let credentials = Credentials::new(
+    let given = given_identities(flags)?;
+    for login in &given.logins {
+        for s in &login.secrets {
+            secrets.add(s);
+        }
+    }
+    let own = !headers.is_empty() || flags.auth_command.is_some() || !flags.query_keys.is_empty();
+    let mut credentials = Credentials::new(
         headers.clone(),
         flags.auth_command.clone(),
         flags.auth_refresh,
         secrets.clone(),
     )
     .with_query(parse_query_keys(&flags.query_keys)?);
+    // Without credentials of its own, the run is the first identity given.
+    let stands_for_run = given.first.clone().filter(|_| !own);
+    for identity in &given.fixed {
+        if stands_for_run.as_deref() == Some(identity.name.as_str()) {
+            credentials = credentials.as_identity(&identity.name, identity.headers.clone());
+            headers.extend(identity.headers.iter().cloned());
+        } else {
+            credentials.add_identity(&identity.name, identity.headers.clone());
+        }
+    }
     let seed = flags.seed.unwrap_or_else(rand::random::<u64>);
 
     let out = OutDir::open(&flags.out)?;
@@ -203,7 +220,10 @@ pub async fn open_session(
     };
 
     let tally = Tally::new(api).with_lines(&source.lines).with_credentials(
-        !headers.is_empty() || flags.auth_command.is_some() || !flags.query_keys.is_empty(),
+        !headers.is_empty()
+            || flags.auth_command.is_some()
+            || !flags.query_keys.is_empty()
+            || !given.is_empty(),
     );
     let events = Events::open(flags.events.as_deref(), &out, secrets.clone())?;
     events.emit(&Event::RunStarted {
@@ -244,6 +264,14 @@ pub async fn open_session(
         events.finish(&summary.report, summary.exit_status(), &flags.out);
         return Ok(Err(summary));
     }
+    for login in &given.logins {
+        let identity = log_in(login, &target_url, flags).await?;
+        if stands_for_run.as_deref() == Some(login.name.as_str()) {
+            credentials = credentials.as_identity(&identity.name, identity.headers);
+        } else {
+            credentials.add_identity(&identity.name, identity.headers);
+        }
+    }
     Ok(Ok(Session {
         target: target_url,
         secrets,
@@ -254,6 +282,50 @@ pub async fn open_session(
         events,
         out,
     }))
+}
+
+/// The identities `--identity` (and `[identities]`) and `--auth-file` give.
+fn given_identities(flags: &RunOptions) -> anyhow::Result<execution::identities::Given> {
+    use execution::identities;
+    let pairs = flags
+        .identities
+        .iter()
+        .map(|text| identities::parse_flag(text).map_err(|e| anyhow::anyhow!("--identity: {e}")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let fixed = identities::group(pairs);
+    let given = identities::Given {
+        first: fixed.first().map(|i| i.name.clone()),
+        fixed,
+        logins: Vec::new(),
+    };
+    match &flags.auth_file {
+        None => Ok(given),
+        Some(file) => {
+            let shown = file.display();
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| anyhow::anyhow!("--auth-file {shown}: cannot read it: {e}"))?;
+            let doc = crate::load::parse_text(&text, file)
+                .map_err(|e| anyhow::anyhow!("--auth-file {shown}: not JSON or YAML: {e}"))?;
+            let from_file = identities::parse_auth_file(&doc)
+                .map_err(|e| anyhow::anyhow!("--auth-file {shown}: {e}"))?;
+            given.and(from_file).map_err(|e| anyhow::anyhow!("{e}"))
+        }
+    }
+}
+
+/// Sends an identity's login request to the target and reads its token.
+async fn log_in(
+    login: &execution::identities::Login,
+    target: &url::Url,
+    flags: &RunOptions,
+) -> anyhow::Result<execution::identities::Identity> {
+    let transport = execution::Transport::new(target.clone(), flags.max_body, 1, &flags.tls)?;
+    let got = transport
+        .send(&login.request(), &[], &[], flags.timeout)
+        .await;
+    login
+        .identity(got.status, &got.headers, &got.body)
+        .map_err(|e| anyhow::Error::new(super::RuntimeFailure(format!("--auth-file: {e}"))))
 }
 
 /// The target with the description's base path added when the target

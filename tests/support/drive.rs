@@ -29,6 +29,7 @@ pub fn step(operation: &str, method: &str, path: &str, body: Option<&str>) -> St
         body: body.map(str::to_string),
         graphql_query: false,
         breach: None,
+        identity: None,
         captures: Vec::new(),
         status: None,
         graphql_clean: false,

@@ -17,6 +17,7 @@ pub mod hostile;
 pub mod input_edges;
 pub mod list_flow;
 pub mod misbehaving;
+pub mod notes;
 pub mod recording;
 pub mod security;
 pub mod slow_edges;

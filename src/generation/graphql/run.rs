@@ -256,6 +256,7 @@ impl TestRun for GqlRun {
             content_type: Some("application/json".into()),
             graphql_query: !mutation,
             breach: call.breach.as_ref().map(|b| b.note.clone()),
+            identity: None,
         })
     }
 }

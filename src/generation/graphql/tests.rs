@@ -27,6 +27,8 @@ fn config(seed: u64, use_graph: bool) -> SearchConfig {
         budget: None,
         skip_checks: Vec::new(),
         target: None,
+        identities: Vec::new(),
+        main_identity: None,
     }
 }
 

@@ -110,6 +110,7 @@ pub fn build_request(api: &Api, op: &Operation, inputs: &Inputs) -> RequestSpec 
         content_type,
         graphql_query: false,
         breach: None,
+        identity: None,
     }
 }
 

@@ -112,6 +112,7 @@ impl FlowRun {
             content_type: None,
             graphql_query: false,
             breach: None,
+            identity: None,
         };
         let mut follow = Vec::new();
         match ex.request.method.as_str() {

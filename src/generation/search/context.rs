@@ -45,6 +45,10 @@ pub struct SearchConfig {
     pub skip_checks: Vec<String>,
     /// The run's target, to follow `Location` headers under it.
     pub target: Option<url::Url>,
+    /// The identities besides the run's own (none: no identity tests).
+    pub identities: Vec<String>,
+    /// The run's own identity's name, as findings name it (`None`: `main`).
+    pub main_identity: Option<String>,
 }
 
 /// The search's shared state, lent to the protocol while it samples,

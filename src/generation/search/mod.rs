@@ -247,6 +247,8 @@ pub struct Search<P: Protocol> {
     edge_pass_complete: bool,
     /// Answers per second over the first [`EARLY_REQUESTS`].
     early_rate: Option<f64>,
+    /// The identity tests, with a second identity.
+    identities: Option<crate::generation::identities::Planner>,
 }
 
 impl<G> Length for TestCase<G> {
@@ -267,7 +269,10 @@ impl<P: Protocol> Search<P> {
         feedback: Option<Feedback>,
         config: SearchConfig,
     ) -> Search<P> {
-        let checker = Checker::new(&api, config.skip_checks.clone(), config.target.clone());
+        let mut checker = Checker::new(&api, config.skip_checks.clone(), config.target.clone());
+        if let Some(main) = &config.main_identity {
+            checker = checker.with_main_identity(main);
+        }
         // The protocol decides which operations are callable; the shared
         // state (templates, sequences) is built over those.
         let ops = protocol.operations(&api, &config);
@@ -279,6 +284,11 @@ impl<P: Protocol> Search<P> {
         let aside = vec![false; api.operations.len()];
         let spent = vec![std::time::Duration::ZERO; api.operations.len()];
         let positions = api.operation_positions();
+        let identities = crate::generation::identities::Planner::new(
+            api.clone(),
+            &config.identities,
+            config.read_only,
+        );
         let cx = Cx::new(api, graph, feedback, config, ops);
         Search {
             timeouts,
@@ -303,6 +313,7 @@ impl<P: Protocol> Search<P> {
             phase_requests: [0; 3],
             edge_pass_complete: false,
             early_rate: None,
+            identities,
         }
     }
 
@@ -462,6 +473,11 @@ impl<P: Protocol> Search<P> {
                 .iter()
                 .zip(self.phase_requests)
                 .map(|(p, n)| (p.as_str().to_string(), n))
+                .chain(
+                    self.identities
+                        .as_ref()
+                        .map(|p| ("identities".to_string(), p.requests)),
+                )
                 .collect(),
             edge_classes: self.protocol.edge_classes(),
             edge_pass_complete: self.edge_pass_complete,
@@ -647,6 +663,33 @@ fn hog(
         && per(spent, requests) >= SLOW_AVERAGE.max(per(total, all) * HOG_SHARES)
 }
 
+impl<P: Protocol> Search<P> {
+    /// An identity test is over: its answers are judged and its faults
+    /// kept like any test's, but it teaches the search nothing (it is not
+    /// archived, and its requests go as other callers).
+    fn identity_finished(
+        &mut self,
+        run: &crate::generation::identities::IdentityRun,
+        exchanges: &[Exchange],
+    ) {
+        self.cx.requests += exchanges.len() as u64;
+        if let Some(planner) = &mut self.identities {
+            planner.finished(run, exchanges);
+        }
+        if exchanges.is_empty() {
+            return;
+        }
+        let findings = self
+            .checker
+            .test_after(&self.cx.api, exchanges, &self.echoes);
+        self.faults.record(exchanges, &findings, &self.ledger);
+        for ex in exchanges {
+            self.ledger.note(ex);
+            self.echoes.note(ex);
+        }
+    }
+}
+
 impl<P: Protocol> Driver for Search<P> {
     fn next_test(&mut self) -> Option<Box<dyn TestRun>> {
         if self.cx.ops.is_empty() {
@@ -659,6 +702,11 @@ impl<P: Protocol> Driver for Search<P> {
         }
         if self.phase == Phase::Initial {
             self.phase = Phase::EdgePass;
+        }
+        if let Some(planner) = &mut self.identities
+            && let Some(test) = planner.next_test()
+        {
+            return Some(Box::new(test));
         }
         self.cx.resequence_if_stale();
         self.cx.edge_pass = self.edge_pass_goes_on();
@@ -695,6 +743,10 @@ impl<P: Protocol> Driver for Search<P> {
 
     fn finished(&mut self, test: Box<dyn TestRun>, exchanges: &[Exchange]) {
         let any: Box<dyn std::any::Any> = test;
+        let any = match any.downcast::<crate::generation::identities::IdentityRun>() {
+            Ok(run) => return self.identity_finished(&run, exchanges),
+            Err(any) => any,
+        };
         let Ok(run) = any.downcast::<P::Run>() else {
             return;
         };
@@ -715,6 +767,10 @@ impl<P: Protocol> Driver for Search<P> {
         for ex in exchanges {
             self.ledger.note(ex);
             self.echoes.note(ex);
+        }
+        if let Some(planner) = &mut self.identities {
+            let positions = &self.positions;
+            planner.observe(exchanges, |e| positions.get(&e.request.operation).copied());
         }
         let reached = self
             .protocol

@@ -304,3 +304,23 @@ pub(super) fn dangling_location(a: &Answer<'_>) -> Option<Finding> {
 pub(super) fn non_idempotent(a: &Answer<'_>) -> Option<Finding> {
     a.with_sequence(stateful::non_idempotent)
 }
+
+pub(super) fn other_identity_write(a: &Answer<'_>) -> Option<Finding> {
+    crate::oracles::identities::other_identity_write(a.ex, a.earlier, a.main_identity())
+}
+
+pub(super) fn anonymous_modification(a: &Answer<'_>) -> Option<Finding> {
+    crate::oracles::identities::anonymous_modification(a.op?, a.ex)
+}
+
+pub(super) fn existence_leak(a: &Answer<'_>) -> Option<Finding> {
+    crate::oracles::identities::existence_leak(a.ex, a.earlier, a.main_identity())
+}
+
+pub(super) fn valid_credentials_told_401(a: &Answer<'_>) -> Option<Finding> {
+    crate::oracles::identities::valid_credentials_told_401(a.ex, a.earlier, a.main_identity())
+}
+
+pub(super) fn other_identity_read(a: &Answer<'_>) -> Option<Finding> {
+    crate::oracles::identities::other_identity_read(a.ex, a.earlier, a.main_identity())
+}

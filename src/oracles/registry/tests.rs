@@ -30,6 +30,8 @@ struct FixtureExchange {
     #[serde(default)]
     graphql_query: bool,
     breach: Option<Breach>,
+    #[serde(default)]
+    identity: Option<String>,
     failure: Option<Failure>,
     elapsed_ms: u64,
 }
@@ -55,6 +57,7 @@ fn exchanges(fixture: &Fixture) -> Vec<Exchange> {
                 body: e.request_body.clone(),
                 graphql_query: e.graphql_query,
                 breach: e.breach.clone(),
+                identity: e.identity.clone(),
                 ..Default::default()
             },
             status: e.status,

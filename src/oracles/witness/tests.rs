@@ -24,6 +24,7 @@ fn ex(
             content_type: body.map(|_| "application/json".to_string()),
             graphql_query: false,
             breach: None,
+            identity: None,
         },
         status: Some(status),
         headers: location
