@@ -414,15 +414,39 @@ pub fn negative_inputs(
             per_input.extend(example_bodies(api, body, &schema, value, rng));
         }
         let place = if json { Place::Json } else { Place::Text };
+        // A bulk body sent empty (a bare first call: `[]` was accepted) has
+        // no item whose fields could be tried: one item is made, and each
+        // change to it sends the whole body (Prefect's `POST /logs/`
+        // crashed on an integer past 64 bits in an item's `level`, and its
+        // only base was `[]`).
+        let filled = match (value, api.resolve(&schema).items.as_deref()) {
+            (Value::Array(items), Some(item)) if items.is_empty() && json => Some(Value::Array(
+                vec![crate::generation::values::value_for(api, item, rng)],
+            )),
+            _ => None,
+        };
+        let from = per_input.len();
         fields(
             api,
             &schema,
-            value,
+            filled.as_ref().unwrap_or(value),
             place,
             &mut Vec::new(),
             &mut per_input,
             rng,
         );
+        if let Some(filled) = &filled {
+            for input in per_input[from..].iter_mut().flatten() {
+                let (path, new) = match &input.change {
+                    Change::SetField(path, v) => (path, Some(v.clone())),
+                    Change::OmitField(path) => (path, None),
+                    _ => continue,
+                };
+                let mut whole = filled.clone();
+                set_at(&mut whole, path, new);
+                input.change = Change::SetField(Vec::new(), whole);
+            }
+        }
     }
     for list in credentials(api, op) {
         per_input.push(list);
@@ -1045,6 +1069,33 @@ components:
             inputs.iter().any(|i| i.class == EdgeClass::Examples
                 && i.change == Change::SetParam(0, json!("slow")))
         );
+    }
+
+    #[test]
+    fn a_bulk_body_sent_empty_still_gets_its_items_fields_tried() {
+        let api = crate::load::load_text(
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /logs:\n    post:\n      operationId: logs\n      requestBody:\n        content:\n          application/json:\n            schema: {type: array, items: {type: object, required: [level], properties: {level: {type: integer}}}}\n      responses: {'201': {description: ok}}\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let mut rng = Rng64::seed_from_u64(1);
+        let genes = Genes {
+            params: Vec::new(),
+            body: Some(("application/json".into(), json!([]))),
+            breach: None,
+        };
+        let inputs = negative_inputs(&api, &api.operations[0], &genes, &mut rng);
+        let huge = inputs
+            .iter()
+            .find(|i| i.class == EdgeClass::Huge && i.note.input == "body /0/level")
+            .expect("the item's level gets an integer past 64 bits");
+        let Change::SetField(path, body) = &huge.change else {
+            panic!("{huge:?}")
+        };
+        assert!(path.is_empty(), "the whole body is sent: {path:?}");
+        assert_eq!(body.as_array().map(Vec::len), Some(1));
+        assert!(body[0]["level"].to_string().len() > 19, "{body}");
     }
 
     #[test]
