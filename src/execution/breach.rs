@@ -153,6 +153,10 @@ pub enum EdgeClass {
     Metacharacters,
     /// Missing or malformed credentials.
     Credentials,
+    /// Each value the description lists as an input's example, and bodies
+    /// built from every example it lists, optional fields included (a
+    /// full-text filter crashed on the fourth of its own examples).
+    Examples,
 }
 
 impl EdgeClass {
@@ -173,6 +177,7 @@ impl EdgeClass {
             EdgeClass::Pattern => "pattern",
             EdgeClass::Metacharacters => "metacharacters",
             EdgeClass::Credentials => "credentials",
+            EdgeClass::Examples => "examples",
         }
     }
 }
@@ -221,7 +226,9 @@ impl Breach {
                     && v.split(';')
                         .any(|c| c.trim().split('=').next() == Some(name))
             }),
-            "body" if name.is_empty() => request.body.is_some(),
+            // The whole body (`body`, or one of the bodies built from the
+            // description's examples, `body (examples 2)`).
+            "body" if name.is_empty() || name.starts_with('(') => request.body.is_some(),
             "body" => {
                 let Some(body) = request.body.as_deref() else {
                     return absent;
@@ -246,7 +253,7 @@ impl Breach {
     /// `/a/b`, a `~` escaped); none for the whole body or another input.
     pub fn body_pointer(&self) -> Option<String> {
         let field = self.input.strip_prefix("body ")?.trim_start_matches('/');
-        (!field.is_empty()).then(|| {
+        (!field.is_empty() && !field.starts_with('(')).then(|| {
             field
                 .split('/')
                 .map(|t| format!("/{}", t.replace('~', "~0")))

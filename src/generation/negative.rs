@@ -72,7 +72,7 @@ pub use crate::execution::EdgeClass;
 // beside the probes that send them.
 impl EdgeClass {
     /// Every class, in the order of their prior yield.
-    pub const ALL: [EdgeClass; 14] = [
+    pub const ALL: [EdgeClass; 15] = [
         EdgeClass::Huge,
         EdgeClass::WrongShape,
         EdgeClass::StructureInScalar,
@@ -87,6 +87,7 @@ impl EdgeClass {
         EdgeClass::Pattern,
         EdgeClass::Metacharacters,
         EdgeClass::Credentials,
+        EdgeClass::Examples,
     ];
 
     /// The share of operations a value of this class breaks, before the
@@ -109,6 +110,7 @@ impl EdgeClass {
             EdgeClass::Pattern => 0.02,
             EdgeClass::Metacharacters => 0.02,
             EdgeClass::Credentials => 0.01,
+            EdgeClass::Examples => 0.05,
         }
     }
 
@@ -126,6 +128,7 @@ impl EdgeClass {
                 | EdgeClass::WrongType
                 | EdgeClass::Empty
                 | EdgeClass::Long
+                | EdgeClass::Examples
         )
     }
 
@@ -146,7 +149,7 @@ fn short_of(min: u64, cap: u64) -> usize {
 /// Values tried per input and class of value, at most: every class an
 /// input can take keeps its first value (a cap over all classes cut the
 /// integers past 64 bits, listed late, from inputs with many rules).
-const PER_CLASS: usize = 6;
+pub const PER_CLASS: usize = 6;
 
 /// Integers no 64-bit type holds: 2^64, 10^20 and −2^63−1 (a server's
 /// conversion to a database or machine integer overflows).
@@ -197,6 +200,10 @@ pub fn probes(api: &Api, schema: &Schema, place: Place, rng: &mut Rng64) -> Vec<
         }
         candidates.extend(huge.into_iter().map(|v| (v, EdgeClass::Huge)));
     }
+    // The description's own examples, each once: the search draws them
+    // only now and then, and a server's authors list the inputs they
+    // thought of, not the ones their code handles.
+    candidates.extend(s.examples.iter().map(|v| (v.clone(), EdgeClass::Examples)));
     // Type violations.
     if numeric {
         candidates.push((json!("abc"), EdgeClass::WrongType));

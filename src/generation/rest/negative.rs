@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::request::{MultipartFlaw, break_multipart, is_multipart};
 use super::{Genes, Rest, RestTest};
 use crate::execution::{Breach, BreachKind, RequestSpec};
-use crate::generation::negative::{ClassTally, EdgeClass, Place, probes};
+use crate::generation::negative::{ClassTally, EdgeClass, PER_CLASS, Place, breaks, probes};
 use crate::generation::search::Cx;
 use crate::generation::test::Sampler;
 use crate::generation::values::Rng64;
@@ -352,6 +352,19 @@ pub fn negative_inputs(
                 class: probe.class,
             });
         }
+        // The parameter's own examples (its schema's are among the probes).
+        for example in p.examples.iter().take(PER_CLASS) {
+            let change = Change::SetParam(j, example.clone());
+            if list.iter().any(|i| i.change == change) {
+                continue;
+            }
+            let kind = breaks(api, &p.schema, example, place).unwrap_or(BreachKind::Unusual);
+            list.push(NegativeInput {
+                change,
+                note: note(&input, kind),
+                class: EdgeClass::Examples,
+            });
+        }
         per_input.push(list);
     }
     if let (Some(body), Some((mime, value))) = (&op.request_body, &genes.body) {
@@ -397,16 +410,43 @@ pub fn negative_inputs(
             );
         }
         per_input.push(whole);
+        if json {
+            per_input.extend(example_bodies(api, body, &schema, value, rng));
+        }
         let place = if json { Place::Json } else { Place::Text };
+        // A bulk body sent empty (a bare first call: `[]` was accepted) has
+        // no item whose fields could be tried: one item is made, and each
+        // change to it sends the whole body (Prefect's `POST /logs/`
+        // crashed on an integer past 64 bits in an item's `level`, and its
+        // only base was `[]`).
+        let filled = match (value, api.resolve(&schema).items.as_deref()) {
+            (Value::Array(items), Some(item)) if items.is_empty() && json => Some(Value::Array(
+                vec![crate::generation::values::value_for(api, item, rng)],
+            )),
+            _ => None,
+        };
+        let from = per_input.len();
         fields(
             api,
             &schema,
-            value,
+            filled.as_ref().unwrap_or(value),
             place,
             &mut Vec::new(),
             &mut per_input,
             rng,
         );
+        if let Some(filled) = &filled {
+            for input in per_input[from..].iter_mut().flatten() {
+                let (path, new) = match &input.change {
+                    Change::SetField(path, v) => (path, Some(v.clone())),
+                    Change::OmitField(path) => (path, None),
+                    _ => continue,
+                };
+                let mut whole = filled.clone();
+                set_at(&mut whole, path, new);
+                input.change = Change::SetField(Vec::new(), whole);
+            }
+        }
     }
     for list in credentials(api, op) {
         per_input.push(list);
@@ -426,6 +466,106 @@ pub fn negative_inputs(
         }
         rank += 1;
     }
+}
+
+/// The description's example bodies, then bodies built from the examples it
+/// gives for fields (optional ones too, with the objects that hold them):
+/// the `k`-th of each built with each field's `k`-th example. Each is an
+/// input of its own, so that the edge pass sends every one, not only the
+/// first: a full-text filter broke on the fourth example of its query.
+fn example_bodies(
+    api: &Api,
+    body: &crate::model::RequestBody,
+    schema: &crate::model::Schema,
+    base: &Value,
+    rng: &mut Rng64,
+) -> Vec<Vec<NegativeInput>> {
+    let mut bodies: Vec<Value> = Vec::new();
+    let listed = body
+        .examples
+        .iter()
+        .chain(&api.resolve(schema).examples)
+        .cloned();
+    let built = (0..PER_CLASS).filter_map(|k| with_examples(api, schema, base, k, 0, rng));
+    for v in listed.chain(built) {
+        if bodies.len() < PER_CLASS && v != *base && !bodies.contains(&v) {
+            bodies.push(v);
+        }
+    }
+    bodies
+        .into_iter()
+        .enumerate()
+        .map(|(k, v)| {
+            let kind = breaks(api, schema, &v, Place::Json).unwrap_or(BreachKind::Unusual);
+            vec![NegativeInput {
+                change: Change::SetField(Vec::new(), v),
+                note: note(&format!("body (examples {})", k + 1), kind),
+                class: EdgeClass::Examples,
+            }]
+        })
+        .collect()
+}
+
+/// `base` (a value of `schema`) with every field below the top that the
+/// description gives examples for set to its `k`-th (cycling through shorter
+/// lists), and the objects that hold them made, with their other required
+/// fields generated; none when no field below has an example.
+fn with_examples(
+    api: &Api,
+    schema: &crate::model::Schema,
+    base: &Value,
+    k: usize,
+    depth: usize,
+    rng: &mut Rng64,
+) -> Option<Value> {
+    let s = api.resolve(schema);
+    if depth > FIELD_DEPTH {
+        return None;
+    }
+    if depth > 0 && !s.examples.is_empty() {
+        return Some(s.examples[k % s.examples.len()].clone());
+    }
+    if !s.properties.is_empty() {
+        let mut fields = match base {
+            Value::Object(fields) => fields.clone(),
+            _ => serde_json::Map::new(),
+        };
+        let mut any = false;
+        for (name, prop) in &s.properties {
+            if api.resolve(prop).read_only {
+                continue;
+            }
+            let inner = fields.get(name).cloned().unwrap_or(Value::Null);
+            if let Some(v) = with_examples(api, prop, &inner, k, depth + 1, rng) {
+                fields.insert(name.clone(), v);
+                any = true;
+            }
+        }
+        if !any {
+            return None;
+        }
+        for name in &s.required {
+            if let (false, Some(prop)) = (fields.contains_key(name), s.properties.get(name)) {
+                fields.insert(
+                    name.clone(),
+                    crate::generation::values::value_for(api, prop, rng),
+                );
+            }
+        }
+        return Some(Value::Object(fields));
+    }
+    if let Some(item) = s.items.as_deref() {
+        let first = match base {
+            Value::Array(items) => items.first().cloned().unwrap_or(Value::Null),
+            _ => Value::Null,
+        };
+        return with_examples(api, item, &first, k, depth + 1, rng).map(|v| Value::Array(vec![v]));
+    }
+    // `anyOf: [{$ref: Filter}, {type: null}]`: the first alternative that
+    // has examples below it.
+    s.alternatives
+        .iter()
+        .find_map(|alt| with_examples(api, alt, base, k, depth + 1, rng))
 }
 
 /// What leaving out a required input of `schema` breaks: with a `default`
@@ -837,6 +977,129 @@ components:
                 "Authorization".into(),
                 "Token abc".into()
             )])));
+    }
+
+    #[test]
+    fn every_example_the_description_gives_is_sent_once_even_in_an_optional_nested_field() {
+        // Prefect's event filter: `filter.text.query` is optional two levels
+        // down, behind `anyOf [.., null]`, and its fourth example crashed
+        // the server; the base body holds no `text` at all.
+        let api = crate::load::load_text(
+            r#"openapi: 3.1.0
+info: {title: t, version: '1'}
+paths:
+  /events/filter:
+    post:
+      operationId: filter
+      parameters:
+      - {name: mode, in: query, schema: {type: string}, examples: {a: {value: fast}, b: {value: slow}}}
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                limit: {type: integer}
+                filter:
+                  anyOf:
+                  - $ref: '#/components/schemas/Filter'
+                  - {type: 'null'}
+      responses: {'200': {description: ok}}
+components:
+  schemas:
+    Filter:
+      type: object
+      properties:
+        order: {type: string}
+        text:
+          anyOf:
+          - type: object
+            required: [query]
+            properties:
+              query: {type: string, examples: [error, 'error -debug', '"timeout"', '+required -excluded']}
+          - {type: 'null'}
+"#,
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let mut rng = Rng64::seed_from_u64(1);
+        let genes = Genes {
+            params: Vec::new(),
+            body: Some((
+                "application/json".into(),
+                json!({"limit": 5, "filter": {"order": "x"}}),
+            )),
+            breach: None,
+        };
+        let inputs = negative_inputs(&api, &api.operations[0], &genes, &mut rng);
+        let bodies: Vec<&Value> = inputs
+            .iter()
+            .filter(|i| i.class == EdgeClass::Examples)
+            .filter_map(|i| match &i.change {
+                Change::SetField(path, v) if path.is_empty() => Some(v),
+                _ => None,
+            })
+            .collect();
+        let queries: Vec<&str> = bodies
+            .iter()
+            .filter_map(|b| b.pointer("/filter/text/query")?.as_str())
+            .collect();
+        assert_eq!(
+            queries,
+            [
+                "error",
+                "error -debug",
+                "\"timeout\"",
+                "+required -excluded"
+            ],
+            "{bodies:?}"
+        );
+        // What the base body held stays; each body is an input of its own,
+        // so the edge pass sends all four.
+        assert!(
+            bodies
+                .iter()
+                .all(|b| b["limit"] == 5 && b["filter"]["order"] == "x")
+        );
+        let names: std::collections::BTreeSet<&str> = inputs
+            .iter()
+            .filter(|i| i.class == EdgeClass::Examples)
+            .map(|i| i.note.input.as_str())
+            .collect();
+        assert!(names.len() >= 4, "{names:?}");
+        // The parameter's examples too.
+        assert!(
+            inputs.iter().any(|i| i.class == EdgeClass::Examples
+                && i.change == Change::SetParam(0, json!("slow")))
+        );
+    }
+
+    #[test]
+    fn a_bulk_body_sent_empty_still_gets_its_items_fields_tried() {
+        let api = crate::load::load_text(
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /logs:\n    post:\n      operationId: logs\n      requestBody:\n        content:\n          application/json:\n            schema: {type: array, items: {type: object, required: [level], properties: {level: {type: integer}}}}\n      responses: {'201': {description: ok}}\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let mut rng = Rng64::seed_from_u64(1);
+        let genes = Genes {
+            params: Vec::new(),
+            body: Some(("application/json".into(), json!([]))),
+            breach: None,
+        };
+        let inputs = negative_inputs(&api, &api.operations[0], &genes, &mut rng);
+        let huge = inputs
+            .iter()
+            .find(|i| i.class == EdgeClass::Huge && i.note.input == "body /0/level")
+            .expect("the item's level gets an integer past 64 bits");
+        let Change::SetField(path, body) = &huge.change else {
+            panic!("{huge:?}")
+        };
+        assert!(path.is_empty(), "the whole body is sent: {path:?}");
+        assert_eq!(body.as_array().map(Vec::len), Some(1));
+        assert!(body[0]["level"].to_string().len() > 19, "{body}");
     }
 
     #[test]
