@@ -106,10 +106,14 @@ pub fn reason(f: &Finding, ex: &Exchange) -> Reason {
     }
     match oracle.group {
         // An identity check's detail names who did it to whose resource.
-        Group::Operation if oracle.wfc.is_some() && !f.detail.is_empty() => Reason::new(
-            format!("{code}:{}:{}", f.operation, f.detail),
-            format!("{title}: {} ({})", f.operation, f.detail),
-        ),
+        Group::Operation
+            if oracle.concern == registry::Concern::Security && !f.detail.is_empty() =>
+        {
+            Reason::new(
+                format!("{code}:{}:{}", f.operation, f.detail),
+                format!("{title}: {} ({})", f.operation, f.detail),
+            )
+        }
         Group::Operation => Reason::new(
             format!("{code}:{}", f.operation),
             format!("{title}: {}", f.operation),
@@ -752,7 +756,7 @@ mod tests {
         assert_eq!(causes[0].wfc, Some(306));
         let json = serde_json::to_value(&causes[0]).unwrap();
         assert_eq!(json["wfc"], 306);
-        let plain = finding("server_error", "deleteDraft", "");
+        let plain = finding("non_idempotent", "deleteDraft", "");
         let mut faults = crate::oracles::Faults::new();
         faults.record(
             std::slice::from_ref(&del),

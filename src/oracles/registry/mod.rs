@@ -34,7 +34,7 @@ pub const ORACLES: &[Oracle] = &[
             check: server_error,
         },
         graphql: GraphqlJudge::Walk,
-        wfc: None,
+        wfc: Some(100),
     },
     Oracle {
         code: "no_answer",
@@ -73,7 +73,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::NoAnswer(timeout),
         graphql: GraphqlJudge::Same,
-        wfc: None,
+        wfc: Some(312),
     },
     Oracle {
         code: "graphql_internal_error",
@@ -102,7 +102,7 @@ pub const ORACLES: &[Oracle] = &[
             check: ignored_auth,
         },
         graphql: GraphqlJudge::None,
-        wfc: None,
+        wfc: Some(307),
     },
     Oracle {
         code: "other_identity_write",
@@ -186,7 +186,7 @@ pub const ORACLES: &[Oracle] = &[
             check: leak::<0>,
         },
         graphql: GraphqlJudge::Walk,
-        wfc: None,
+        wfc: Some(309),
     },
     Oracle {
         code: "sql_leak",
@@ -296,7 +296,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::Sequence(use_after_delete),
         graphql: GraphqlJudge::None,
-        wfc: None,
+        wfc: Some(113),
     },
     Oracle {
         code: "created_not_readable",
@@ -309,7 +309,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::Sequence(created_not_readable),
         graphql: GraphqlJudge::None,
-        wfc: None,
+        wfc: Some(122),
     },
     Oracle {
         code: "dangling_location",
@@ -322,7 +322,7 @@ pub const ORACLES: &[Oracle] = &[
         aliases: &[],
         rest: Judge::Sequence(dangling_location),
         graphql: GraphqlJudge::None,
-        wfc: None,
+        wfc: Some(120),
     },
     Oracle {
         code: "non_idempotent",
@@ -351,7 +351,7 @@ pub const ORACLES: &[Oracle] = &[
             check: schema_violation,
         },
         graphql: GraphqlJudge::None,
-        wfc: None,
+        wfc: Some(200),
     },
     Oracle {
         code: "invalid_input_accepted",
@@ -367,7 +367,7 @@ pub const ORACLES: &[Oracle] = &[
             check: invalid_input_accepted,
         },
         graphql: GraphqlJudge::None,
-        wfc: None,
+        wfc: Some(206),
     },
     Oracle {
         code: "invalid_json",
