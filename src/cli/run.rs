@@ -58,7 +58,7 @@ pub(super) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let (api, source) = match &args.spec {
         Some(spec) => {
             let headers = crate::run::session::parse_headers(&options.headers)?;
-            let (loaded, source) = super::load_any(spec, &options.client()?, &headers)?;
+            let (loaded, source) = super::load_any(spec, || options.client(), &headers)?;
             if let Some(why) = loaded.no_operations() {
                 // Testing nothing is no success: say why there is nothing.
                 anyhow::bail!("{}: {why}", spec.display());
