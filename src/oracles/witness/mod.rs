@@ -161,12 +161,18 @@ fn acted_on(ex: &Exchange, creates: bool) -> Vec<(String, String)> {
 /// case; or any text that is not plain ASCII or has an escape, which is
 /// parsed to tell. Most bodies name no id: they are not parsed at all.
 fn may_name_an_id(body: &str) -> bool {
-    let has = |word: &[u8]| {
-        body.as_bytes()
-            .windows(word.len())
-            .any(|w| w.eq_ignore_ascii_case(word))
-    };
-    !body.is_ascii() || body.contains('\\') || has(b"id") || has(b"key") || has(b"slug")
+    // One pass for the three words in any case (a negative test's body may
+    // be megabytes of one value).
+    static WORDS: std::sync::LazyLock<Option<aho_corasick::AhoCorasick>> =
+        std::sync::LazyLock::new(|| {
+            aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(["id", "key", "slug"])
+                .ok()
+        });
+    !body.is_ascii()
+        || body.contains('\\')
+        || WORDS.as_ref().is_none_or(|words| words.is_match(body))
 }
 
 /// The kind of resource a collection holds: its path with the numbered
