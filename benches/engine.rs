@@ -674,8 +674,10 @@ fn trivial(_: &mut Criterion) {
             )),
         }
     }
+    // `scripts/bench-guard.sh --update` measures to keep new figures.
+    let updating = std::env::var_os("ENGINE_BENCH_UPDATE").is_some_and(|v| !v.is_empty());
     assert!(
-        worse.is_empty(),
+        worse.is_empty() || updating,
         "tool CPU per request regressed by more than 15% (benches/baseline.json): {}",
         worse.join("; ")
     );
