@@ -9,8 +9,10 @@
 # which contention on the cores inflates less than wall time, but still does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=$(ENGINE_BENCH_TRIVIAL_ONLY=1 cargo bench --locked --bench engine 2>&1 | tee /dev/stderr)
-if [ "${1:-}" = "--update" ]; then
+update=
+[ "${1:-}" = "--update" ] && update=1
+out=$(ENGINE_BENCH_TRIVIAL_ONLY=1 ENGINE_BENCH_UPDATE=$update cargo bench --locked --bench engine 2>&1 | tee /dev/stderr)
+if [ -n "$update" ]; then
   c16=$(sed -n 's/.*trivial server: \([0-9.]*\) µs CPU per request.*concurrency 16$/\1/p' <<<"$out")
   c1=$(sed -n 's/.*trivial server: \([0-9.]*\) µs CPU per request.*concurrency 1$/\1/p' <<<"$out")
   [ -n "$c16" ] && [ -n "$c1" ] || { echo "bench-guard: no figures in the bench's output" >&2; exit 1; }

@@ -362,3 +362,44 @@ async fn https_to_a_plain_http_port_says_so_instead_of_certificate_advice() {
     );
     assert!(!stderr.contains("--insecure"), "{stderr}");
 }
+
+/// A plain-HTTP target needs no certificate of the machine's: its clients
+/// never speak TLS (their redirects keep to its origin), so a machine with
+/// none (a slim container) tests it all the same. Each client used to read
+/// them all, and a run there stopped: "No CA certificates were loaded".
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plain_http_target_needs_no_certificates_of_the_machine() {
+    let server = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let list = vec![
+        "run".to_string(),
+        "models/demo/openapi.yaml".into(),
+        "--target".into(),
+        server.base_url(),
+        "--max-requests".into(),
+        "30".into(),
+        "--no-replay".into(),
+        "--out".into(),
+        out.to_string_lossy().into_owned(),
+    ];
+    let missing = dir.path().join("no-certificates-here");
+    let done = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_cartograph"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(&list)
+            .env("SSL_CERT_FILE", &missing)
+            .env("SSL_CERT_DIR", &missing)
+            .output()
+            .expect("binary runs")
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(
+        matches!(done.status.code(), Some(0 | 1)),
+        "exit {:?}: {stderr}",
+        done.status.code()
+    );
+    assert_eq!(read_report(&out)["requests"], 30, "{stderr}");
+}

@@ -57,7 +57,7 @@ pub(super) fn run(args: &GraphArgs) -> anyhow::Result<ExitCode> {
     let Some(spec) = &args.spec else {
         anyhow::bail!("give a SPEC to export, or --diff BEFORE AFTER");
     };
-    let (mut loaded, _) = super::load_any(spec, &args.fetch.client()?, &args.fetch.headers()?)?;
+    let (mut loaded, _) = super::load_any(spec, || args.fetch.client(), &args.fetch.headers()?)?;
     super::select(&mut [&mut loaded.api], &args.select)?;
     let g = crate::run::phase::timed("building the graph", || graph::build(&loaded.api));
     let text = crate::run::phase::timed("writing the graph", || export::render(&g, args.format));

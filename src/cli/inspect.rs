@@ -48,7 +48,7 @@ pub(super) struct InspectArgs {
 /// Runs the command.
 pub(super) fn run(args: &InspectArgs) -> anyhow::Result<ExitCode> {
     let (mut loaded, _) =
-        super::load_any(&args.spec, &args.fetch.client()?, &args.fetch.headers()?)?;
+        super::load_any(&args.spec, || args.fetch.client(), &args.fetch.headers()?)?;
     super::select(&mut [&mut loaded.api], &args.select)?;
     let g = match &args.graph {
         Some(path) => {

@@ -128,11 +128,13 @@ fn load_spec(path: &Path) -> anyhow::Result<Loaded> {
     Ok(loaded)
 }
 
-/// Loads SPEC, a file or an `http(s)://` URL (fetched with `client`, sending
-/// `headers`), with how the reports name it.
+/// Loads SPEC, a file or an `http(s)://` URL (fetched with the client
+/// `client` makes, sending `headers`), with how the reports name it. The
+/// client is made for a URL only: making one reads the machine's
+/// certificates.
 fn load_any(
     spec: &Path,
-    client: &reqwest::Client,
+    client: impl FnOnce() -> anyhow::Result<reqwest::Client>,
     headers: &[(String, String)],
 ) -> anyhow::Result<(Loaded, load::SpecSource)> {
     let text = spec.to_string_lossy();
@@ -145,7 +147,7 @@ fn load_any(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let remote = runtime.block_on(load::remote::fetch(client, &url, headers))?;
+    let remote = runtime.block_on(load::remote::fetch(&client()?, &url, headers))?;
     for w in &remote.loaded.warnings {
         eprintln!("warning: {}", one_line(&w.to_string()));
     }

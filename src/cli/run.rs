@@ -54,11 +54,11 @@ pub(super) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
             "warning: --insecure: server certificates are not checked; anyone on the path can read and change this run's traffic, credentials included"
         );
     }
-    let runtime = tokio::runtime::Runtime::new()?;
+    let runtime = crate::execution::runtime()?;
     let (api, source) = match &args.spec {
         Some(spec) => {
             let headers = crate::run::session::parse_headers(&options.headers)?;
-            let (loaded, source) = super::load_any(spec, &options.client()?, &headers)?;
+            let (loaded, source) = super::load_any(spec, || options.client(), &headers)?;
             if let Some(why) = loaded.no_operations() {
                 // Testing nothing is no success: say why there is nothing.
                 anyhow::bail!("{}: {why}", spec.display());

@@ -337,6 +337,17 @@ pub fn plain_words(failure: &super::Failure, target: &url::Url, cacert: bool) ->
     format!("{hint} ({target}: {})", failure.message)
 }
 
+/// The runtime a run is driven on: one thread. The search judges one test
+/// at a time under its lock and the observer writes the trace in order, so
+/// a second thread gained little and cost a cross-thread wake-up (a futex
+/// call each way) and a contended lock for every answer: about a fifth of
+/// the CPU per request against a fast server.
+pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}
+
 /// Runs tests from `driver` against the transport's target until the budget,
 /// the request cap, an interrupt (Ctrl-C, SIGTERM) or the driver ends it.
 /// `observe` sees every exchange on the calling task: a retried attempt as
@@ -525,7 +536,7 @@ async fn worker(shared: Arc<Shared>, tx: mpsc::UnboundedSender<Exchange>, seq: A
                 shared.fenced.fetch_add(1, Ordering::SeqCst);
                 break;
             }
-            match send_with_retries(&shared, &request, &seq).await {
+            match send_with_retries(&shared, request, &seq).await {
                 Err(SetAside) => {
                     set_aside = true;
                     break;
@@ -598,10 +609,33 @@ async fn credentials(shared: &Shared) -> Result<Vec<(String, String)>, String> {
 /// or [`SetAside`] when its operation waits past the budget.
 async fn send_with_retries(
     shared: &Shared,
-    request: &RequestSpec,
+    request: RequestSpec,
     seq: &AtomicU64,
 ) -> Result<Option<Vec<Exchange>>, SetAside> {
     let mut out = Vec::new();
+    let outcome = attempts(shared, &request, seq, &mut out).await;
+    // The request goes into its last attempt's exchange; only the attempts
+    // before it (retries, rare) get a copy.
+    if let Some((last, earlier)) = out.split_last_mut() {
+        for ex in earlier {
+            ex.request = request.clone();
+        }
+        last.request = request;
+    }
+    match outcome {
+        Err(SetAside) => Err(SetAside),
+        Ok(()) => Ok((!out.is_empty()).then_some(out)),
+    }
+}
+
+/// The attempts of [`send_with_retries`], each exchange pushed onto `out`
+/// without its request (the caller puts it in).
+async fn attempts(
+    shared: &Shared,
+    request: &RequestSpec,
+    seq: &AtomicU64,
+    out: &mut Vec<Exchange>,
+) -> Result<(), SetAside> {
     let mut renewed = false;
     let mut retries = 0;
     loop {
@@ -610,7 +644,7 @@ async fn send_with_retries(
             if n >= max {
                 shared.sent.fetch_sub(1, Ordering::SeqCst);
                 shared.stop.set(StopReason::MaxRequests);
-                return Ok((!out.is_empty()).then_some(out));
+                return Ok(());
             }
         } else {
             shared.sent.fetch_add(1, Ordering::SeqCst);
@@ -620,7 +654,7 @@ async fn send_with_retries(
         };
         if shared.stop.get().is_some() {
             unsend();
-            return Ok((!out.is_empty()).then_some(out));
+            return Ok(());
         }
         let admitted = super::interrupt::unless_interrupted(
             shared.politeness.admit(&request.operation, shared.deadline),
@@ -628,28 +662,28 @@ async fn send_with_retries(
         .await;
         let Some(admission) = admitted else {
             unsend();
-            return Ok((!out.is_empty()).then_some(out));
+            return Ok(());
         };
         match admission {
             Admission::Go => {}
             Admission::PastDeadline => {
                 unsend();
                 shared.stop.set(StopReason::Budget);
-                return Ok((!out.is_empty()).then_some(out));
+                return Ok(());
             }
             Admission::Blocked => {
                 unsend();
                 return if out.is_empty() {
                     Err(SetAside)
                 } else {
-                    Ok(Some(out))
+                    Ok(())
                 };
             }
         }
         let Some(credentials) = super::interrupt::unless_interrupted(credentials(shared)).await
         else {
             unsend();
-            return Ok((!out.is_empty()).then_some(out));
+            return Ok(());
         };
         let credentials = match credentials {
             Ok(h) => h,
@@ -657,7 +691,7 @@ async fn send_with_retries(
                 unsend();
                 *shared.auth_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
                 shared.stop.set(StopReason::AuthFailed);
-                return Ok((!out.is_empty()).then_some(out));
+                return Ok(());
             }
         };
         let mut timeout = shared.config.timeout;
@@ -743,7 +777,8 @@ async fn send_with_retries(
         }
         let exchange = Exchange {
             seq: seq.fetch_add(1, Ordering::SeqCst),
-            request: request.clone(),
+            // Put in by the caller, without a copy.
+            request: RequestSpec::default(),
             status: received.status,
             headers: received.headers,
             // Valid UTF-8 (nearly every body) is taken as it is, without a copy.
@@ -782,7 +817,7 @@ async fn send_with_retries(
             (_, Some(Signal::RetryAfter(_))) if retries < shared.config.max_retries => {
                 retries += 1;
             }
-            _ => return Ok(Some(out)),
+            _ => return Ok(()),
         }
     }
 }

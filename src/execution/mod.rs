@@ -33,7 +33,7 @@ pub use auth::{
 };
 pub use bounded::{JSON_DEPTH, JSON_ITEMS};
 pub use breach::{Breach, BreachKind, EdgeClass};
-pub use engine::{Driver, RunOutcome, StopReason, TestRun, plain_words, run};
+pub use engine::{Driver, RunOutcome, StopReason, TestRun, plain_words, run, runtime};
 pub use out_dir::{OutDir, OutDirError};
 pub use politeness::{Politeness, Rate, parse_rate};
 pub use tls::ClientError;

@@ -2,6 +2,7 @@
 //! to a few kilobytes (and marked so), request headers with the credentials'
 //! values replaced, secrets replaced everywhere.
 
+use std::borrow::Cow;
 use std::io::Write;
 
 use serde::Serialize;
@@ -16,6 +17,8 @@ const BODY_CHARS: usize = 4096;
 pub struct TraceWriter {
     out: std::io::BufWriter<std::fs::File>,
     secrets: Secrets,
+    /// The line being written, kept between lines for its capacity.
+    line: Vec<u8>,
 }
 
 #[derive(Serialize)]
@@ -24,9 +27,9 @@ struct Line<'a> {
     operation: &'a str,
     method: &'a str,
     path: &'a str,
-    request_headers: Vec<(String, String)>,
+    request_headers: Vec<(&'a str, &'a str)>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    request_body: Option<String>,
+    request_body: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     request_body_truncated: bool,
     /// What a negative test's request deliberately gets wrong.
@@ -38,17 +41,21 @@ struct Line<'a> {
     failure: Option<&'a Failure>,
     elapsed_ms: f64,
     response_headers: &'a [(String, String)],
-    response_body: String,
+    response_body: Cow<'a, str>,
     /// The response body is not whole: the transport's cap or timeout cut
     /// it, or the trace kept only its first [`BODY_CHARS`] characters.
     truncated: bool,
 }
 
-/// The first [`BODY_CHARS`] characters, and whether that is not all.
-fn cut(s: &str) -> (String, bool) {
+/// The first [`BODY_CHARS`] characters, and whether that is not all
+/// (a body that short is not copied: nearly every one).
+fn cut(s: &str) -> (Cow<'_, str>, bool) {
+    if s.len() <= BODY_CHARS {
+        return (Cow::Borrowed(s), false);
+    }
     match s.char_indices().nth(BODY_CHARS) {
-        Some((i, _)) => (format!("{}…", &s[..i]), true),
-        None => (s.to_string(), false),
+        Some((i, _)) => (Cow::Owned(format!("{}…", &s[..i])), true),
+        None => (Cow::Borrowed(s), false),
     }
 }
 
@@ -59,6 +66,7 @@ impl TraceWriter {
         Ok(TraceWriter {
             out: std::io::BufWriter::new(out.create(name)?),
             secrets,
+            line: Vec::new(),
         })
     }
 
@@ -66,12 +74,13 @@ impl TraceWriter {
     pub fn write(&mut self, ex: &Exchange) -> std::io::Result<()> {
         let request_body = ex.request.body.as_deref().map(cut);
         let (response_body, cut_here) = cut(&ex.body);
+        let secret_names = self.secrets.secret_headers();
         let line = Line {
             seq: ex.seq,
             operation: &ex.request.operation,
             method: &ex.request.method,
             path: &ex.request.path,
-            request_headers: self.request_headers(ex),
+            request_headers: self.request_headers(ex, &secret_names),
             request_body_truncated: request_body.as_ref().is_some_and(|(_, c)| *c),
             request_body: request_body.map(|(b, _)| b),
             breach: ex.request.breach.as_ref(),
@@ -82,14 +91,24 @@ impl TraceWriter {
             response_body,
             truncated: ex.truncated || cut_here,
         };
-        let text = serde_json::to_string(&line).map_err(std::io::Error::other)?;
-        writeln!(self.out, "{}", self.secrets.redact(&text))
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, &line).map_err(std::io::Error::other)?;
+        // serde_json writes UTF-8 only.
+        let text = std::str::from_utf8(&self.line).map_err(std::io::Error::other)?;
+        self.out.write_all(self.secrets.redact(text).as_bytes())?;
+        self.out.write_all(b"\n")
     }
 
     /// The headers the request carried: its own, its media type, and the
     /// credentials (`-H`, the auth command), whose values are never written.
-    fn request_headers(&self, ex: &Exchange) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = ex
+    /// `secret_names`: the headers that carry credentials.
+    fn request_headers<'a>(
+        &self,
+        ex: &'a Exchange,
+        secret_names: &'a [String],
+    ) -> Vec<(&'a str, &'a str)> {
+        let sent_credentials = !ex.request.without_credentials();
+        let mut out: Vec<(&str, &str)> = ex
             .request
             .headers
             .iter()
@@ -97,25 +116,19 @@ impl TraceWriter {
                 // Without the run's credentials, a request's own header is a
                 // generated (malformed) value, not a secret; `redact` still
                 // guards the whole line.
-                if self.secrets.is_secret_header(n) && !ex.request.without_credentials() {
-                    (n.clone(), PLACEHOLDER.to_string())
+                if sent_credentials && secret_names.iter().any(|h| h.eq_ignore_ascii_case(n)) {
+                    (n.as_str(), PLACEHOLDER)
                 } else {
-                    (n.clone(), v.clone())
+                    (n.as_str(), v.as_str())
                 }
             })
             .collect();
         if let (Some(ct), Some(_)) = (&ex.request.content_type, &ex.request.body) {
-            out.push(("content-type".into(), ct.clone()));
+            out.push(("content-type", ct.as_str()));
         }
-        let sent_credentials = !ex.request.without_credentials();
-        for name in self
-            .secrets
-            .secret_headers()
-            .into_iter()
-            .filter(|_| sent_credentials)
-        {
-            if !out.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name)) {
-                out.push((name, PLACEHOLDER.to_string()));
+        for name in secret_names.iter().filter(|_| sent_credentials) {
+            if !out.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
+                out.push((name.as_str(), PLACEHOLDER));
             }
         }
         out

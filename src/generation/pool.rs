@@ -189,6 +189,8 @@ impl ValuePool {
         }
         let body = ex.json();
         if let Some(body) = body {
+            // One key buffer for every field: most answers add nothing new.
+            let mut key = String::new();
             for (schema, path) in produced {
                 for obj in crate::graph::select(body, path)
                     .into_iter()
@@ -197,7 +199,10 @@ impl ValuePool {
                     if let Value::Object(fields) = obj {
                         for (k, v) in fields {
                             if wanted.property(schema, k) {
-                                let key = format!("{schema}.{k}");
+                                key.clear();
+                                key.push_str(schema);
+                                key.push('.');
+                                key.push_str(k);
                                 for v in scalars(v) {
                                     self.add_ref(&key, v);
                                 }
@@ -367,13 +372,15 @@ impl ValuePool {
 
 /// The scalar values `v` holds: itself, or the first elements of a list of
 /// scalars (a pet's `tags` are each a value of `Pet.tags`).
-pub(crate) fn scalars(v: &Value) -> Vec<&Value> {
+/// A slice of what `v` already holds: asked for every field of every
+/// answer, it allocates nothing.
+pub(crate) fn scalars(v: &Value) -> &[Value] {
     match v {
         Value::Array(items) if !items.is_empty() && items.iter().all(is_scalar) => {
-            items.iter().take(HARVEST_ITEMS).collect()
+            &items[..items.len().min(HARVEST_ITEMS)]
         }
-        v if is_scalar(v) => vec![v],
-        _ => Vec::new(),
+        v if is_scalar(v) => std::slice::from_ref(v),
+        _ => &[],
     }
 }
 

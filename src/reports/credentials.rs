@@ -78,10 +78,14 @@ impl AuthWatch {
             200..=299 => {
                 op.streak = 0;
                 if ex.request.is_mutation() {
-                    self.last_change = Some((
-                        ex.request.operation.clone(),
-                        format!("{} {path}", ex.request.method),
-                    ));
+                    // Written over in place: most answers of a run are
+                    // successful changes, and only the latest is kept.
+                    let (operation, what) = self.last_change.get_or_insert_with(Default::default);
+                    operation.clone_from(&ex.request.operation);
+                    what.clear();
+                    what.push_str(&ex.request.method);
+                    what.push(' ');
+                    what.push_str(path);
                 }
                 if ex.request.method == "DELETE" && self.deleted.len() < DELETED {
                     self.deleted.insert(path.trim_end_matches('/').to_string());

@@ -215,7 +215,15 @@ impl Tally {
             (Some(s), _) => {
                 let first_2xx =
                     (200..300).contains(&s) && !op.status_counts.keys().any(|k| k.starts_with('2'));
-                *op.status_counts.entry(s.to_string()).or_default() += 1;
+                // Counted without making the key's text, but the first time.
+                let mut digits = [0u8; 5];
+                let key = status_text(s, &mut digits);
+                match op.status_counts.get_mut(key) {
+                    Some(n) => *n += 1,
+                    None => {
+                        op.status_counts.insert(key.to_string(), 1);
+                    }
+                }
                 if first_2xx {
                     self.reached += 1;
                 }
@@ -368,11 +376,34 @@ impl Tally {
     }
 }
 
+/// `status` in decimal, written into `buf`.
+fn status_text(status: u16, buf: &mut [u8; 5]) -> &str {
+    let mut n = status;
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[at..]).unwrap_or("")
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;
 
     use super::*;
+
+    #[test]
+    fn status_text_is_the_decimal_number() {
+        for s in [0u16, 7, 42, 200, 404, 599, 999, 1000, 65535] {
+            let mut buf = [0u8; 5];
+            assert_eq!(status_text(s, &mut buf), s.to_string());
+        }
+    }
 
     fn answer(op: &str, method: &str, status: u16) -> Exchange {
         Exchange {

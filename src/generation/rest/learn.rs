@@ -29,6 +29,7 @@ impl Rest {
         exchanges: &[Exchange],
         findings: &[Vec<Finding>],
     ) -> Vec<(String, f64)> {
+        // Made for every answer: joined, not formatted.
         let mut out: Vec<(String, f64)> = Vec::new();
         for (k, ex) in exchanges.iter().enumerate() {
             for f in &findings[k] {
@@ -43,7 +44,7 @@ impl Rest {
             let ok = ex.is_success();
             match ex.status {
                 Some(s) => out.push((format!("status:{name}:{s}"), 1.0)),
-                None => out.push((format!("status:{name}:none"), 1.0)),
+                None => out.push((["status:", name.as_str(), ":none"].concat(), 1.0)),
             }
             let h = if ok {
                 1.0
@@ -52,16 +53,16 @@ impl Rest {
             } else {
                 0.3
             };
-            out.push((format!("ok:{name}"), h));
+            out.push((["ok:", name.as_str()].concat(), h));
             let used = &run.used[k];
             let h = if ok { 1.0 } else { 0.5 };
             for (schema, from) in used {
-                out.push((format!("edge:{schema}>{name}"), h));
+                out.push((["edge:", schema.as_str(), ">", name.as_str()].concat(), h));
                 // Finer than the edge: which operation's answer fed this one.
                 // It keeps tests where a value passed through an update (say)
                 // before reaching its consumer, a state worth mutating.
                 let producer = &cx.api.operations[run.test.calls[*from].op].name;
-                out.push((format!("flow:{producer}>{name}"), h));
+                out.push((["flow:", producer.as_str(), ">", name.as_str()].concat(), h));
             }
             let mut others: Vec<&str> = self.plan.sources[op]
                 .values()
@@ -72,7 +73,7 @@ impl Rest {
             others.sort_unstable();
             others.dedup();
             for schema in others {
-                out.push((format!("edge:{schema}>{name}"), 0.1));
+                out.push((["edge:", schema, ">", name.as_str()].concat(), 0.1));
             }
         }
         out

@@ -144,7 +144,7 @@ fn acted_on(ex: &Exchange, creates: bool) -> Vec<(String, String)> {
         .request
         .body
         .as_deref()
-        .filter(|b| b.trim_start().starts_with('{'))
+        .filter(|b| b.trim_start().starts_with('{') && may_name_an_id(b))
         .map(serde_json::from_str::<Value>)
     {
         for (k, v) in fields {
@@ -154,6 +154,25 @@ fn acted_on(ex: &Exchange, creates: bool) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// Whether a JSON body's text may hold a member [`is_id_name`] takes: one
+/// whose name has `id`, `key` or `slug` in it (`uuid` has `id`), in any
+/// case; or any text that is not plain ASCII or has an escape, which is
+/// parsed to tell. Most bodies name no id: they are not parsed at all.
+fn may_name_an_id(body: &str) -> bool {
+    // One pass for the three words in any case (a negative test's body may
+    // be megabytes of one value).
+    static WORDS: std::sync::LazyLock<Option<aho_corasick::AhoCorasick>> =
+        std::sync::LazyLock::new(|| {
+            aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(["id", "key", "slug"])
+                .ok()
+        });
+    !body.is_ascii()
+        || body.contains('\\')
+        || WORDS.as_ref().is_none_or(|words| words.is_match(body))
 }
 
 /// The kind of resource a collection holds: its path with the numbered
@@ -238,7 +257,10 @@ impl Ledger {
                 *t = self.tick;
             }
         }
-        let shared = Arc::new(ex.clone());
+        // Copied once, and only when something keeps it (a deletion, or an
+        // answer that names nothing, keeps none).
+        let mut kept: Option<Arc<Exchange>> = None;
+        let mut shared = || kept.get_or_insert_with(|| Arc::new(ex.clone())).clone();
         let mut created = Vec::new();
         // Only a POST, or an answer 201, creates: an update echoes its
         // resource's id, and so does an action on it (`POST /orders/5/cancel`
@@ -274,7 +296,7 @@ impl Ledger {
                 self.made.insert(place.clone());
                 self.count(&place);
             }
-            self.resource(id, at).creator = Some(shared.clone());
+            self.resource(id, at).creator = Some(shared());
         }
         for (value, hint) in acted_on(ex, !created.is_empty()) {
             let made = if hint.starts_with('/') {
@@ -315,7 +337,7 @@ impl Ledger {
         }
         if let Some((id, at)) = deepest {
             let r = self.resource(id, at);
-            r.changes.push(shared);
+            r.changes.push(shared());
             if r.changes.len() > CHANGES {
                 r.changes.remove(0);
             }

@@ -399,3 +399,20 @@ fn a_change_to_what_the_server_started_with_after_the_run_changed_it_is_history(
     let read = ex(after, "GET", "/authors/1/books/1", None, 200, "{}");
     assert_eq!(changed(&read), None, "a read changes nothing");
 }
+
+#[test]
+fn a_body_is_parsed_for_ids_whenever_it_may_name_one() {
+    // Every member name that names an id makes its body parsed.
+    for name in [
+        "id", "ID", "authorId", "book_id", "PetUUID", "apiKey", "KEY", "slug", "Slug", "x-id",
+    ] {
+        assert!(is_id_name(name), "{name}");
+        let body = serde_json::json!({ name: 1 }).to_string();
+        assert!(may_name_an_id(&body), "{body}");
+    }
+    // Escaped or non-ASCII names are parsed to tell.
+    assert!(may_name_an_id(r#"{"\u0069d": 1}"#));
+    assert!(may_name_an_id("{\"\u{212a}ey\": 1}"));
+    // The rest are not parsed.
+    assert!(!may_name_an_id(r#"{"name": "PDV5d2", "count": 3}"#));
+}
