@@ -46,7 +46,7 @@ pub struct Cli {
 enum Command {
     /// Start the built-in demo API and test it (or only serve it, with --serve).
     #[cfg(feature = "demo")]
-    Demo(demo::DemoArgs),
+    Demo(Box<demo::DemoArgs>),
     /// Test an API against a running server, from its description.
     Run(Box<run::RunArgs>),
     /// Export the property graph of an API description (JSON, DOT, Mermaid, GraphML).
@@ -57,7 +57,7 @@ enum Command {
     Replay(replay::ReplayArgs),
     /// Send a log of production GraphQL requests (NDJSON or HAR) to an endpoint
     /// and check every answer against the schema.
-    ReplayQueries(replay_queries::ReplayQueriesArgs),
+    ReplayQueries(Box<replay_queries::ReplayQueriesArgs>),
     /// Print shell completions (bash, zsh, fish, powershell, elvish).
     Completions(shell::CompletionsArgs),
     /// Print the man page, or write one per command with --out.
