@@ -213,7 +213,7 @@ impl Driver for Single {
 /// scripts call one of the `slow` operations come last and are confirmed
 /// but not shrunk, so that waiting on them cannot leave the others
 /// unreplayed. With a reset, each confirmed script is then proven on a
-/// fresh server ([`prove`]).
+/// fresh server (`prove`).
 pub async fn confirm(
     api: Arc<Api>,
     checker: Checker,
@@ -453,7 +453,7 @@ pub async fn record_fresh(
 /// not what the test met amid the search's state. With a reset, each runs
 /// after one, and what a fresh server answered is what it asserts; then
 /// the files kept must also pass one after another after a single reset
-/// ([`in_sequence`]).
+/// (`in_sequence`).
 pub async fn settle(
     scripts: Vec<SuiteScript>,
     api: &Api,
