@@ -642,7 +642,12 @@ mod tests {
             rule_json("valid_credentials_told_401")["properties"]["wfc"],
             305
         );
-        assert!(rule_json("server_error")["properties"].get("wfc").is_none());
+        assert_eq!(rule_json("server_error")["properties"]["wfc"], 100);
+        assert!(
+            rule_json("non_idempotent")["properties"]
+                .get("wfc")
+                .is_none()
+        );
     }
 
     #[test]
