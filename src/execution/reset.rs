@@ -47,8 +47,8 @@ impl Reset {
     /// What it runs, for people (a command as a shell would read it back).
     pub fn describe(&self) -> String {
         match self {
-            Reset::Command(cmd) => format!("command `{}`", crate::model::text::one_line(cmd)),
-            Reset::Post(url) => format!("POST {}", crate::model::text::one_line(url)),
+            Reset::Command(cmd) => format!("command `{}`", one_line(cmd)),
+            Reset::Post(url) => format!("POST {}", one_line(url)),
         }
     }
 
@@ -122,12 +122,23 @@ async fn run_command(cmd: &str, limit: Duration) -> Result<(), String> {
     Err(if tail.is_empty() {
         format!("{}, and wrote nothing on stderr", output.status)
     } else {
-        format!(
-            "{}; its stderr ends: {}",
-            output.status,
-            crate::model::text::one_line(&tail)
-        )
+        format!("{}; its stderr ends: {}", output.status, one_line(&tail))
     })
+}
+
+/// `s` on one line, control characters shown as escapes: a command or its
+/// stderr may hold anything, and an error line must stay one line
+/// (`model::text` has the general one, above this layer).
+fn one_line(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -392,6 +392,19 @@ impl Driver for ShrinkDriver {
                 c.trying = Some(script.clone());
                 return Some(self.run(script));
             }
+            if c.cuts.is_empty() && !c.values_queued {
+                // The cuts left could not apply (a span holding a step a
+                // later one feeds on): smaller spans, then the values, as
+                // after a try that did not show the fault.
+                if c.span > 1 {
+                    c.span /= 2;
+                    c.cuts = step_cuts(c.best.steps.len(), c.best.planted, c.span);
+                } else {
+                    c.values_queued = true;
+                    c.cuts = value_cuts(&c.best, self.api.graphql.is_some()).into();
+                }
+                continue;
+            }
             let Some(cut) = c.cuts.pop_front() else {
                 self.close();
                 continue;
@@ -445,6 +458,13 @@ impl Driver for ShrinkDriver {
             if !c.confirmed {
                 c.confirmed = true;
                 c.reason = Some(reason);
+                if spans {
+                    // After a reset every try starts from a fresh server, so
+                    // the planting steps may go too: a step stays only when
+                    // the fault needs it (the demo's price PATCH was kept
+                    // behind a DELETE the run had made before it).
+                    c.best.planted = 0;
+                }
                 let n = c.best.steps.len();
                 c.span = if spans {
                     (n.saturating_sub(1) / 2).max(1)
