@@ -495,6 +495,13 @@ fn guarded<T>(shared: &Shared, what: &str, step: impl FnOnce() -> T) -> Option<T
 
 async fn worker(shared: Arc<Shared>, tx: mpsc::UnboundedSender<Exchange>, seq: Arc<AtomicU64>) {
     loop {
+        // Read here, not only from the task that waits for a signal: on a
+        // runtime of one thread that task runs only when a worker yields,
+        // and an interrupted worker sends nothing, so it never does (it
+        // went on choosing tests until the budget's end).
+        if super::interrupt::received().is_some() {
+            shared.stop.set(StopReason::Interrupted);
+        }
         if shared.stop.get().is_some() {
             return;
         }
