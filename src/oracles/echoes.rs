@@ -7,7 +7,8 @@
 //! conformance causes, and the spec fixes would loosen the description to
 //! fit the run's own garbage ([`Echoes`]).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -29,10 +30,18 @@ const MAX_WORKED: usize = 10_000;
 /// Planting requests put before a fault's witness, at most.
 pub const MAX_PLANTERS_BEFORE: usize = 8;
 
-/// The run's latest writes kept, for [`Echoes::writes_before`]; and its
-/// first ones too, kept for good (most faults are first seen early, and
-/// what the server held then was written then).
-const MAX_WRITES: usize = 4_096;
+/// Writes put before a fault's witness, at most.
+pub const MAX_WRITES_BEFORE: usize = 16;
+
+/// The run's latest writes kept, for [`Echoes::writes_before`]: enough to
+/// hold the writes before a crash early in a test, once the test's later
+/// requests are noted too.
+const RECENT_WRITES: usize = 4 * MAX_WRITES_BEFORE;
+
+/// Writes kept for good because a fault was first seen after them, at
+/// most: a run with thousands of faults spread over its history would
+/// otherwise keep most of its writes.
+const MAX_KEPT_WRITES: usize = 4_096;
 
 /// The body members the run's accepted wrong inputs set (or left out), by
 /// pointer, with the value sent; the requests that planted them; and when
@@ -47,9 +56,11 @@ pub struct Echoes {
     crashed: HashMap<String, u64>,
     /// The latest requests that may change the server's state, whatever
     /// they were answered (a write answered 500 may have kept its record).
-    writes: VecDeque<Exchange>,
-    /// The run's first writes, never dropped.
-    first_writes: Vec<Exchange>,
+    writes: VecDeque<Arc<Exchange>>,
+    /// The writes just before each fault's first sighting, by sequence
+    /// number, kept for good ([`Echoes::keep_writes_before`]). Only those
+    /// are ever asked for, so the run does not hold every write it sent.
+    kept_writes: BTreeMap<u64, Arc<Exchange>>,
 }
 
 impl Echoes {
@@ -62,21 +73,16 @@ impl Echoes {
     /// accepted; and, for a body-less request, that it worked or crashed.
     pub fn note(&mut self, ex: &Exchange) {
         if ex.request.is_mutation() && ex.status.is_some() {
-            let write = Exchange {
+            if self.writes.len() == RECENT_WRITES {
+                self.writes.pop_front();
+            }
+            self.writes.push_back(Arc::new(Exchange {
                 seq: ex.seq,
                 request: ex.request.clone(),
                 status: ex.status,
                 headers: ex.headers.clone(),
                 ..Exchange::default()
-            };
-            if self.first_writes.len() < MAX_WRITES {
-                self.first_writes.push(write);
-            } else {
-                if self.writes.len() == MAX_WRITES {
-                    self.writes.pop_front();
-                }
-                self.writes.push_back(write);
-            }
+            }));
         }
         if let (Some(status), Some(shape)) = (ex.status, shape(ex)) {
             for key in [shape, any_shape(ex)] {
@@ -196,17 +202,47 @@ impl Echoes {
     /// need the server to hold when no accepted wrong input explains it (a
     /// record closed by a valid request, a write answered 500 that kept
     /// its record).
+    /// Exact for a fault whose first sighting was marked with
+    /// [`Echoes::keep_writes_before`], and for one seen among the latest
+    /// writes; otherwise the writes still known.
     pub fn writes_before(&self, seq: u64, n: usize) -> Vec<&Exchange> {
-        let mut chosen: Vec<&Exchange> = self
-            .first_writes
+        let mut chosen: BTreeMap<u64, &Exchange> = self
+            .kept_writes
+            .range(..seq)
+            .rev()
+            .take(n)
+            .map(|(&s, e)| (s, e.as_ref()))
+            .collect();
+        chosen.extend(
+            self.writes
+                .iter()
+                .rev()
+                .filter(|e| e.seq < seq)
+                .take(n)
+                .map(|e| (e.seq, e.as_ref())),
+        );
+        let skip = chosen.len().saturating_sub(n);
+        chosen.into_values().skip(skip).collect()
+    }
+
+    /// Keeps for good the writes a fault first seen at request `seq` may
+    /// need ([`Echoes::writes_before`]), once the requests of its test are
+    /// noted: the latest writes are otherwise dropped as the run goes on.
+    pub fn keep_writes_before(&mut self, seq: u64) {
+        let wanted: Vec<Arc<Exchange>> = self
+            .writes
             .iter()
-            .chain(&self.writes)
             .rev()
             .filter(|e| e.seq < seq)
-            .take(n)
+            .take(MAX_WRITES_BEFORE)
+            .cloned()
             .collect();
-        chosen.reverse();
-        chosen
+        for write in wanted {
+            if self.kept_writes.len() >= MAX_KEPT_WRITES {
+                break;
+            }
+            self.kept_writes.entry(write.seq).or_insert(write);
+        }
     }
 
     /// Up to `n` planters sent after request `after` (if any) and before
@@ -552,5 +588,48 @@ mod tests {
         never.request.operation = "listFlowRuns".into();
         echoes.note(&never);
         assert!(!echoes.works_unless_planted(&never));
+    }
+
+    fn write(seq: u64) -> Exchange {
+        Exchange {
+            seq,
+            request: RequestSpec {
+                operation: "updatePost".into(),
+                method: "PUT".into(),
+                path: format!("/posts/{seq}"),
+                ..Default::default()
+            },
+            status: Some(500),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_writes_before_a_fault_are_kept_for_it_and_no_others_for_good() {
+        let mut echoes = Echoes::new();
+        let seqs = |w: Vec<&Exchange>| w.iter().map(|e| e.seq).collect::<Vec<_>>();
+        for seq in 0..100 {
+            echoes.note(&write(seq));
+        }
+        // A fault first seen at request 90, marked once its test's last
+        // request (99) was noted.
+        echoes.keep_writes_before(90);
+        for seq in 100..20_000 {
+            echoes.note(&write(seq));
+        }
+        assert_eq!(
+            seqs(echoes.writes_before(90, MAX_WRITES_BEFORE)),
+            (74..90).collect::<Vec<_>>()
+        );
+        assert_eq!(seqs(echoes.writes_before(90, 1)), vec![89]);
+        // The latest writes are known without a mark.
+        assert_eq!(
+            seqs(echoes.writes_before(19_990, 4)),
+            vec![19_986, 19_987, 19_988, 19_989]
+        );
+        // Twenty thousand writes, and only those a fault needs or the
+        // latest are held.
+        assert_eq!(echoes.writes.len(), RECENT_WRITES);
+        assert_eq!(echoes.kept_writes.len(), MAX_WRITES_BEFORE);
     }
 }

@@ -81,6 +81,12 @@ impl Faults {
         self.kept.len()
     }
 
+    /// When each fault after the first `known` was first seen: those
+    /// recorded since [`Faults::len`] was `known`.
+    pub fn first_seqs_since(&self, known: usize) -> impl Iterator<Item = u64> + '_ {
+        self.kept.values().skip(known).map(|k| k.fault.first_seq)
+    }
+
     /// Whether none was found.
     pub fn is_empty(&self) -> bool {
         self.kept.is_empty()

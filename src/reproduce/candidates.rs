@@ -26,7 +26,7 @@ const PLANTERS: [usize; 4] = [1, 2, 4, crate::oracles::echoes::MAX_PLANTERS_BEFO
 /// The run's last writes put before a witness, when nothing planted
 /// explains the fault: growing prefixes, each a replay (on a fresh server,
 /// after a reset, shrinking then cuts those the fault does not need).
-const WRITES: [usize; 3] = [1, 4, 16];
+const WRITES: [usize; 3] = [1, 4, crate::oracles::echoes::MAX_WRITES_BEFORE];
 
 /// The scripts of a kept fault, best first: its completed smallest and
 /// first witnesses; the smallest after what the run's accepted wrong inputs

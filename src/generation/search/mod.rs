@@ -682,10 +682,14 @@ impl<P: Protocol> Search<P> {
         let findings = self
             .checker
             .test_after(&self.cx.api, exchanges, &self.echoes);
+        let known = self.faults.len();
         self.faults.record(exchanges, &findings, &self.ledger);
         for ex in exchanges {
             self.ledger.note(ex);
             self.echoes.note(ex);
+        }
+        for seq in self.faults.first_seqs_since(known) {
+            self.echoes.keep_writes_before(seq);
         }
     }
 }
@@ -763,10 +767,14 @@ impl<P: Protocol> Driver for Search<P> {
         let findings = self
             .checker
             .test_after(&self.cx.api, exchanges, &self.echoes);
+        let known = self.faults.len();
         self.faults.record(exchanges, &findings, &self.ledger);
         for ex in exchanges {
             self.ledger.note(ex);
             self.echoes.note(ex);
+        }
+        for seq in self.faults.first_seqs_since(known) {
+            self.echoes.keep_writes_before(seq);
         }
         if let Some(planner) = &mut self.identities {
             let positions = &self.positions;
