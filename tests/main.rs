@@ -59,6 +59,7 @@ mod selection;
 mod signals;
 mod slow_edges_selftest;
 mod spec_fixes;
+mod suite_credentials;
 mod target_path;
 mod tls;
 mod wire;
