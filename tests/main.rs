@@ -35,6 +35,7 @@ mod graphql_errors;
 mod graphql_fault_kinds;
 mod graphql_flow;
 mod graphql_queries;
+mod graphql_reproducers;
 mod graphql_run;
 mod hostile;
 mod hostile_specs;
