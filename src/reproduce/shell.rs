@@ -689,6 +689,8 @@ mod tests {
                 name: evil.into(),
                 value: evil.into(),
                 at: None,
+                from_run: None,
+                maker: None,
             }],
             not_standalone: vec![],
             direct: Vec::new(),
