@@ -195,6 +195,65 @@ async fn suite_files_take_each_credential_as_a_variable_and_pass_with_them() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn with_a_reset_the_suite_proven_with_the_token_passes_with_the_variables() {
+    let Some(hurl) = hurl() else {
+        support::skip_for("hurl is not installed (set HURL or put it on PATH)");
+        return;
+    };
+    let (addr, _server) = notes::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let target = format!("http://{addr}");
+    let alice = format!("Authorization: {}", notes::ALICE);
+    let reset = format!("curl -sSf -X POST {target}/__reset");
+    let run = cartograph(args(&[
+        "run",
+        notes::SPEC,
+        "--target",
+        &target,
+        "-H",
+        &alice,
+        "--reset-command",
+        &reset,
+        "--max-requests",
+        "800",
+        "--seed",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]))
+    .await;
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.code().is_some_and(|c| c <= 1), "{stderr}");
+    let mut files: Vec<PathBuf> = every_file(&out.join("tests"))
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "hurl"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 3, "{} Hurl files\n{stderr}", files.len());
+    // Proven after a reset with the token the run sent: the same files,
+    // given it as the variable, pass after one reset, one after another.
+    let client = reqwest::Client::new();
+    client
+        .post(format!("{target}/__reset"))
+        .send()
+        .await
+        .and_then(|r| r.error_for_status())
+        .expect("the server resets");
+    let (passed, said) = run_hurl(
+        hurl,
+        target,
+        vec![
+            "--secret".into(),
+            format!("cartograph_authorization={}", notes::ALICE),
+        ],
+        files,
+    )
+    .await;
+    assert!(passed, "hurl --test failed after one reset:\n{said}");
+}
+
 fn step(operation: &str, status: u16) -> Step {
     Step {
         operation: operation.into(),
