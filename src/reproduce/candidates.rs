@@ -221,17 +221,21 @@ fn mark_run_made(
                 continue;
             }
             let made = ledger.run_made_at(&chain);
+            let value = percent_encoding::percent_decode_str(seg)
+                .decode_utf8_lossy()
+                .into_owned();
             let maker = ledger
                 .maker_at(&chain)
                 .and_then(|m| exchanges[..i].iter().position(|e| e.seq == m.seq))
                 .map(|j| {
                     let s = &script.steps[j];
-                    let path = s.path.split('?').next().unwrap_or("").to_string();
-                    (s.operation.clone(), s.method.clone(), path)
+                    super::Maker {
+                        operation: s.operation.clone(),
+                        method: s.method.clone(),
+                        path: s.path.split('?').next().unwrap_or("").to_string(),
+                        chose: s.body.as_deref().is_some_and(|b| b.contains(&value)),
+                    }
                 });
-            let value = percent_encoding::percent_decode_str(seg)
-                .decode_utf8_lossy()
-                .into_owned();
             let known = script.unmade.iter_mut().find(|u| {
                 u.operation == step.operation
                     && u.value == value
@@ -498,6 +502,15 @@ paths:
         assert!(
             said.contains("data the run did not make") && said.contains("serverId = localhost"),
             "{said}"
+        );
+        // The creation without the name it chose no longer makes that zone.
+        let mut unnamed = script.clone();
+        unnamed.steps[0].body = Some("{}".into());
+        unnamed.settle_standalone();
+        assert!(
+            unnamed.not_standalone[0].contains("zoneId = example.org. from the run"),
+            "{:?}",
+            unnamed.not_standalone
         );
         // Shrinking cut the zone's creation (no capture tied it to the
         // record's step): the note names the zone first, from the run.

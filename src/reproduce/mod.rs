@@ -149,10 +149,25 @@ pub struct Unmade {
     #[serde(skip)]
     pub from_run: Option<bool>,
     /// The step of the script that made it without handing it on as a
-    /// capture (its operation, method and path without the query): while
-    /// that step is in the script, the value is not missing.
+    /// capture: while that step is in the script (and still sends the
+    /// value, when it chose it), the value is not missing.
     #[serde(skip)]
-    pub maker: Option<(String, String, String)>,
+    pub maker: Option<Maker>,
+}
+
+/// The step that made a value a later step names literally.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Maker {
+    /// Its operation.
+    pub operation: String,
+    /// Its method.
+    pub method: String,
+    /// Its path, without the query.
+    pub path: String,
+    /// Whether it sent the value itself (a name the client chose): then
+    /// it makes that value only while it still sends it (shrinking may
+    /// cut the field).
+    pub chose: bool,
 }
 
 impl Unmade {
@@ -169,27 +184,31 @@ impl Unmade {
 
     /// Whether a step of `script` still names it (shrinking may drop it).
     pub fn in_script(&self, script: &Script) -> bool {
-        script.steps.iter().any(|s| {
-            let path = percent_encoding::percent_decode_str(&s.path).decode_utf8_lossy();
-            s.operation == self.operation
-                && (s.path.contains(&self.value)
-                    || path.contains(&self.value)
-                    || s.body.as_deref().is_some_and(|b| b.contains(&self.value)))
-        })
+        script
+            .steps
+            .iter()
+            .any(|s| s.operation == self.operation && sends(s, &self.value))
     }
 
     /// Whether `script` still holds the step that made it (see `maker`).
     fn made_in(&self, script: &Script) -> bool {
-        self.maker
-            .as_ref()
-            .is_some_and(|(operation, method, path)| {
-                script.steps.iter().any(|s| {
-                    &s.operation == operation
-                        && &s.method == method
-                        && s.path.split('?').next() == Some(path.as_str())
-                })
+        self.maker.as_ref().is_some_and(|m| {
+            script.steps.iter().any(|s| {
+                s.operation == m.operation
+                    && s.method == m.method
+                    && s.path.split('?').next() == Some(m.path.as_str())
+                    && (!m.chose || sends(s, &self.value))
             })
+        })
     }
+}
+
+/// Whether `step` sends `value` (in its path, query or body).
+fn sends(step: &Step, value: &str) -> bool {
+    let path = percent_encoding::percent_decode_str(&step.path).decode_utf8_lossy();
+    step.path.contains(value)
+        || path.contains(value)
+        || step.body.as_deref().is_some_and(|b| b.contains(value))
 }
 
 impl std::fmt::Display for Unmade {
