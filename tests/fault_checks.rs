@@ -41,7 +41,63 @@ fn cases() -> Vec<(FaultCheck, Value, bool)> {
     let legacy_number = check(
         json!({"kind": "json_type", "status": 200, "pointer": "/price", "json_type": "number"}),
     );
+    // An internal failure at `book.author`, told by its wording.
+    let crash = check(
+        json!({"kind": "graphql_error", "status": 200, "path": "data.books[*].author", "text": "cannot read properties of undefined"}),
+    );
+    let crash_entry = |path: Value, message: &str| json!({"data": {"books": null}, "errors": [{"message": "other"}, {"message": message, "path": path}]});
+    let unpathed = check(
+        json!({"kind": "graphql_error", "status": 200, "path": "-", "text": "internal_server_error"}),
+    );
     vec![
+        (
+            crash.clone(),
+            crash_entry(
+                json!(["books", 3, "author"]),
+                "TypeError: Cannot read properties of undefined (reading 'name')",
+            ),
+            true,
+        ),
+        // Elsewhere, or saying something else, or data there: no fault.
+        (
+            crash.clone(),
+            crash_entry(
+                json!(["books", 3, "title"]),
+                "Cannot read properties of undefined",
+            ),
+            false,
+        ),
+        (
+            crash.clone(),
+            crash_entry(json!(["books", 3, "author"]), "Author not found"),
+            false,
+        ),
+        (
+            crash.clone(),
+            json!({"data": {"books": [{"author": {"name": "a"}}]}}),
+            false,
+        ),
+        // The text is in the entry, not in its path.
+        (
+            crash.clone(),
+            crash_entry(json!(["books", 0, "author"]), "no"),
+            false,
+        ),
+        (
+            unpathed.clone(),
+            json!({"errors": [{"message": "boom", "extensions": {"code": "INTERNAL_SERVER_ERROR"}}]}),
+            true,
+        ),
+        (
+            unpathed.clone(),
+            json!({"errors": ["Internal_Server_Error: x"]}),
+            true,
+        ),
+        (
+            unpathed,
+            json!({"errors": [{"message": "boom", "path": ["a"], "extensions": {"code": "INTERNAL_SERVER_ERROR"}}]}),
+            false,
+        ),
         (float_where_integer.clone(), json!({"count": 1.5}), true),
         (float_where_integer.clone(), json!({"count": 2}), false),
         (float_where_integer.clone(), json!({"count": 2.0}), false),

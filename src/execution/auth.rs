@@ -20,6 +20,10 @@ pub struct Credentials {
     command: Option<String>,
     refresh: Option<Duration>,
     current: Arc<Mutex<Option<Issued>>>,
+    /// The names of the headers the auth command last printed (kept when
+    /// its output is forgotten after a 401): a suite file takes each as a
+    /// variable.
+    issued_names: Arc<std::sync::Mutex<Vec<String>>>,
     secrets: Secrets,
     /// The other identities requests may go as, by name.
     others: Arc<std::sync::RwLock<Vec<Named>>>,
@@ -161,6 +165,7 @@ impl Credentials {
             command,
             refresh,
             current: Arc::new(Mutex::new(None)),
+            issued_names: Arc::default(),
             secrets,
             others: Arc::default(),
             main: None,
@@ -253,6 +258,8 @@ impl Credentials {
                 for (n, v) in &headers {
                     self.secrets.add_header(n, v);
                 }
+                *self.issued_names.lock().unwrap_or_else(|e| e.into_inner()) =
+                    headers.iter().map(|(n, _)| n.clone()).collect();
                 *current = Some((headers, Instant::now()));
             }
             if let Some((headers, _)) = &*current {
@@ -260,6 +267,24 @@ impl Credentials {
             }
         }
         Ok(out)
+    }
+
+    /// The names of the headers the run's own credentials send (`-H`, an
+    /// identity standing for the run's, and the auth command's as it last
+    /// printed them), once each, never their values.
+    pub fn header_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        let issued = self
+            .issued_names
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        for name in self.fixed.iter().map(|(n, _)| n.clone()).chain(issued) {
+            if !names.iter().any(|n| n.eq_ignore_ascii_case(&name)) {
+                names.push(name);
+            }
+        }
+        names
     }
 
     /// Forgets the command's output so the next request runs it again (after a 401).

@@ -169,8 +169,23 @@ impl Checker {
                             text: marker.trim().to_string(),
                         })
                     }
+                    // What made the rules judge the `errors` entry, at its
+                    // path: a server answering 200 to everything, or data
+                    // there, does not pass for the fault.
+                    "graphql_internal_error" | "graphql_validation_error" => {
+                        graphql::error_check(ex.json(), f.code, &f.path, status)
+                    }
                     // The server's own report of a null it could not return.
                     "graphql_null_violation" if f.message.starts_with("errors[") => {
+                        if let Some(check) =
+                            graphql::error_check(ex.json(), f.code, &f.path, status)
+                        {
+                            return Finding {
+                                check: Some(check),
+                                shared: true,
+                                ..Finding::new(f.code, &f.root_field, f.message, f.location)
+                            };
+                        }
                         let lower = ex.body.to_lowercase();
                         graphql::NULL_REPORT_WORDING.iter().find_map(|w| {
                             // Byte offsets of the lower-cased text match the

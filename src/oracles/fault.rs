@@ -86,6 +86,21 @@ pub enum FaultCheck {
         /// The text.
         text: String,
     },
+    /// The status is this, and an entry of the GraphQL answer's `errors`
+    /// is at `path` and says `text`: what made the oracle judge it (an
+    /// internal failure's code or wording, a refusal's wording, the
+    /// server's report of a null for a non-null field), found in any ASCII
+    /// case among the entry's texts but its path ([`graphql::error_says`](super::graphql::error_says)).
+    GraphqlError {
+        /// The status.
+        status: u16,
+        /// The entry's path as signatures write it (`data.book[*].author`:
+        /// any index), `-` for an entry without one
+        /// ([`graphql::error_path`](super::graphql::error_path)).
+        path: String,
+        /// What the entry says.
+        text: String,
+    },
 }
 
 /// A fault, with how often it was seen and its first witness.

@@ -110,6 +110,7 @@ pub fn fault_script(
         .filter(|(w, _)| !w.is_empty())
         .map(|(w, kind)| {
             let mut script = build::script(api, checker.positions(), target, &w, &location);
+            mark_run_made(api, checker, ledger, &mut script, &w);
             match kind {
                 Kind::Witness => {
                     if let Some(why) = &unplanted {
@@ -155,6 +156,116 @@ pub fn fault_script(
             script
         })
         .collect()
+}
+
+/// Tells, of what `script` (built from `exchanges`) names in its paths
+/// without a capture, what the run made (a fresh server lacks it) from
+/// what the server had, and which earlier step made it without handing it
+/// on (its answer did not give the value where a capture finds it): once
+/// shrinking cuts that step, the script names a value it no longer
+/// creates, and its note must name that value, not the server's own data.
+fn mark_run_made(
+    api: &Api,
+    checker: &Checker,
+    ledger: &Ledger,
+    script: &mut Script,
+    exchanges: &[Exchange],
+) {
+    let mut pending = Vec::new();
+    for (i, (step, ex)) in script.steps.iter().zip(exchanges).enumerate() {
+        let template: Option<Vec<&str>> = checker
+            .positions()
+            .get(&ex.request.operation)
+            .and_then(|&o| api.operations.get(o))
+            .filter(|op| op.name == ex.request.operation)
+            .map(|op| op.path.split('/').collect());
+        let written: Vec<&str> = step
+            .path
+            .split('?')
+            .next()
+            .unwrap_or("")
+            .split('/')
+            .collect();
+        let sent: Vec<&str> = ex
+            .request
+            .path
+            .split('?')
+            .next()
+            .unwrap_or("")
+            .split('/')
+            .collect();
+        if written.len() != sent.len() {
+            continue;
+        }
+        let mut chain = String::new();
+        for (k, (w, seg)) in written.iter().zip(&sent).enumerate() {
+            // As the script's builder names resource paths.
+            if seg.is_empty() {
+                continue;
+            }
+            chain.push('/');
+            chain.push_str(seg);
+            // Only a parameter's segment names a resource (a follow-up of
+            // a Location, whose operation has no template, any segment).
+            let name = match &template {
+                Some(t) if t.len() == sent.len() => {
+                    match t[k].strip_prefix('{').and_then(|n| n.strip_suffix('}')) {
+                        Some(n) => n.to_string(),
+                        None => continue,
+                    }
+                }
+                Some(_) => continue,
+                None => "id".to_string(),
+            };
+            if w.contains("{{") {
+                continue;
+            }
+            let made = ledger.run_made_at(&chain);
+            let value = percent_encoding::percent_decode_str(seg)
+                .decode_utf8_lossy()
+                .into_owned();
+            let maker = ledger
+                .maker_at(&chain)
+                .and_then(|m| exchanges[..i].iter().position(|e| e.seq == m.seq))
+                .map(|j| {
+                    let s = &script.steps[j];
+                    super::Maker {
+                        operation: s.operation.clone(),
+                        method: s.method.clone(),
+                        path: s.path.split('?').next().unwrap_or("").to_string(),
+                        chose: s.body.as_deref().is_some_and(|b| b.contains(&value)),
+                    }
+                });
+            let known = script.unmade.iter_mut().find(|u| {
+                u.operation == step.operation
+                    && u.value == value
+                    && u.at.as_deref() == Some(chain.as_str())
+            });
+            match known {
+                Some(u) => {
+                    u.from_run = Some(made);
+                    u.maker = u.maker.take().or(maker);
+                }
+                // What the run made, named literally, that no capture
+                // carries: made by an earlier step (kept while that step
+                // is), or missing already.
+                None if made => {
+                    let mut u = super::Unmade::new(ex, &name, &value);
+                    u.at = Some(chain.clone());
+                    u.from_run = Some(true);
+                    u.maker = maker;
+                    pending.push(u);
+                }
+                None => {}
+            }
+        }
+    }
+    script.unmade.extend(pending);
+    // A value sent in a query or a body: the run made it, or not.
+    for u in script.unmade.iter_mut().filter(|u| u.from_run.is_none()) {
+        u.from_run = Some(ledger.run_made_named(&u.value, &u.name));
+    }
+    script.standalone = script.unmade.iter().all(|u| u.maker.is_some());
 }
 
 /// For a crash that began after the run planted wrong inputs (the same
@@ -306,4 +417,113 @@ fn check_of(
         .into_iter()
         .find(|f| f.signature(last.status) == signature)
         .map(|f| f.script_check(last.status))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = r#"openapi: 3.0.0
+info: {title: dns, version: '1'}
+paths:
+  /servers/{serverId}/zones:
+    post:
+      operationId: createZone
+      parameters: [{name: serverId, in: path, required: true, schema: {type: string}}]
+      requestBody: {content: {application/json: {schema: {type: object, properties: {name: {type: string}}}}}}
+      responses: {'201': {description: made}}
+  /servers/{serverId}/zones/{zoneId}/records:
+    post:
+      operationId: createRecord
+      parameters:
+      - {name: serverId, in: path, required: true, schema: {type: string}}
+      - {name: zoneId, in: path, required: true, schema: {type: string}}
+      requestBody: {content: {application/json: {schema: {type: object}}}}
+      responses: {'201': {description: made}}
+"#;
+
+    fn exchange(seq: u64, operation: &str, path: &str, body: &str) -> Exchange {
+        Exchange {
+            seq,
+            request: crate::execution::RequestSpec {
+                operation: operation.into(),
+                method: "POST".into(),
+                path: path.into(),
+                headers: vec![],
+                body: Some(body.into()),
+                content_type: Some("application/json".into()),
+                graphql_query: false,
+                breach: None,
+                identity: None,
+            },
+            status: Some(201),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_note_names_the_value_the_run_made_that_the_script_no_longer_creates() {
+        let api = crate::load::load_text(SPEC, std::path::Path::new("dns.yaml"))
+            .unwrap()
+            .api;
+        let checker = Checker::new(&api, vec![], None);
+        let mut ledger = Ledger::new();
+        // The zone's id is the name the client chose: its answer gives
+        // nothing a capture could carry.
+        let zone = exchange(
+            1,
+            "createZone",
+            "/servers/localhost/zones",
+            r#"{"name":"example.org."}"#,
+        );
+        ledger.note(&zone);
+        let record = exchange(
+            2,
+            "createRecord",
+            "/servers/localhost/zones/example.org./records",
+            r#"{"type":"A"}"#,
+        );
+        let w = vec![zone, record];
+        let location = |l: &str| Some(l.to_string());
+        let mut script = build::script(
+            &api,
+            checker.positions(),
+            "http://127.0.0.1:1",
+            &w,
+            &location,
+        );
+        mark_run_made(&api, &checker, &ledger, &mut script, &w);
+        // While the script creates the zone, only the server's own data is
+        // what it names without creating.
+        let mut whole = script.clone();
+        whole.settle_standalone();
+        let said = whole.not_standalone.join("\n");
+        assert!(!said.contains("example.org."), "{said}");
+        assert!(
+            said.contains("data the run did not make") && said.contains("serverId = localhost"),
+            "{said}"
+        );
+        // The creation without the name it chose no longer makes that zone.
+        let mut unnamed = script.clone();
+        unnamed.steps[0].body = Some("{}".into());
+        unnamed.settle_standalone();
+        assert!(
+            unnamed.not_standalone[0].contains("zoneId = example.org. from the run"),
+            "{:?}",
+            unnamed.not_standalone
+        );
+        // Shrinking cut the zone's creation (no capture tied it to the
+        // record's step): the note names the zone first, from the run.
+        let mut shrunk = script;
+        shrunk.steps.remove(0);
+        shrunk.settle_standalone();
+        assert!(!shrunk.standalone);
+        assert!(
+            shrunk.not_standalone[0].starts_with(
+                "it uses createRecord zoneId = example.org. from the run, which the script does not create"
+            ),
+            "{:?}",
+            shrunk.not_standalone
+        );
+    }
 }

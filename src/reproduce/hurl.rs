@@ -9,13 +9,157 @@
 //! `\n`, `\u{7b}` for a `{` that must not open a template), raw bodies as
 //! base64 when they hold what a raw string cannot (```` ``` ````, `{{`,
 //! control characters), comments on one line. Only the `{{…}}` of the
-//! values earlier steps captured are templates.
+//! values earlier steps captured are templates, and those of the
+//! credentials ([`Credentials`]): each a variable the file's header names,
+//! never its value.
 
 use std::collections::HashSet;
 
 use super::{Script, Source};
 use crate::execution::secrets::Secrets;
 use crate::model::text::one_line;
+
+/// The credentials a suite file takes as Hurl variables, by name, never by
+/// value: each header of the run's own credentials (`-H`,
+/// `--auth-command`, an identity standing for the run's), each API key of
+/// its query (`--query-key`), and each header of the other identities
+/// (`--identity`, `[identities]`, `--auth-file`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Credentials {
+    /// The run's own headers: (header name, variable).
+    pub headers: Vec<(String, String)>,
+    /// The run's API keys sent in the query: (parameter name, variable).
+    pub query: Vec<(String, String)>,
+    /// Per other identity, by name: its headers as (header name, variable).
+    pub identities: Vec<(String, Vec<(String, String)>)>,
+}
+
+/// Names and the variables that give their values.
+type Named = [(String, String)];
+
+/// What prefixes every credential's variable: no value a step captures is
+/// named so (captures are named after the inputs they fill).
+const PREFIX: &str = "cartograph_";
+
+impl Credentials {
+    /// The variables of the run's header names `headers`, query key names
+    /// `query`, and each identity's header names; each variable is
+    /// `cartograph_` and the name in lower case with `_` for anything but
+    /// letters and digits (`cartograph_authorization`,
+    /// `cartograph_query_api_key`, `cartograph_identity_bob_authorization`),
+    /// told apart by `_2`, `_3` when two names make the same.
+    pub fn new(
+        headers: &[String],
+        query: &[String],
+        identities: &[(String, Vec<String>)],
+    ) -> Credentials {
+        let mut taken: HashSet<String> = HashSet::new();
+        let mut name = |parts: &[&str]| {
+            let mut base = String::from(PREFIX);
+            for (i, part) in parts.iter().enumerate() {
+                if i > 0 {
+                    base.push('_');
+                }
+                base.extend(part.chars().map(|c| {
+                    if c.is_ascii_alphanumeric() {
+                        c.to_ascii_lowercase()
+                    } else {
+                        '_'
+                    }
+                }));
+            }
+            let mut var = base.clone();
+            let mut n = 1;
+            while !taken.insert(var.clone()) {
+                n += 1;
+                var = format!("{base}_{n}");
+            }
+            var
+        };
+        let headers = headers.iter().map(|h| (h.clone(), name(&[h]))).collect();
+        let query = query
+            .iter()
+            .map(|q| (q.clone(), name(&["query", q])))
+            .collect();
+        let identities = identities
+            .iter()
+            .map(|(who, hs)| {
+                let vars = hs
+                    .iter()
+                    .map(|h| (h.clone(), name(&["identity", who, h])))
+                    .collect();
+                (who.clone(), vars)
+            })
+            .collect();
+        Credentials {
+            headers,
+            query,
+            identities,
+        }
+    }
+
+    /// Whether there is nothing to give.
+    pub fn is_empty(&self) -> bool {
+        self.headers.is_empty()
+            && self.query.is_empty()
+            && self.identities.iter().all(|(_, h)| h.is_empty())
+    }
+
+    /// Every variable, with what to give it, for people.
+    pub fn variables(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (h, var) in &self.headers {
+            let example = if h.eq_ignore_ascii_case("authorization") {
+                " (e.g. `Bearer …`)"
+            } else {
+                ""
+            };
+            out.push((
+                var.clone(),
+                format!("the value of the run's {h} header{example}"),
+            ));
+        }
+        for (q, var) in &self.query {
+            out.push((
+                var.clone(),
+                format!("the run's API key, sent as the query parameter {q}"),
+            ));
+        }
+        for (who, headers) in &self.identities {
+            for (h, var) in headers {
+                out.push((
+                    var.clone(),
+                    format!("the value of identity {who}'s {h} header"),
+                ));
+            }
+        }
+        out
+    }
+
+    /// What `step` sends of them: its headers and its query parameters,
+    /// each (name, variable). A step that tests missing or malformed
+    /// credentials sends none, the anonymous identity none, another
+    /// identity only its own headers.
+    fn of(&self, step: &super::Step) -> (&Named, &Named) {
+        let none: &Named = &[];
+        let bare = step
+            .breach
+            .as_ref()
+            .is_some_and(|b| b.kind.drops_credentials());
+        match step.identity.as_deref() {
+            _ if bare => (none, none),
+            Some(crate::execution::identities::ANONYMOUS) => (none, none),
+            Some(name) => (
+                self.identities
+                    .iter()
+                    .find(|(who, _)| who == name)
+                    .map_or(none, |(_, h)| h.as_slice()),
+                none,
+            ),
+            None => (&self.headers, &self.query),
+        }
+    }
+}
 
 /// A JSON pointer as a Hurl JSONPath (`/0/id` → `$[0]['id']`).
 fn jsonpath(pointer: &str) -> String {
@@ -241,25 +385,51 @@ fn after_base(target: &str, path: &str) -> String {
     format!("{}{whole}", "/..".repeat(depth + 1))
 }
 
-/// Renders `script` as a Hurl file; `title` heads it as a comment.
-pub fn render(script: &Script, title: &str) -> String {
+/// Renders `script` as a Hurl file; `title` heads it as a comment. The
+/// steps send `credentials` as variables, which the header names.
+pub fn render(script: &Script, title: &str, credentials: &Credentials) -> String {
     let mut out = String::new();
     for line in title.lines() {
         out.push_str(&comment(line));
     }
+    // The credentials this file's steps send, once each, in order.
+    let mut used: Vec<&str> = Vec::new();
+    for step in &script.steps {
+        let (headers, query) = credentials.of(step);
+        for (_, var) in headers.iter().chain(query) {
+            if !used.contains(&var.as_str()) {
+                used.push(var);
+            }
+        }
+    }
+    let mut run = vec![
+        "hurl".to_string(),
+        "--test".to_string(),
+        "--variable".to_string(),
+        format!("base={}", script.target.trim_end_matches('/')),
+    ];
+    for var in &used {
+        run.push("--secret".to_string());
+        run.push(format!("{var}=…"));
+    }
     out.push_str(&comment(&format!(
         "Written by Cartograph {}; run: {} FILE",
         env!("CARGO_PKG_VERSION"),
-        crate::model::text::shell_command([
-            "hurl",
-            "--test",
-            "--variable",
-            &format!("base={}", script.target.trim_end_matches('/'))
-        ])
+        crate::model::text::shell_command(run.iter().map(String::as_str))
     )));
     out.push_str(&comment(
         "(the /.. before each path makes a trailing slash in base harmless)",
     ));
+    if !used.is_empty() {
+        out.push_str(&comment(
+            "Credentials are never written here: give each variable its value (--secret keeps it out of Hurl's output; --variable, or HURL_SECRET_<name> / HURL_VARIABLE_<name> in the environment, works too):",
+        ));
+        for (var, what) in credentials.variables() {
+            if used.contains(&var.as_str()) {
+                out.push_str(&comment(&format!("  {var}: {what}")));
+            }
+        }
+    }
     out.push('\n');
     // Hurl knows the methods it can send by their letters: anything else
     // cannot be written, and the test is left out whole.
@@ -280,6 +450,13 @@ pub fn render(script: &Script, title: &str) -> String {
         out.push_str(&comment(&step.operation));
         if let Some(b) = &step.breach {
             out.push_str(&comment(&format!("Deliberately: {b}")));
+        }
+        match step.identity.as_deref() {
+            Some(crate::execution::identities::ANONYMOUS) => {
+                out.push_str(&comment("Sent as the anonymous caller: no credentials"))
+            }
+            Some(name) => out.push_str(&comment(&format!("Sent as identity {name}"))),
+            None => {}
         }
         // Hurl squashes `/./` and `/../` unless told not to: a path that
         // holds them goes as the run sent it, right after `base` (whose
@@ -309,11 +486,21 @@ pub fn render(script: &Script, title: &str) -> String {
             }
             out.push_str(&format!("{}: {}\n", key(name), value(v, &known)));
         }
+        let (auth, query) = credentials.of(step);
+        for (name, var) in auth {
+            out.push_str(&format!("{}: {{{{{var}}}}}\n", key(name)));
+        }
         if let Some(ct) = &step.content_type {
             out.push_str(&format!("Content-Type: {}\n", value(ct, &known)));
         }
         if dotted {
             out.push_str("[Options]\npath-as-is: true\n");
+        }
+        if !query.is_empty() {
+            out.push_str("[QueryStringParams]\n");
+            for (name, var) in query {
+                out.push_str(&format!("{}: {{{{{var}}}}}\n", key(name)));
+            }
         }
         if let Some(body) = &step.body {
             let trimmed = body.trim_start();
@@ -385,7 +572,12 @@ pub fn render(script: &Script, title: &str) -> String {
 
 /// [`render`] with every secret taken out of the bodies first: a body
 /// written as base64 hides its text from the redaction of the whole file.
-pub fn render_redacted(script: &Script, title: &str, secrets: &Secrets) -> String {
+pub fn render_redacted(
+    script: &Script,
+    title: &str,
+    credentials: &Credentials,
+    secrets: &Secrets,
+) -> String {
     let mut script = script.clone();
     for step in &mut script.steps {
         if let Some(body) = &mut step.body
@@ -394,7 +586,7 @@ pub fn render_redacted(script: &Script, title: &str, secrets: &Secrets) -> Strin
             *body = clean;
         }
     }
-    render(&script, title)
+    render(&script, title, credentials)
 }
 
 #[cfg(test)]
@@ -522,7 +714,7 @@ mod tests {
             planted: 0,
             fresh: None,
         };
-        let text = render(&script, &format!("Covers: {evil}"));
+        let text = render(&script, &format!("Covers: {evil}"), &Credentials::default());
         // A header name that is no HTTP token is never written.
         assert!(!text.lines().any(|l| l.starts_with("X\\n")), "{text}");
         for line in text.lines() {
@@ -563,7 +755,7 @@ mod tests {
             planted: 0,
             fresh: None,
         };
-        let text = render(&script, "t");
+        let text = render(&script, "t", &Credentials::default());
         assert!(
             text.lines().all(|l| l.is_empty() || l.starts_with("# ")),
             "{text}"
@@ -588,7 +780,7 @@ mod tests {
             fresh: None,
         };
         use base64::Engine;
-        let text = render_redacted(&script, "t", &secrets);
+        let text = render_redacted(&script, "t", &Credentials::default(), &secrets);
         let b64 = text
             .lines()
             .find_map(|l| l.strip_prefix("base64,"))
@@ -598,6 +790,79 @@ mod tests {
             .decode(b64)
             .unwrap();
         assert_eq!(String::from_utf8(body).unwrap(), "```[REDACTED]```");
+    }
+
+    #[test]
+    fn credentials_are_variables_named_in_the_header_and_absent_where_a_test_drops_them() {
+        let credentials = Credentials::new(
+            &["Authorization".into(), "X-Api-Key".into()],
+            &["api_key".into()],
+            &[("bob".into(), vec!["Authorization".into()])],
+        );
+        assert_eq!(
+            credentials.headers[0],
+            ("Authorization".into(), "cartograph_authorization".into())
+        );
+        assert_eq!(credentials.query[0].1, "cartograph_query_api_key");
+        assert_eq!(
+            credentials.identities[0].1[0].1,
+            "cartograph_identity_bob_authorization"
+        );
+        let mine = step("list", "GET", "/notes?x=1");
+        let mut bare = step("listBare", "GET", "/notes");
+        bare.breach = Some(crate::execution::Breach {
+            kind: crate::execution::BreachKind::NoCredentials,
+            input: "credentials bearerAuth".into(),
+            class: None,
+        });
+        let mut anonymous = step("listAnon", "GET", "/notes");
+        anonymous.identity = Some(crate::execution::identities::ANONYMOUS.into());
+        let mut bobs = step("listBob", "GET", "/notes");
+        bobs.identity = Some("bob".into());
+        let script = Script {
+            target: "http://h".into(),
+            fault: None,
+            steps: vec![mine, bare, anonymous, bobs],
+            standalone: true,
+            unmade: vec![],
+            not_standalone: vec![],
+            direct: Vec::new(),
+            planted: 0,
+            fresh: None,
+        };
+        let text = render(&script, "t", &credentials);
+        let entries: Vec<&str> = text.split("\n\n").collect();
+        // The header names every variable the file uses, with what it is.
+        assert!(
+            entries[0].contains("--secret 'cartograph_authorization=…'")
+                && entries[0].contains(
+                    "#   cartograph_authorization: the value of the run's Authorization header"
+                )
+                && entries[0].contains("#   cartograph_identity_bob_authorization:"),
+            "{text}"
+        );
+        assert!(
+            entries[1].contains(
+                "Authorization: {{cartograph_authorization}}\nX-Api-Key: {{cartograph_x_api_key}}\n"
+            ) && entries[1]
+                .contains("[QueryStringParams]\napi_key: {{cartograph_query_api_key}}\n"),
+            "{text}"
+        );
+        for e in &entries[2..4] {
+            assert!(!e.contains("cartograph_"), "{e}");
+        }
+        assert!(
+            entries[4].contains("Authorization: {{cartograph_identity_bob_authorization}}")
+                && !entries[4].contains("{{cartograph_authorization}}")
+                && !entries[4].contains("QueryStringParams"),
+            "{text}"
+        );
+        // Without credentials, a file says nothing of them.
+        let plain = render(&script, "t", &Credentials::default());
+        assert!(!plain.contains("cartograph_"), "{plain}");
+        // Two names that make one variable are told apart.
+        let twins = Credentials::new(&["X-Key".into(), "X_Key".into()], &[], &[]);
+        assert_eq!(twins.headers[1].1, "cartograph_x_key_2");
     }
 
     #[test]
@@ -626,7 +891,7 @@ mod tests {
             planted: 0,
             fresh: None,
         };
-        let text = render(&script, "t");
+        let text = render(&script, "t", &Credentials::default());
         assert!(
             text.contains("GET {{base}}/files/../x/\n[Options]\npath-as-is: true\nHTTP 200"),
             "{text}"

@@ -56,21 +56,48 @@ impl Script {
     /// from a place in a list (which item is there depends on the server's
     /// data), and needs nothing the reasons already given say.
     pub fn settle_standalone(&mut self) {
-        let kept: Vec<Unmade> = self
+        // What it still names, and no step of it still makes; what the run
+        // made first: that is what a fresh server lacks.
+        let (mut kept, rest): (Vec<Unmade>, Vec<Unmade>) = self
             .unmade
             .iter()
-            .filter(|u| u.in_script(self))
+            .filter(|u| u.in_script(self) && !u.made_in(self))
             .cloned()
-            .collect();
+            .partition(|u| u.from_run == Some(true));
+        let from_run = kept.len();
+        kept.extend(rest);
         self.unmade = kept;
         let mut reasons: Vec<String> = self.not_standalone.clone();
-        if !self.unmade.is_empty() {
-            let names: Vec<String> = self.unmade.iter().map(|u| u.to_string()).collect();
+        let names = |us: &[Unmade]| {
+            us.iter()
+                .map(|u| u.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let (ran, rest) = self.unmade.split_at(from_run);
+        if !ran.is_empty() {
+            push_once(
+                &mut reasons,
+                format!(
+                    "it uses {} from the run, which the script does not create: a fresh server does not have it",
+                    names(ran)
+                ),
+            );
+        }
+        if rest.iter().all(|u| u.from_run == Some(false)) && !rest.is_empty() {
+            push_once(
+                &mut reasons,
+                format!(
+                    "it names data the run did not make, and does not create it: {} (the server's own, which a fresh server has only if it starts with the same data)",
+                    names(rest)
+                ),
+            );
+        } else if !rest.is_empty() {
             push_once(
                 &mut reasons,
                 format!(
                     "it names what it does not create (the server's own data, or what the run made earlier): {}",
-                    names.join(", ")
+                    names(rest)
                 ),
             );
         }
@@ -117,6 +144,30 @@ pub struct Unmade {
     /// named like a tenant).
     #[serde(skip)]
     pub at: Option<String>,
+    /// Whether the run made it (`Some(true)`: a fresh server does not have
+    /// it), or the server had it (`Some(false)`); `None` when not known.
+    #[serde(skip)]
+    pub from_run: Option<bool>,
+    /// The step of the script that made it without handing it on as a
+    /// capture: while that step is in the script (and still sends the
+    /// value, when it chose it), the value is not missing.
+    #[serde(skip)]
+    pub maker: Option<Maker>,
+}
+
+/// The step that made a value a later step names literally.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Maker {
+    /// Its operation.
+    pub operation: String,
+    /// Its method.
+    pub method: String,
+    /// Its path, without the query.
+    pub path: String,
+    /// Whether it sent the value itself (a name the client chose): then
+    /// it makes that value only while it still sends it (shrinking may
+    /// cut the field).
+    pub chose: bool,
 }
 
 impl Unmade {
@@ -126,17 +177,38 @@ impl Unmade {
             name: name.to_string(),
             value: value.to_string(),
             at: None,
+            from_run: None,
+            maker: None,
         }
     }
 
     /// Whether a step of `script` still names it (shrinking may drop it).
     pub fn in_script(&self, script: &Script) -> bool {
-        script.steps.iter().any(|s| {
-            s.operation == self.operation
-                && (s.path.contains(&self.value)
-                    || s.body.as_deref().is_some_and(|b| b.contains(&self.value)))
+        script
+            .steps
+            .iter()
+            .any(|s| s.operation == self.operation && sends(s, &self.value))
+    }
+
+    /// Whether `script` still holds the step that made it (see `maker`).
+    fn made_in(&self, script: &Script) -> bool {
+        self.maker.as_ref().is_some_and(|m| {
+            script.steps.iter().any(|s| {
+                s.operation == m.operation
+                    && s.method == m.method
+                    && s.path.split('?').next() == Some(m.path.as_str())
+                    && (!m.chose || sends(s, &self.value))
+            })
         })
     }
+}
+
+/// Whether `step` sends `value` (in its path, query or body).
+fn sends(step: &Step, value: &str) -> bool {
+    let path = percent_encoding::percent_decode_str(&step.path).decode_utf8_lossy();
+    step.path.contains(value)
+        || path.contains(value)
+        || step.body.as_deref().is_some_and(|b| b.contains(value))
 }
 
 impl std::fmt::Display for Unmade {
@@ -302,6 +374,8 @@ mod tests {
             name: "id".into(),
             value: "77".into(),
             at: None,
+            from_run: None,
+            maker: None,
         });
         script.settle_standalone();
         assert!(script.standalone);

@@ -983,10 +983,11 @@ pub struct Written {
 /// Writes the regression suite: one Hurl file per distinct recorded test,
 /// under `tests/` in the output folder (an earlier run's were deleted when
 /// it was opened; a person's own files there stay, and a test goes beside
-/// one of the same name).
+/// one of the same name). Each file takes `credentials` as variables.
 pub fn write_suite(
     dir: &OutDir,
     scripts: Vec<SuiteScript>,
+    credentials: &hurl::Credentials,
     secrets: &Secrets,
 ) -> Result<Written, WriteError> {
     // The folder, even for an empty suite: `hurl --test tests/*.hurl` finds it.
@@ -995,7 +996,7 @@ pub fn write_suite(
     let mut seen: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     let mut written = Written::default();
     for s in scripts {
-        let text = hurl::render_redacted(&s.script, &s.title, secrets);
+        let text = hurl::render_redacted(&s.script, &s.title, credentials, secrets);
         let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
         if s.script.steps.is_empty() {
             continue;

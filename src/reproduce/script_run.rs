@@ -197,6 +197,19 @@ pub fn shows(check: &FaultCheck, last: &Exchange) -> bool {
                 && (last.body.contains(text.as_str())
                     || last.body.contains(&text.replace('\n', "\\n")))
         }
+        FaultCheck::GraphqlError {
+            status: s,
+            path,
+            text,
+        } => {
+            use crate::oracles::graphql;
+            status == *s
+                && body.is_some_and(|b| {
+                    graphql::error_entries(b)
+                        .into_iter()
+                        .any(|e| graphql::error_path(e) == *path && graphql::error_says(e, text))
+                })
+        }
     }
 }
 

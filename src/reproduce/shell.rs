@@ -253,6 +253,65 @@ not_json() {
   fi
 }
 
+# graphql_error PATH TEXT: an entry of the GraphQL answer's `errors` is at
+# PATH (`data.book[*].author`: `.name` per name, `[*]` per index; `-` for
+# an entry without a path) and one of its strings but its path holds TEXT,
+# in any ASCII case. A bare string entry is its own message.
+graphql_error() {
+  if command -v jq >/dev/null 2>&1; then
+    jq -e --arg p "$1" --arg t "$2" '
+      ($t | ascii_downcase) as $t
+      | (.errors // empty) | (if type == "array" then .[] else . end)
+      | (if type == "string" then {message: .} else . end) | select(type == "object")
+      | select((.path | if type == "array" and length > 0
+          then "data" + (map(if type == "number" then "[*]" elif type == "string" then "." + . else "." + tojson end) | join(""))
+          else "-" end) == $p)
+      | select([del(.path) | .. | strings | ascii_downcase | contains($t)] | any)' "$tmp/body" >/dev/null 2>&1
+  elif command -v python3 >/dev/null 2>&1; then
+    python3 - "$1" "$2" "$tmp/body" <<'PY'
+import json, sys
+want, text, path = sys.argv[1:4]
+try:
+    body = json.load(open(path))
+except Exception:
+    sys.exit(1)
+def low(s):
+    return "".join(c.lower() if c.isascii() else c for c in s)
+text = low(text)
+errors = body.get("errors") if isinstance(body, dict) else None
+entries = [] if errors is None else errors if isinstance(errors, list) else [errors]
+def says(v):
+    if isinstance(v, str):
+        return text in low(v)
+    if isinstance(v, list):
+        return any(says(i) for i in v)
+    if isinstance(v, dict):
+        return any(says(i) for i in v.values())
+    return False
+for e in entries:
+    if isinstance(e, str):
+        e = {"message": e}
+    if not isinstance(e, dict):
+        continue
+    p = e.get("path")
+    if isinstance(p, list) and p:
+        at = "data" + "".join(
+            "[*]" if isinstance(s, (int, float)) and not isinstance(s, bool)
+            else "." + s if isinstance(s, str)
+            else "." + json.dumps(s, separators=(",", ":"), ensure_ascii=False)
+            for s in p)
+    else:
+        at = "-"
+    if at == want and says({k: v for k, v in e.items() if k != "path"}):
+        sys.exit(0)
+sys.exit(1)
+PY
+  else
+    echo "this script needs jq or python3 to read JSON" >&2
+    exit 2
+  fi
+}
+
 # need NAME VALUE: stops when a response did not give a value a later request needs.
 need() {
   if [ -z "$2" ] || [ "$2" = null ]; then
@@ -333,6 +392,16 @@ fn condition(check: &FaultCheck) -> String {
         FaultCheck::NotJson { status: s } => format!(
             "{} && [ -s \"$tmp/body\" ] && case \"$(content_type)\" in */json|*+json) true ;; *) false ;; esac && not_json",
             status(*s)
+        ),
+        FaultCheck::GraphqlError {
+            status: s,
+            path,
+            text,
+        } => format!(
+            "{} && graphql_error {} {}",
+            status(*s),
+            quote(path),
+            quote(text)
         ),
         FaultCheck::BodyContains { status: s, text } => {
             let first = text.lines().next().unwrap_or(text);
@@ -620,6 +689,8 @@ mod tests {
                 name: evil.into(),
                 value: evil.into(),
                 at: None,
+                from_run: None,
+                maker: None,
             }],
             not_standalone: vec![],
             direct: Vec::new(),

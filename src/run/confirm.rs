@@ -108,7 +108,7 @@ pub async fn replay(
         let sent = allowance.saturating_sub(channel.requests);
         search.phases.insert("replay".into(), sent);
     }
-    let written = reproduce::phase::write_suite(out, scripts, secrets)?;
+    let written = reproduce::phase::write_suite(out, scripts, &link.suite_credentials(), secrets)?;
     close(channel)?;
     let mut fates = vec![Fate::LeftOut(String::new()); left_out.archived];
     for (k, why) in std::mem::take(&mut left_out.reasons) {
@@ -190,17 +190,23 @@ fn say_confirmed(
     } else {
         let dir = options.out.join("tests").display().to_string();
         let base = format!("base={}", link.config.target.as_str().trim_end_matches('/'));
+        let mut command = vec!["hurl", "--test", "--jobs", "1", "--variable", &base];
+        // Each credential the files take as a variable (suite.json says
+        // what to give each).
+        let secrets: Vec<String> = link
+            .suite_credentials()
+            .variables()
+            .iter()
+            .map(|(var, _)| format!("{var}=…"))
+            .collect();
+        for s in &secrets {
+            command.push("--secret");
+            command.push(s);
+        }
         format!(
             "regression suite: {n} Hurl file(s) in {} ({} {}/*.hurl)",
             crate::model::text::one_line(&dir),
-            crate::model::text::shell_command([
-                "hurl",
-                "--test",
-                "--jobs",
-                "1",
-                "--variable",
-                &base
-            ]),
+            crate::model::text::shell_command(command),
             crate::model::text::shell_arg(&dir)
         )
     };

@@ -170,12 +170,14 @@ pub async fn drive<S: Source>(
         events.phase_finished(Phase::Replay, phase);
         if let Some(doc) = &mut suite_doc {
             annotate_suite(doc, &done.fates);
+            how_to_run(doc, &link);
             write_suite_document(&out, doc, &secrets)?;
         }
         Some(done.files)
     } else if let Suite::Recorded(scripts) = suite {
         // Recorded already: the suite needs no replay to be written.
-        Some(crate::reproduce::phase::write_suite(&out, scripts, &secrets)?.files)
+        let credentials = link.suite_credentials();
+        Some(crate::reproduce::phase::write_suite(&out, scripts, &credentials, &secrets)?.files)
     } else {
         None
     };
@@ -378,6 +380,39 @@ fn write_companions(
         eprintln!("warning: {}", one_line(&secrets.redact(&w)));
     }
     Ok(())
+}
+
+/// Records in `suite.json` how to run the regression suite (`run`): the
+/// command, and each credential a file takes as a variable with what to
+/// give it (never its value).
+fn how_to_run(doc: &mut serde_json::Value, link: &Link) {
+    let Some(doc) = doc.as_object_mut() else {
+        return;
+    };
+    let credentials = link.suite_credentials();
+    let base = format!("base={}", link.config.target.as_str().trim_end_matches('/'));
+    let mut command = vec!["hurl", "--test", "--jobs", "1", "--variable", &base];
+    let secrets: Vec<String> = credentials
+        .variables()
+        .iter()
+        .map(|(var, _)| format!("{var}=…"))
+        .collect();
+    for s in &secrets {
+        command.push("--secret");
+        command.push(s);
+    }
+    let variables: serde_json::Map<String, serde_json::Value> = credentials
+        .variables()
+        .into_iter()
+        .map(|(var, what)| (var, what.into()))
+        .collect();
+    doc.insert(
+        "run".into(),
+        serde_json::json!({
+            "command": format!("{} tests/*.hurl", crate::model::text::shell_command(command)),
+            "credentials": variables,
+        }),
+    );
 }
 
 /// Records on each test of `suite.json` its Hurl file (`hurl`) or why it

@@ -47,6 +47,27 @@ impl Link {
         })
     }
 
+    /// The credentials the regression suite's files take as variables,
+    /// by name (their values stay out of every file).
+    pub fn suite_credentials(&self) -> crate::reproduce::hurl::Credentials {
+        let c = &self.credentials;
+        let query: Vec<String> = c.query().iter().map(|(n, _)| n.clone()).collect();
+        let identities: Vec<(String, Vec<String>)> = c
+            .identity_names()
+            .into_iter()
+            .map(|who| {
+                let headers = c
+                    .identity_headers(&who)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(n, _)| n)
+                    .collect();
+                (who, headers)
+            })
+            .collect();
+        crate::reproduce::hurl::Credentials::new(&c.header_names(), &query, &identities)
+    }
+
     /// A channel for the replays, recording to `replay.ndjson`: their
     /// allowance (a fifth of `--budget`, at most 30 s, and a third of
     /// `--max-requests`), within `left` of the budget.

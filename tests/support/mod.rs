@@ -10,6 +10,7 @@ pub mod drive;
 pub mod echo;
 pub mod false_alarms;
 pub mod golden;
+pub mod graphql_always200;
 pub mod graphql_errors;
 pub mod graphql_faults;
 pub mod graphql_flow;

@@ -12,7 +12,7 @@
 //! | `GET /albums/{id}`: anyone reads an album only its owner may delete | `GET /notes/{id}`: 404 to others, who may not change it either |
 //!
 //! `POST /login` (not in the description) gives a user's token for a
-//! password, for auth files.
+//! password, for auth files; `POST /__reset` (nor that) empties it.
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -302,6 +302,13 @@ async fn login(body: Option<Json<Value>>) -> Response {
     Json(json!({ "token": token.trim_start_matches("Bearer ") })).into_response()
 }
 
+/// `POST /__reset` (not in the description): back to no notes, drafts or
+/// albums, ids from the start, for `--reset-command`.
+async fn reset(State(s): State<Shared>) -> StatusCode {
+    *s.lock().unwrap() = Notes::default();
+    StatusCode::NO_CONTENT
+}
+
 /// Starts the server on a free loopback port.
 pub async fn start() -> (SocketAddr, JoinHandle<()>) {
     let state: Shared = Arc::default();
@@ -322,6 +329,7 @@ pub async fn start() -> (SocketAddr, JoinHandle<()>) {
         .route("/admin/stats", get(admin_stats))
         .route("/admin/users", get(admin_users))
         .route("/login", post(login))
+        .route("/__reset", post(reset))
         .with_state(state);
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -289,6 +289,74 @@ pub(super) fn is_internal(e: &ErrorEntry) -> bool {
             .is_some_and(|(code, ..)| code == "stack_trace_leak")
 }
 
+/// What in entry `e` made the rules judge it `code` (its raw form `raw`):
+/// the code it carries (`INTERNAL_SERVER_ERROR` as the server wrote it),
+/// else the wording the rules matched (`cannot read properties of
+/// undefined`, `of required type`), else a stack trace's marker. A
+/// reproducer looks for it in the entry at the same path: a server that
+/// answers 200 with data there, or another error, does not show the fault.
+pub(super) fn evidence(e: &ErrorEntry, raw: &Value, code: &str) -> Option<String> {
+    let m = e.message.to_lowercase();
+    let phrase = |table: &[&str]| {
+        table
+            .iter()
+            .find(|w| m.contains(**w))
+            .map(|w| (*w).to_string())
+    };
+    // The code as the server wrote it, wherever the rules read codes.
+    let code_in = |table: &[&str]| {
+        [
+            raw.get("extensions").and_then(|x| x.get("code")),
+            raw.get("extensions").and_then(|x| x.get("classification")),
+            raw.get("errorType"),
+            raw.get("classification"),
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .find(|c| table.contains(&c.to_ascii_uppercase().replace('-', "_").as_str()))
+        .map(str::to_string)
+    };
+    let found = match code {
+        "graphql_internal_error" => code_in(INTERNAL_CODES)
+            .or_else(|| phrase(INTERNAL_WORDING))
+            .or_else(|| {
+                crate::oracles::leaks::find(&e.message)
+                    .filter(|(c, ..)| *c == "stack_trace_leak")
+                    .map(|(.., marker)| marker.trim().to_string())
+            }),
+        "graphql_validation_error" => code_in(VALIDATION_CODES)
+            .or_else(|| phrase(VALIDATION_WORDING))
+            .or_else(|| phrase(VARIABLE_WORDING))
+            .or_else(|| phrase(ARGUMENT_WORDING))
+            .or_else(|| phrase(COERCION_WORDING))
+            .or_else(|| phrase(PARSE_WORDING))
+            .or_else(|| phrase(&["= expected"])),
+        "graphql_null_violation" => phrase(NULL_REPORT_WORDING),
+        _ => None,
+    };
+    // Only what a script finds there as the rules did.
+    found.filter(|t| !t.is_empty() && !t.contains('\n') && says(raw, t))
+}
+
+/// Whether the `errors` entry `entry` says `text`: one of its strings
+/// (its path's aside) holds it, in any ASCII case.
+pub(super) fn says(entry: &Value, text: &str) -> bool {
+    fn any(v: &Value, text: &str, depth: usize) -> bool {
+        match v {
+            Value::String(s) => s.to_ascii_lowercase().contains(text),
+            Value::Array(items) if depth < 32 => items.iter().any(|i| any(i, text, depth + 1)),
+            Value::Object(map) if depth < 32 => map.values().any(|i| any(i, text, depth + 1)),
+            _ => false,
+        }
+    }
+    let text = text.to_ascii_lowercase();
+    match entry {
+        Value::Object(map) => map.iter().any(|(k, v)| k != "path" && any(v, &text, 1)),
+        other => any(other, &text, 0),
+    }
+}
+
 /// A stack trace carried as structured data (Apollo's `exception.stacktrace`,
 /// `stackTrace` of other servers), at any depth of `extensions`.
 pub(super) fn structured_stacktrace(v: &Value, depth: usize) -> bool {

@@ -226,6 +226,69 @@ pub fn inspect(
     out.answer()
 }
 
+/// The path of an `errors` entry as signatures write it: `data`, then
+/// `.key` per name and `[*]` per index (`data.books[*].author`); `-` for
+/// an entry without one. What a reproducer's check compares.
+pub fn error_path(entry: &Value) -> String {
+    match entry.get("path") {
+        Some(Value::Array(items)) if !items.is_empty() => {
+            let mut s = String::from("data");
+            for seg in items {
+                match seg {
+                    Value::Number(_) => s.push_str("[*]"),
+                    Value::String(k) => {
+                        s.push('.');
+                        s.push_str(k);
+                    }
+                    other => {
+                        s.push('.');
+                        s.push_str(&other.to_string());
+                    }
+                }
+            }
+            s
+        }
+        _ => "-".to_string(),
+    }
+}
+
+/// Whether the `errors` entry `entry` says `text`: one of its strings
+/// (its path's aside) holds it, in any ASCII case.
+pub fn error_says(entry: &Value, text: &str) -> bool {
+    messages::says(entry, text)
+}
+
+/// The entries of an answer's `errors`: its items, or the one value it is.
+pub fn error_entries(body: &Value) -> Vec<&Value> {
+    match body.get("errors") {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(Value::Null) | None => Vec::new(),
+        Some(other) => vec![other],
+    }
+}
+
+/// What a reproducer checks of a finding `code` about an `errors` entry
+/// at `path` (a finding's own path) in `body`, answered `status`: that an
+/// entry there says what made the rules judge it
+/// ([`FaultCheck::GraphqlError`](crate::oracles::FaultCheck::GraphqlError)).
+/// `None` when no entry there carries it.
+pub fn error_check(
+    body: Option<&Value>,
+    code: &str,
+    path: &str,
+    status: u16,
+) -> Option<crate::oracles::FaultCheck> {
+    error_entries(body?)
+        .into_iter()
+        .filter(|raw| error_path(raw) == path)
+        .find_map(|raw| messages::evidence(&ErrorEntry::new(raw), raw, code))
+        .map(|text| crate::oracles::FaultCheck::GraphqlError {
+            status,
+            path: path.to_string(),
+            text,
+        })
+}
+
 /// `errors` that is not a list of objects each with a string `message`
 /// (the spec's form): once per root field, naming the first entry that
 /// breaks it. A client reading `errors[i].message` finds nothing, and a

@@ -1063,3 +1063,36 @@ fn a_refusal_of_a_value_made_up_for_a_custom_scalar_is_no_finding() {
     let value = "Variable \"$v\" got invalid value 1; Expected type \"Value\".";
     assert!(judged(value, Value::Null).is_empty());
 }
+
+#[test]
+fn error_checks_carry_what_made_the_rules_judge_at_the_errors_path() {
+    let body = serde_json::json!({"data": null, "errors": [
+        {"message": "Cannot return null for non-nullable field Book.title.", "path": ["books", 2, "title"]},
+        {"message": "boom", "path": ["x"], "extensions": {"code": "internal-server-error"}},
+        {"message": "Cannot query field \"nope\" on type \"Query\"."},
+    ]});
+    let check = |code, path| error_check(Some(&body), code, path, 200);
+    let said = |path: &str, text: &str| {
+        Some(crate::oracles::FaultCheck::GraphqlError {
+            status: 200,
+            path: path.into(),
+            text: text.into(),
+        })
+    };
+    assert_eq!(
+        check("graphql_null_violation", "data.books[*].title"),
+        said("data.books[*].title", "cannot return null for non-nullable")
+    );
+    // The code as the server wrote it.
+    assert_eq!(
+        check("graphql_internal_error", "data.x"),
+        said("data.x", "internal-server-error")
+    );
+    assert_eq!(
+        check("graphql_validation_error", "-"),
+        said("-", "cannot query field")
+    );
+    // Nothing there says it: no check of that kind.
+    assert_eq!(check("graphql_internal_error", "data.books[*].title"), None);
+    assert_eq!(check("graphql_internal_error", "data.y"), None);
+}

@@ -470,6 +470,20 @@ impl Ledger {
             })
     }
 
+    /// The request of the run that made the resource at `path` (a
+    /// concrete request path, escaped or not, under the target), while the
+    /// ledger remembers it.
+    pub fn maker_at(&self, path: &str) -> Option<&Exchange> {
+        let at = decoded(path.split('?').next().unwrap_or(""));
+        let id = at.rsplit('/').next().filter(|id| !id.is_empty())?;
+        self.by_id.get(id)?.iter().find_map(|(place, r)| {
+            let place = decoded(place);
+            // A `Location` may carry the target's own path before it.
+            let here = place == at || place.ends_with(&at);
+            r.creator.as_deref().filter(|_| here)
+        })
+    }
+
     /// Whether the run created the resource at `path` (a concrete path,
     /// escaped or not), and it was not the server's own to begin with.
     pub fn run_made_at(&self, path: &str) -> bool {
