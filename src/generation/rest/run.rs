@@ -13,7 +13,7 @@ use super::request::{Inputs, build_request};
 use crate::execution::wire::encode_segment;
 use crate::execution::{Exchange, RequestSpec, TestRun};
 use crate::generation::plan::{Plan, RETRY_SUSPENDED, Source};
-use crate::generation::pool::{ValuePool, location_key};
+use crate::generation::pool::{ValuePool, location_key, member_key};
 use crate::generation::values::Rng64;
 use crate::model::{Api, Location};
 
@@ -138,20 +138,28 @@ impl FlowRun {
                         })
                         .map_or_else(|| format!("{} (Location)", op.name), |o| o.name.clone());
                     follow.push(get(&name, &at));
-                } else if let Some(id) = ex.json().and_then(crate::execution::wire::body_id) {
-                    let item = api.operations.iter().find(|o| {
-                        o.method == crate::model::Method::Get
-                            && o.path
-                                .strip_prefix(op.path.trim_end_matches('/'))
-                                .is_some_and(|rest| {
-                                    rest.starts_with("/{")
-                                        && rest.ends_with('}')
-                                        && rest.matches('/').count() == 1
-                                })
+                } else if let Some(body) = ex.json() {
+                    let item = api.operations.iter().enumerate().find_map(|(k, o)| {
+                        let rest = o.path.strip_prefix(op.path.trim_end_matches('/'))?;
+                        let name = rest.strip_prefix("/{")?.strip_suffix('}')?;
+                        (o.method == crate::model::Method::Get && !name.contains('/'))
+                            .then_some((k, name))
                     });
-                    if let (Some(item), true) = (item, fits_a_segment(id)) {
+                    // The created item at its path: by the property the
+                    // path takes (a pool's name), else by its id.
+                    let id = item.and_then(|(k, name)| {
+                        match super::sample::path_property(&self.plan, &api, k, name) {
+                            Some(p) => crate::generation::pool::made_object(body)?
+                                .get(&p)
+                                .filter(|v| v.is_string() || v.is_number()),
+                            None => crate::execution::wire::body_id(body),
+                        }
+                    });
+                    if let (Some((k, _)), Some(id)) = (item, id)
+                        && fits_a_segment(id)
+                    {
                         let at = format!("{}/{}", path.trim_end_matches('/'), encode_segment(id));
-                        follow.push(get(&item.name, &at));
+                        follow.push(get(&api.operations[k].name, &at));
                     }
                 }
             }
@@ -207,22 +215,24 @@ impl FlowRun {
         None
     }
 
-    fn request(&mut self, index: usize) -> RequestSpec {
+    /// Chooses the values of `op_i`'s path parameters, left to right, into
+    /// `chosen`: what earlier calls of the test gave when `bind`, else the
+    /// call's own values; `flowed` says which came from earlier calls.
+    fn path_values(
+        &mut self,
+        op_i: usize,
+        slots: &[super::Slot],
+        bind: bool,
+        used: &mut Vec<(String, usize)>,
+        chosen: &mut [Option<Value>],
+        flowed: &mut [bool],
+    ) {
         let api = self.api.clone();
-        let call = &self.test.calls[index];
-        let (op_i, bind) = (call.op, call.bind);
         let op = &api.operations[op_i];
-        let slots = call.genes.params.clone();
-        let mut body = call.genes.body.clone();
-        let mut used = Vec::new();
-        let mut inputs = Inputs::default();
-        let mut chosen: Vec<Option<Value>> = vec![None; op.parameters.len()];
-        let mut flowed = vec![false; op.parameters.len()];
-
-        // Path parameters left to right, so that each knows the concrete
-        // collection above it (where a `Location` may have pointed).
+        let segments: Vec<&str> = op.path.split('/').filter(|s| !s.is_empty()).collect();
         let mut prefix = String::new();
-        for seg in op.path.split('/').filter(|s| !s.is_empty()) {
+        let mut child = false;
+        for (k, seg) in segments.iter().enumerate() {
             let name = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}'));
             let Some(name) = name else {
                 prefix.push('/');
@@ -241,16 +251,34 @@ impl FlowRun {
             };
             let mut v = None;
             if bind {
-                v = self
-                    .flowed(op_i, Location::Path, name, &mut used)
-                    .filter(fits_a_segment);
+                // By the property the path takes (a pool's name), as the
+                // sampler chose: an earlier call's id would replace a name
+                // with an id.
+                let key = match super::sample::path_property(&self.plan, &api, op_i, name) {
+                    Some(p) => member_key(&prefix, &p),
+                    None => location_key(&prefix),
+                };
+                // A parent under which an earlier call made or listed
+                // children, when a child follows; a child made or listed
+                // under the parent chosen. Values the graph passes come
+                // from any object of their schema, so they come after.
+                let below = super::sample::below_to_next_id(&segments[k + 1..]);
+                if let Some(below) = &below {
+                    v = self.chain_parent(&prefix, below);
+                }
+                if v.is_none() && child {
+                    v = self.latest(&key).map(|(v, _)| v).filter(fits_a_segment);
+                }
                 if v.is_none() {
                     v = self
-                        .latest(&location_key(&prefix))
-                        .map(|(v, _)| v)
+                        .flowed(op_i, Location::Path, name, used)
                         .filter(fits_a_segment);
                 }
+                if v.is_none() && !child {
+                    v = self.latest(&key).map(|(v, _)| v).filter(fits_a_segment);
+                }
             }
+            child = true;
             flowed[j] = v.is_some();
             let v = v.unwrap_or_else(|| {
                 let own = slots[j].value.clone();
@@ -272,6 +300,81 @@ impl FlowRun {
             prefix.push('/');
             prefix.push_str(&encode_segment(&v));
             chosen[j] = Some(v);
+        }
+    }
+
+    /// The parent (a segment of the collection at `collection`) under
+    /// which the latest call that did made or listed members of `below`:
+    /// `/pools/P/queues` makes `P` the parent of its queues.
+    fn chain_parent(&self, collection: &str, below: &str) -> Option<Value> {
+        self.flows.iter().rev().find_map(|(_, pool)| {
+            pool.parents_with_children(collection, below)
+                .into_iter()
+                .find(fits_a_segment)
+        })
+    }
+
+    /// Whether a path parameter an earlier call gave a new value sits above
+    /// one no call gave (the call's own value, chosen under another parent).
+    fn half_bound(
+        &self,
+        op: &crate::model::Operation,
+        slots: &[super::Slot],
+        chosen: &[Option<Value>],
+        flowed: &[bool],
+    ) -> bool {
+        let mut moved = false;
+        for seg in op.path.split('/') {
+            let Some(name) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
+                continue;
+            };
+            let Some(j) = op
+                .parameters
+                .iter()
+                .position(|p| p.location == Location::Path && p.name == name)
+            else {
+                continue;
+            };
+            if !flowed[j] {
+                if moved {
+                    return true;
+                }
+                continue;
+            }
+            let same = chosen[j].as_ref().is_some_and(|v| {
+                crate::execution::wire::as_text(v)
+                    == crate::execution::wire::as_text(&slots[j].value)
+            });
+            moved |= !same;
+        }
+        false
+    }
+
+    fn request(&mut self, index: usize) -> RequestSpec {
+        let api = self.api.clone();
+        let call = &self.test.calls[index];
+        let (op_i, bind) = (call.op, call.bind);
+        let op = &api.operations[op_i];
+        let slots = call.genes.params.clone();
+        let mut body = call.genes.body.clone();
+        let mut used = Vec::new();
+        let mut inputs = Inputs::default();
+        let mut chosen: Vec<Option<Value>> = vec![None; op.parameters.len()];
+        let mut flowed = vec![false; op.parameters.len()];
+
+        // Path parameters left to right, so that each knows the concrete
+        // collection above it (where a `Location` may have pointed). A
+        // parent an earlier call gave, above a child none gave, would pair
+        // the child chosen under another parent with this one (a queue
+        // under a pool it is not in): then the whole path keeps the chain
+        // the call was made with.
+        let mark = used.len();
+        self.path_values(op_i, &slots, bind, &mut used, &mut chosen, &mut flowed);
+        if bind && self.half_bound(op, &slots, &chosen, &flowed) {
+            used.truncate(mark);
+            chosen.iter_mut().for_each(|c| *c = None);
+            flowed.iter_mut().for_each(|f| *f = false);
+            self.path_values(op_i, &slots, false, &mut used, &mut chosen, &mut flowed);
         }
         for (j, p) in op.parameters.iter().enumerate() {
             if chosen[j].is_some() {
@@ -553,9 +656,11 @@ mod tests {
         let r = run.next_request(&done).unwrap();
         assert_eq!(r.path, "/authors/17/books/41");
         done.push(answer(3, r, 204, None, Value::Null));
-        // After the delete, the book's id no longer flows.
+        // After the delete, the book's id no longer flows, and the call's
+        // own book is not sent under an author it was not chosen under:
+        // the path keeps the call's own chain.
         let r = run.next_request(&done).unwrap();
-        assert_eq!(r.path, "/authors/17/books/999", "{}", r.path);
+        assert_eq!(r.path, "/authors/999/books/999", "{}", r.path);
         assert!(run.next_request(&done).is_none());
     }
 

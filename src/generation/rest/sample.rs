@@ -8,7 +8,7 @@ use rand::Rng;
 use serde_json::Value;
 
 use super::{Genes, Rest, RestCall, RestTest, Slot};
-use crate::generation::pool::location_key;
+use crate::generation::pool::{location_key, member_key};
 use crate::generation::search::Cx;
 use crate::generation::templates::Template;
 use crate::generation::test::{Call, Group, Sampler, TestCase};
@@ -183,20 +183,37 @@ impl Rest {
             };
             // A parent whose children are known, when a child id follows:
             // both ids then come from one chain, not a child of another.
+            // A path that takes a member's name (or slug, …) gets that
+            // property of a member, never the id its creation answered
+            // with, which is left for when nothing else is known.
             let below = below_to_next_id(&segments[k + 1..]);
-            let v = below
-                .and_then(|below| self.pool.pick_parent(&prefix, &below, REUSE, &mut cx.rng))
-                .or_else(|| self.pool.pick(&location_key(&prefix), REUSE, &mut cx.rng))
-                .or_else(|| self.pooled(cx, op, Location::Path, name))
-                .unwrap_or_else(|| {
-                    let schema = operation
-                        .parameters
-                        .iter()
-                        .find(|p| p.location == Location::Path && p.name == name)
-                        .map(|p| p.schema.clone())
-                        .unwrap_or_default();
-                    value_for(&api, &schema, &mut cx.rng)
-                });
+            let property = path_property(&self.plan, &api, op, name);
+            let key = match &property {
+                Some(p) => member_key(&prefix, p),
+                None => location_key(&prefix),
+            };
+            let mut v = below.and_then(|below| {
+                self.pool
+                    .pick_parent(&prefix, &below, property.as_deref(), REUSE, &mut cx.rng)
+            });
+            if v.is_none() {
+                v = self.pool.pick(&key, REUSE, &mut cx.rng);
+            }
+            if v.is_none() {
+                v = self.pooled(cx, op, Location::Path, name);
+            }
+            if v.is_none() && property.is_some() {
+                v = self.pool.pick(&location_key(&prefix), REUSE, &mut cx.rng);
+            }
+            let v = v.unwrap_or_else(|| {
+                let schema = operation
+                    .parameters
+                    .iter()
+                    .find(|p| p.location == Location::Path && p.name == name)
+                    .map(|p| p.schema.clone())
+                    .unwrap_or_default();
+                value_for(&api, &schema, &mut cx.rng)
+            });
             prefix.push('/');
             prefix.push_str(&crate::execution::wire::encode_segment(&v));
             nested.insert(name, v);
@@ -416,9 +433,42 @@ impl Rest {
     }
 }
 
+/// The property of a collection's members that path parameter `name` of
+/// operation `op` takes, when it is not the id the collection is keyed by
+/// (`None` then): the property the graph binds the parameter to
+/// (`work_pool_name ← WorkPoolResponse.name`), else the last word of its
+/// name when that word identifies (`pool_name` → `name`, `{slug}`).
+pub(super) fn path_property(
+    plan: &crate::generation::plan::Plan,
+    api: &crate::model::Api,
+    op: usize,
+    name: &str,
+) -> Option<String> {
+    let bound = plan.sources[op]
+        .get(&(Location::Path, name.to_string()))
+        .and_then(|sources| sources.iter().find(|s| s.active))
+        .and_then(|s| s.key.rsplit_once('.'))
+        .map(|(_, property)| property.to_string());
+    let property = bound.or_else(|| {
+        let declared = api.operations[op]
+            .parameters
+            .iter()
+            .any(|p| p.location == Location::Path && p.name == name);
+        crate::model::names::words(name)
+            .pop()
+            .filter(|w| declared && crate::model::names::is_identifying(w))
+    })?;
+    // `Pet.id`, `Pet.petId`: the id the collection is keyed by.
+    let id = crate::model::names::words(&property)
+        .last()
+        .map(String::as_str)
+        == Some("id");
+    (!id).then_some(property)
+}
+
 /// The literal segments between a path's id and the next id after it
 /// (`/boards` in `{project_id}/boards/{board_id}`), when one follows.
-fn below_to_next_id(rest: &[&str]) -> Option<String> {
+pub(super) fn below_to_next_id(rest: &[&str]) -> Option<String> {
     let next = rest.iter().position(|s| s.starts_with('{'))?;
     if next == 0 {
         return None;
