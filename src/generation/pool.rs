@@ -657,6 +657,98 @@ mod tests {
     }
 
     #[test]
+    fn members_are_kept_by_each_identifying_property() {
+        let wanted = Wanted::default();
+        let call = |method: &str, path: &str, status: u16, body: &str| Exchange {
+            request: crate::execution::RequestSpec {
+                method: method.into(),
+                path: path.into(),
+                ..Default::default()
+            },
+            status: Some(status),
+            body: body.into(),
+            ..Default::default()
+        };
+        let mut pool = ValuePool::new(4);
+        // A creation answering the pool: its id keys the collection, its
+        // name is kept for the paths that take names.
+        pool.harvest(
+            &[],
+            &wanted,
+            &call(
+                "POST",
+                "/pools/",
+                201,
+                r#"{"id": "u-1", "name": "p1", "size": 3}"#,
+            ),
+        );
+        assert_eq!(pool.latest("location:/pools"), Some(&json!("u-1")));
+        assert_eq!(
+            pool.latest(&member_key("/pools", "name")),
+            Some(&json!("p1"))
+        );
+        assert_eq!(
+            pool.latest(&member_key("/pools", "id")),
+            Some(&json!("u-1"))
+        );
+        assert_eq!(pool.latest(&member_key("/pools", "size")), None);
+        // A listing by POST names the members of the collection above it.
+        pool.harvest(
+            &[],
+            &wanted,
+            &call(
+                "POST",
+                "/pools/filter",
+                200,
+                r#"[{"id": "u-2", "name": "p2"}]"#,
+            ),
+        );
+        assert!(pool.holds(&member_key("/pools", "name"), &json!("p2")));
+        assert!(pool.holds_member("/pools", &json!("p2")));
+        assert!(pool.holds_member("/pools", &json!("u-2")));
+        pool.harvest(
+            &[],
+            &wanted,
+            &call(
+                "POST",
+                "/pools/p2/queues/filter",
+                200,
+                r#"{"results": [{"id": "u-3", "name": "default"}]}"#,
+            ),
+        );
+        assert!(pool.holds(&member_key("/pools/p2/queues", "name"), &json!("default")));
+        assert_eq!(
+            pool.parents_with_children("/pools", "/queues"),
+            vec![json!("p2")]
+        );
+        // Another action answering a list lists nothing, nor does a failure.
+        pool.harvest(
+            &[],
+            &wanted,
+            &call(
+                "POST",
+                "/pools/p2/schedule",
+                200,
+                r#"[{"id": "r-1", "name": "x"}]"#,
+            ),
+        );
+        pool.harvest(
+            &[],
+            &wanted,
+            &call("POST", "/pools/p3/queues/filter", 404, r#"[{"name": "x"}]"#),
+        );
+        assert!(!pool.holds_member("/pools/p2", &json!("x")));
+        assert!(!pool.holds_member("/pools/p3/queues", &json!("x")));
+        assert_eq!(
+            pool.parents_with_children("/pools", "/queues"),
+            vec![json!("p2")]
+        );
+        // A deleted member is forgotten under every property.
+        pool.forget(&json!("p2"));
+        assert!(!pool.holds(&member_key("/pools", "name"), &json!("p2")));
+    }
+
+    #[test]
     fn the_pool_keeps_the_latest_distinct_values() {
         let mut pool = ValuePool::new(2);
         pool.add("k".into(), json!(1));

@@ -681,6 +681,187 @@ mod tests {
         let done = vec![answer(0, r, 400, None, json!({"message": "bad"}))];
         assert!(run.next_request(&done).is_none());
     }
+
+    /// Pools named by name, whose creation answers `{id, name}`, with
+    /// queues below them (Prefect's work pools).
+    const POOLS: &str = r##"
+openapi: 3.0.3
+info: {title: Pools, version: "1"}
+paths:
+  /pools/:
+    post:
+      operationId: createPool
+      requestBody:
+        content: {application/json: {schema: {type: object, properties: {name: {type: string}}}}}
+      responses:
+        "201":
+          description: made
+          content: {application/json: {schema: {$ref: "#/components/schemas/Pool"}}}
+  /pools/{name}:
+    get:
+      operationId: readPool
+      parameters: [{name: name, in: path, required: true, schema: {type: string}}]
+      responses:
+        "200":
+          description: a pool
+          content: {application/json: {schema: {$ref: "#/components/schemas/Pool"}}}
+  /pools/{pool_name}/queues:
+    post:
+      operationId: createQueue
+      parameters: [{name: pool_name, in: path, required: true, schema: {type: string}}]
+      requestBody:
+        content: {application/json: {schema: {type: object, properties: {name: {type: string}}}}}
+      responses:
+        "201":
+          description: made
+          content: {application/json: {schema: {$ref: "#/components/schemas/Queue"}}}
+  /pools/{pool_name}/queues/{name}:
+    get:
+      operationId: readQueue
+      parameters:
+        - {name: pool_name, in: path, required: true, schema: {type: string}}
+        - {name: name, in: path, required: true, schema: {type: string}}
+      responses:
+        "200":
+          description: a queue
+          content: {application/json: {schema: {$ref: "#/components/schemas/Queue"}}}
+components:
+  schemas:
+    Pool:
+      type: object
+      properties: {id: {type: string, format: uuid}, name: {type: string}}
+    Queue:
+      type: object
+      properties: {id: {type: string, format: uuid}, name: {type: string}}
+"##;
+
+    fn pools() -> (Arc<Api>, Arc<Plan>) {
+        let api = crate::load::load_text(POOLS, std::path::Path::new("p.yaml"))
+            .unwrap()
+            .api;
+        let graph = crate::graph::build(&api);
+        let plan = Arc::new(Plan::from_graph(&api, &graph));
+        (Arc::new(api), plan)
+    }
+
+    #[test]
+    fn a_path_that_takes_names_gets_the_name_the_creation_answered_with() {
+        let (api, plan) = pools();
+        let test = TestCase {
+            calls: vec![
+                call(&api, "createPool", &[], Some(json!({"name": "p"}))),
+                call(&api, "readPool", &[json!("old")], None),
+                call(
+                    &api,
+                    "createQueue",
+                    &[json!("old")],
+                    Some(json!({"name": "q"})),
+                ),
+                call(&api, "readQueue", &[json!("old"), json!("stale")], None),
+            ],
+            groups: vec![],
+            sampler: Sampler::Graph,
+            seed: 1,
+        };
+        let mut run = FlowRun::new(api, plan, test).with_probes(1.0, None);
+        let mut done = Vec::new();
+        let r = run.next_request(&done).unwrap();
+        done.push(answer(
+            0,
+            r,
+            201,
+            None,
+            json!({"id": "u-1", "name": "made"}),
+        ));
+        // The probe of the created pool reads it by its name.
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/pools/made", "the probe");
+        done.push(answer(
+            1,
+            r,
+            200,
+            None,
+            json!({"id": "u-1", "name": "made"}),
+        ));
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/pools/made", "never /pools/u-1");
+        done.push(answer(
+            2,
+            r,
+            200,
+            None,
+            json!({"id": "u-1", "name": "made"}),
+        ));
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/pools/made/queues");
+        done.push(answer(3, r, 201, None, json!({"id": "u-2", "name": "q-1"})));
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/pools/made/queues/q-1", "the probe");
+        done.push(answer(4, r, 200, None, json!({"id": "u-2", "name": "q-1"})));
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/pools/made/queues/q-1", "one chain, by name");
+    }
+
+    #[test]
+    fn a_child_made_under_a_parent_is_read_under_it() {
+        let (api, plan) = pools();
+        // The queue is made under a pool the test did not make; the read
+        // that follows names that pool, not the one it was sampled with.
+        let test = TestCase {
+            calls: vec![
+                call(
+                    &api,
+                    "createQueue",
+                    &[json!("there")],
+                    Some(json!({"name": "q"})),
+                ),
+                call(
+                    &api,
+                    "readQueue",
+                    &[json!("elsewhere"), json!("stale")],
+                    None,
+                ),
+            ],
+            groups: vec![],
+            sampler: Sampler::Graph,
+            seed: 1,
+        };
+        let mut run = FlowRun::new(api, plan, test).with_probes(0.0, None);
+        let mut done = Vec::new();
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/pools/there/queues");
+        done.push(answer(0, r, 201, None, json!({"id": "u-2", "name": "q-1"})));
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/pools/there/queues/q-1");
+    }
+
+    #[test]
+    fn a_parent_from_the_test_is_not_paired_with_a_child_chosen_elsewhere() {
+        let (api, plan) = pools();
+        // A pool made by the test, and a queue chosen under another pool:
+        // the read keeps the chain the call was made with.
+        let test = TestCase {
+            calls: vec![
+                call(&api, "createPool", &[], Some(json!({"name": "p"}))),
+                call(&api, "readQueue", &[json!("home"), json!("q-7")], None),
+            ],
+            groups: vec![],
+            sampler: Sampler::Graph,
+            seed: 1,
+        };
+        let mut run = FlowRun::new(api, plan, test).with_probes(0.0, None);
+        let mut done = Vec::new();
+        let r = run.next_request(&done).unwrap();
+        done.push(answer(
+            0,
+            r,
+            201,
+            None,
+            json!({"id": "u-1", "name": "made"}),
+        ));
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/pools/home/queues/q-7");
+    }
 }
 #[cfg(test)]
 mod segment_tests {

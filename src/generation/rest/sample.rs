@@ -475,3 +475,64 @@ pub(super) fn below_to_next_id(rest: &[&str]) -> Option<String> {
     }
     Some(rest[..next].iter().map(|s| format!("/{s}")).collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_parameter_takes_the_property_its_name_or_binding_says() {
+        let spec = r#"
+openapi: 3.0.3
+info: {title: T, version: "1"}
+paths:
+  /pools/{name}:
+    get:
+      operationId: readPool
+      parameters: [{name: name, in: path, required: true, schema: {type: string}}]
+      responses: {"200": {description: ok}}
+  /pools/{pool_name}/runs/{runId}:
+    get:
+      operationId: readRun
+      parameters:
+        - {name: pool_name, in: path, required: true, schema: {type: string}}
+        - {name: runId, in: path, required: true, schema: {type: string}}
+      responses: {"200": {description: ok}}
+  /tags/{tag}/items/{slug}:
+    get:
+      operationId: readItem
+      parameters:
+        - {name: tag, in: path, required: true, schema: {type: string}}
+        - {name: slug, in: path, required: true, schema: {type: string}}
+      responses: {"200": {description: ok}}
+"#;
+        let api = crate::load::load_text(spec, std::path::Path::new("t.yaml"))
+            .unwrap()
+            .api;
+        let plan = crate::generation::plan::Plan::empty(&api);
+        let at =
+            |op: &str, name: &str| path_property(&plan, &api, api.operation_positions()[op], name);
+        assert_eq!(at("readPool", "name").as_deref(), Some("name"));
+        assert_eq!(at("readRun", "pool_name").as_deref(), Some("name"));
+        assert_eq!(at("readRun", "runId"), None, "an id keys the collection");
+        assert_eq!(at("readItem", "tag"), None, "not a word that identifies");
+        assert_eq!(at("readItem", "slug").as_deref(), Some("slug"));
+        // A binding of the graph wins over the name.
+        let mut bound = plan.clone();
+        let op = api.operation_positions()["readItem"];
+        bound.sources[op].insert(
+            (Location::Path, "tag".into()),
+            vec![crate::generation::plan::Source {
+                schema: "Tag".into(),
+                key: "Tag.label".into(),
+                active: true,
+                rank: 0,
+                score: 1.0,
+            }],
+        );
+        assert_eq!(
+            path_property(&bound, &api, op, "tag").as_deref(),
+            Some("label")
+        );
+    }
+}
