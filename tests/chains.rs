@@ -3,7 +3,8 @@
 //! (tests/support/chains.rs), whose creation answers `{id, name}` while its
 //! paths take the name, a seeded run names pools by their names, reads a
 //! pool's queues under that very pool, and so reaches the crash planted
-//! behind `DELETE /pools/{pool_name}/queues/default`.
+//! behind `DELETE /pools/{pool_name}/queues/default`; its first listing by
+//! `POST` sends no optional filter.
 
 use crate::support;
 
@@ -67,6 +68,18 @@ async fn name_keyed_paths_get_names_from_one_chain() {
         "queues read under another pool ({elsewhere}) about as often as under their own ({in_pool})"
     );
     assert!(crashed > 0, "the default queue was never deleted: {stderr}");
+    // The first listing by POST sends no optional filter (a random
+    // `name_like` or `offset` lists nothing).
+    let first_listing = trace
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| e["operation"] == "readPools" && e.get("breach").is_none())
+        .expect("a listing of pools");
+    assert_eq!(
+        first_listing["request_body"].as_str(),
+        Some("{}"),
+        "the first listing of pools: {first_listing}"
+    );
     let report = read_report(&out);
     let causes = report["causes"].as_array().unwrap();
     assert!(

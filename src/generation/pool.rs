@@ -491,6 +491,12 @@ fn listed_collection<'a>(method: &str, path: &'a str) -> Option<&'a str> {
     }
 }
 
+/// Whether `POST path` lists the members of the collection above it
+/// (`/work_pools/filter`).
+pub(crate) fn lists_by_post(path: &str) -> bool {
+    listed_collection("POST", path).is_some()
+}
+
 /// The object a creation answered with: the body, or its `data` envelope
 /// when the body names no id (as [`body_id`](crate::execution::wire::body_id) reads it).
 pub(crate) fn made_object(body: &Value) -> Option<&serde_json::Map<String, Value>> {

@@ -2,7 +2,8 @@
 //! path names a resource by a property other than the id its creation
 //! answers with: `POST /pools/` answers `{id, name}` with a made-up uuid,
 //! but `/pools/{name}` and `/pools/{pool_name}/queues/{name}` take names.
-//! Pools are listed by `POST /pools/filter` (no `GET` listing), their
+//! Pools are listed by `POST /pools/filter` (no `GET` listing; its
+//! optional `offset`, `limit` and `name_like` filter what it answers), their
 //! queues by `POST /pools/{pool_name}/queues/filter`, and every pool is made
 //! with a queue named `default`, which, as in Prefect, the server fails to
 //! delete (a 500). The server counts what reached it, so a test can tell a
@@ -47,7 +48,10 @@ paths:
           application/json:
             schema:
               type: object
-              properties: {limit: {type: integer, minimum: 0, maximum: 200}}
+              properties:
+                limit: {type: integer, minimum: 0, maximum: 200}
+                offset: {type: integer, minimum: 0}
+                name_like: {type: string, description: only pools whose name holds this}
       responses:
         "200":
           description: the pools
@@ -251,9 +255,20 @@ async fn create_pool(State((store, _)): State<Shared>, body: Option<Json<Value>>
     (StatusCode::CREATED, Json(answer)).into_response()
 }
 
-async fn read_pools(State((store, _)): State<Shared>) -> Response {
+async fn read_pools(State((store, _)): State<Shared>, body: Option<Json<Value>>) -> Response {
     let store = store.lock().unwrap();
-    Json(Value::Array(store.pools.iter().map(pool_json).collect())).into_response()
+    let body = body.map(|Json(b)| b).unwrap_or_default();
+    let like = body["name_like"].as_str().unwrap_or("");
+    let offset = body["offset"].as_u64().unwrap_or(0) as usize;
+    let limit = body["limit"].as_u64().unwrap_or(200) as usize;
+    let pools = store
+        .pools
+        .iter()
+        .filter(|p| p.name.contains(like))
+        .skip(offset)
+        .take(limit)
+        .map(pool_json);
+    Json(Value::Array(pools.collect())).into_response()
 }
 
 async fn read_pool(State((store, counts)): State<Shared>, Path(name): Path<String>) -> Response {
