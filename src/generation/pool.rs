@@ -393,9 +393,17 @@ impl ValuePool {
     /// Keeps each identifying property of `member`, an object of the
     /// collection at path `collection`, under its [`member_key`].
     fn add_member(&mut self, collection: &str, member: &serde_json::Map<String, Value>) {
+        // One key buffer for every property: listings ask this per item.
+        let mut key = String::new();
         for p in crate::model::names::IDENTIFYING {
             if let Some(v) = member.get(p).filter(|v| is_scalar(v)) {
-                self.add_ref(&member_key(collection, p), v);
+                if key.is_empty() {
+                    key = member_key(collection, "");
+                }
+                let base = key.rfind('#').map_or(key.len(), |i| i + 1);
+                key.truncate(base);
+                key.push_str(p);
+                self.add_ref(&key, v);
             }
         }
     }
