@@ -25,7 +25,7 @@ async fn name_keyed_paths_get_names_from_one_chain() {
         "--target",
         &target,
         "--max-requests",
-        "600",
+        "1000",
         "--seed",
         "1",
         "--no-replay",

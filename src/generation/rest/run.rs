@@ -148,7 +148,7 @@ impl FlowRun {
                     // The created item at its path: by the property the
                     // path takes (a pool's name), else by its id.
                     let id = item.and_then(|(k, name)| {
-                        match super::sample::path_property(&self.plan, &api, k, name) {
+                        match super::paths::path_property(&self.plan, &api, k, name) {
                             Some(p) => crate::generation::pool::made_object(body)?
                                 .get(&p)
                                 .filter(|v| v.is_string() || v.is_number()),
@@ -254,26 +254,42 @@ impl FlowRun {
                 // By the property the path takes (a pool's name), as the
                 // sampler chose: an earlier call's id would replace a name
                 // with an id.
-                let key = match super::sample::path_property(&self.plan, &api, op_i, name) {
+                let key = match super::paths::path_property(&self.plan, &api, op_i, name) {
                     Some(p) => member_key(&prefix, &p),
                     None => location_key(&prefix),
                 };
                 // A parent under which an earlier call made or listed
                 // children, when a child follows; a child made or listed
                 // under the parent chosen. Values the graph passes come
-                // from any object of their schema, so they come after.
-                let below = super::sample::below_to_next_id(&segments[k + 1..]);
+                // from any object of their schema, so they come after (and
+                // their link is credited when they are the value sent).
+                let below = super::paths::below_to_next_id(&segments[k + 1..]);
+                let mut chained = None;
                 if let Some(below) = &below {
-                    v = self.chain_parent(&prefix, below);
+                    chained = self.chain_parent(&prefix, below);
                 }
-                if v.is_none() && child {
-                    v = self.latest(&key).map(|(v, _)| v).filter(fits_a_segment);
+                if chained.is_none() && child {
+                    chained = self.latest(&key).map(|(v, _)| v).filter(fits_a_segment);
                 }
-                if v.is_none() {
-                    v = self
-                        .flowed(op_i, Location::Path, name, used)
-                        .filter(fits_a_segment);
+                let mut through = Vec::new();
+                let graph = self
+                    .flowed(op_i, Location::Path, name, &mut through)
+                    .filter(fits_a_segment);
+                let credited = match (&chained, &graph) {
+                    (Some(c), Some(g)) => {
+                        crate::execution::wire::as_text(c) == crate::execution::wire::as_text(g)
+                    }
+                    (None, Some(_)) => true,
+                    _ => false,
+                };
+                if credited {
+                    for u in through {
+                        if !used.iter().any(|(s, _)| s == &u.0) {
+                            used.push(u);
+                        }
+                    }
                 }
+                v = chained.or(graph);
                 if v.is_none() && !child {
                     v = self.latest(&key).map(|(v, _)| v).filter(fits_a_segment);
                 }
