@@ -238,11 +238,12 @@ impl Rest {
         let op = run.test.calls[run.sent[k]].op;
         let api = cx.api.clone();
         let name = &api.operations[op].name;
+        let carried = run.carried.get(k).map_or(&[][..], Vec::as_slice);
         if let Some(status) = ex.status
-            && !run.used[k].is_empty()
+            && !(run.used[k].is_empty() && carried.is_empty())
         {
             let answer = status.to_string();
-            for (schema, _) in &run.used[k] {
+            for (schema, _) in run.used[k].iter().chain(carried) {
                 cx.link_flowed(schema, name, ex.is_success(), &answer);
             }
         }

@@ -43,6 +43,10 @@ pub struct FlowRun {
     /// Per request sent: the schemas whose values (from earlier calls of this
     /// test) fed it through consumes edges, with the call that gave each.
     pub used: Vec<Vec<(String, usize)>>,
+    /// Per request sent: the graph's links whose value (from the call
+    /// given) a chain of path ids sent instead ([`FlowRun::credit`]); they
+    /// count as carried in the links' tally, not as targets of the search.
+    pub carried: Vec<Vec<(String, usize)>>,
     /// Per request sent: whether it is a follow-up for the stateful oracles
     /// rather than one of the test's calls (then `sent` names the call it follows).
     pub probes: Vec<bool>,
@@ -67,6 +71,7 @@ impl FlowRun {
             harvested: 0,
             sent: Vec::new(),
             used: Vec::new(),
+            carried: Vec::new(),
             probes: Vec::new(),
             inputs: Vec::new(),
             pending: Default::default(),
@@ -218,6 +223,7 @@ impl FlowRun {
     /// Chooses the values of `op_i`'s path parameters, left to right, into
     /// `chosen`: what earlier calls of the test gave when `bind`, else the
     /// call's own values; `flowed` says which came from earlier calls.
+    /// Returns the links a chain's value was credited to ([`FlowRun::credit`]).
     fn path_values(
         &mut self,
         op_i: usize,
@@ -226,7 +232,8 @@ impl FlowRun {
         used: &mut Vec<(String, usize)>,
         chosen: &mut [Option<Value>],
         flowed: &mut [bool],
-    ) {
+    ) -> Vec<(String, usize)> {
+        let mut carried = Vec::new();
         let api = self.api.clone();
         let op = &api.operations[op_i];
         let segments: Vec<&str> = op.path.split('/').filter(|s| !s.is_empty()).collect();
@@ -271,25 +278,14 @@ impl FlowRun {
                 if chained.is_none() && child {
                     chained = self.latest(&key).map(|(v, _)| v).filter(fits_a_segment);
                 }
-                let mut through = Vec::new();
-                let graph = self
-                    .flowed(op_i, Location::Path, name, &mut through)
-                    .filter(fits_a_segment);
-                let credited = match (&chained, &graph) {
-                    (Some(c), Some(g)) => {
-                        crate::execution::wire::as_text(c) == crate::execution::wire::as_text(g)
-                    }
-                    (None, Some(_)) => true,
-                    _ => false,
-                };
-                if credited {
-                    for u in through {
-                        if !used.iter().any(|(s, _)| s == &u.0) {
-                            used.push(u);
-                        }
-                    }
+                if let Some(c) = &chained {
+                    self.credit(op_i, name, c, &mut carried);
+                    v = chained;
+                } else {
+                    v = self
+                        .flowed(op_i, Location::Path, name, used)
+                        .filter(fits_a_segment);
                 }
-                v = chained.or(graph);
                 if v.is_none() && !child {
                     v = self.latest(&key).map(|(v, _)| v).filter(fits_a_segment);
                 }
@@ -316,6 +312,25 @@ impl FlowRun {
             prefix.push('/');
             prefix.push_str(&encode_segment(&v));
             chosen[j] = Some(v);
+        }
+        carried
+    }
+
+    /// Notes in `carried` the graph's links into path parameter `name` of
+    /// `op` whose latest value from an earlier call is `value`, the one a
+    /// chain gave: they carried it too.
+    fn credit(&self, op: usize, name: &str, value: &Value, carried: &mut Vec<(String, usize)>) {
+        let Some(sources) = self.plan.sources[op].get(&(Location::Path, name.to_string())) else {
+            return;
+        };
+        let text = crate::execution::wire::as_text(value);
+        for s in sources.iter().filter(|s| s.active) {
+            if let Some((v, call)) = self.latest(&s.key)
+                && crate::execution::wire::as_text(&v) == text
+                && !carried.iter().any(|(u, _)| u == &s.schema)
+            {
+                carried.push((s.schema.clone(), call));
+            }
         }
     }
 
@@ -385,12 +400,12 @@ impl FlowRun {
         // under a pool it is not in): then the whole path keeps the chain
         // the call was made with.
         let mark = used.len();
-        self.path_values(op_i, &slots, bind, &mut used, &mut chosen, &mut flowed);
+        let mut carried = self.path_values(op_i, &slots, bind, &mut used, &mut chosen, &mut flowed);
         if bind && self.half_bound(op, &slots, &chosen, &flowed) {
             used.truncate(mark);
             chosen.iter_mut().for_each(|c| *c = None);
             flowed.iter_mut().for_each(|f| *f = false);
-            self.path_values(op_i, &slots, false, &mut used, &mut chosen, &mut flowed);
+            carried = self.path_values(op_i, &slots, false, &mut used, &mut chosen, &mut flowed);
         }
         for (j, p) in op.parameters.iter().enumerate() {
             if chosen[j].is_some() {
@@ -437,6 +452,7 @@ impl FlowRun {
         }
         inputs.body = body;
         self.used.push(used);
+        self.carried.push(carried);
         self.inputs.push(sent);
         self.constraints.keep(
             &api,
@@ -538,6 +554,7 @@ impl TestRun for FlowRun {
         if let Some(probe) = self.pending.pop_front() {
             self.sent.push(*self.sent.last().unwrap_or(&0));
             self.used.push(Vec::new());
+            self.carried.push(Vec::new());
             self.inputs.push(Default::default());
             self.probes.push(true);
             return Some(probe);
