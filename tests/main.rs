@@ -17,6 +17,7 @@ mod support;
 
 mod architecture;
 mod causes;
+mod chains;
 mod cli_graph;
 mod conforming;
 mod corpus;

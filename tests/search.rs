@@ -12,7 +12,7 @@ use serde_json::Value;
 use support::cli::cartograph;
 
 /// The seed the pinned run uses; any seed does most of this, this one all of it.
-const SEED: &str = "5";
+const SEED: &str = "3";
 
 fn spec() -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -19,9 +19,10 @@ pub const POOL_DEPTH: usize = 16;
 /// collections grow during a run.
 const HARVEST_ITEMS: usize = 8;
 
-/// Collections remembered for `Location` ids: one per concrete collection
-/// path (each author's books), so their number grows with the run.
-const LOCATIONS: usize = 256;
+/// Collections remembered for `Location` ids: one key per concrete
+/// collection path (each author's books) and per identifying property its
+/// members have ([`member_key`]), so their number grows with the run.
+const LOCATIONS: usize = 512;
 
 /// A bounded store of recently seen values per key.
 #[derive(Debug, Clone)]
@@ -133,6 +134,16 @@ impl ValuePool {
         })
     }
 
+    /// Whether `value` names a member of the collection at path
+    /// `collection`: its id, or one of its identifying properties
+    /// ([`member_key`]).
+    pub fn holds_member(&self, collection: &str, value: &Value) -> bool {
+        self.holds(&location_key(collection), value)
+            || crate::model::names::IDENTIFYING
+                .iter()
+                .any(|p| self.holds(&member_key(collection, p), value))
+    }
+
     /// The most recent value under `key`.
     pub fn latest(&self, key: &str) -> Option<&Value> {
         self.list(key).and_then(|l| l.last())
@@ -148,20 +159,26 @@ impl ValuePool {
         }
     }
 
-    /// A value of `key` whose own collection below (`key`'s path, the
-    /// value, then `below`: `/projects` → `/projects/7/boards`) holds ids,
-    /// when one does: a child id then comes from under the same parent.
-    /// Otherwise any value of `key`, as [`ValuePool::pick`] gives it.
+    /// A member of the collection at path `collection` whose own
+    /// collection below (the collection's path, the member, then `below`:
+    /// `/projects` → `/projects/7/boards`) holds members, when one does: a
+    /// child id then comes from under the same parent. The member is named
+    /// by `property` (its `name` where the path takes names, see
+    /// [`member_key`]), or by its id when `property` is `None`. Otherwise
+    /// any member so named, as [`ValuePool::pick`] gives it.
     pub fn pick_parent(
         &self,
         collection: &str,
         below: &str,
+        property: Option<&str>,
         recent: f64,
         rng: &mut Rng64,
     ) -> Option<Value> {
-        let list = self
-            .list(&location_key(collection))
-            .filter(|l| !l.is_empty())?;
+        let key = match property {
+            Some(p) => member_key(collection, p),
+            None => location_key(collection),
+        };
+        let list = self.list(&key).filter(|l| !l.is_empty())?;
         let with_children: Vec<&Value> = list
             .iter()
             .filter(|v| {
@@ -174,9 +191,38 @@ impl ValuePool {
             })
             .collect();
         if with_children.is_empty() {
-            return self.pick(&location_key(collection), recent, rng);
+            return self.pick(&key, recent, rng);
         }
         Some(with_children[rng.random_range(0..with_children.len())].clone())
+    }
+
+    /// The members of the collection at path `collection` under which a
+    /// collection `below` holds members here (`/pools`, `/queues` give `P`
+    /// for `/pools/P/queues`), as their path segments read.
+    pub fn parents_with_children(&self, collection: &str, below: &str) -> Vec<Value> {
+        let above = format!("{}/", location_key(collection));
+        let mut parents: Vec<Value> = Vec::new();
+        for (key, list) in &self.locations {
+            let Some(rest) = key.strip_prefix(&above) else {
+                continue;
+            };
+            let rest = rest.split_once('#').map_or(rest, |(r, _)| r);
+            let Some(segment) = rest.strip_suffix(below) else {
+                continue;
+            };
+            if list.is_empty() || segment.is_empty() || segment.contains('/') {
+                continue;
+            }
+            let v = Value::String(
+                percent_encoding::percent_decode_str(segment)
+                    .decode_utf8_lossy()
+                    .into_owned(),
+            );
+            if !parents.contains(&v) {
+                parents.push(v);
+            }
+        }
+        parents
     }
 
     /// Learns from a successful exchange: the produced schemas' properties at
@@ -215,13 +261,18 @@ impl ValuePool {
             self.collect_by_name(body, wanted, 0);
             if ex.request.method == "GET" {
                 self.listed_names(&ex.request.path, wanted, body);
-                self.listed_members(&ex.request.path, body);
+            }
+            if let Some(collection) = listed_collection(&ex.request.method, &ex.request.path) {
+                self.listed_members(collection, body);
             }
         }
         if ex.request.method != "POST" && ex.request.method != "PUT" {
             return;
         }
         let collection = ex.request.path.split('?').next().unwrap_or("");
+        if let Some(made) = body.and_then(made_object) {
+            self.add_member(collection, made);
+        }
         let id = match ex.header("location").and_then(location_id) {
             Some(id) => Some(id),
             None => body.and_then(crate::execution::wire::body_id).cloned(),
@@ -312,8 +363,9 @@ impl ValuePool {
     /// an envelope's `data[]` or `items[]`) are the ids of that collection:
     /// the path parameters below it take them as they take the ids
     /// created into it, whatever the description says (or leaves out)
-    /// about the items.
-    fn listed_members(&mut self, path: &str, body: &Value) {
+    /// about the items; each identifying property of an item is also kept
+    /// under its [`member_key`], for the paths that take names.
+    fn listed_members(&mut self, collection: &str, body: &Value) {
         let items = match body {
             Value::Array(items) => items,
             Value::Object(fields) => match ENVELOPES
@@ -325,7 +377,7 @@ impl ValuePool {
             },
             _ => return,
         };
-        let key = location_key(path.split('?').next().unwrap_or(""));
+        let key = location_key(collection);
         for item in items.iter().take(HARVEST_ITEMS) {
             let Value::Object(fields) = item else { return };
             let id = crate::model::names::IDENTIFYING
@@ -333,6 +385,25 @@ impl ValuePool {
                 .find_map(|p| fields.get(*p).filter(|v| is_scalar(v)));
             if let Some(id) = id {
                 self.add_ref(&key, id);
+            }
+            self.add_member(collection, fields);
+        }
+    }
+
+    /// Keeps each identifying property of `member`, an object of the
+    /// collection at path `collection`, under its [`member_key`].
+    fn add_member(&mut self, collection: &str, member: &serde_json::Map<String, Value>) {
+        // One key buffer for every property: listings ask this per item.
+        let mut key = String::new();
+        for p in crate::model::names::IDENTIFYING {
+            if let Some(v) = member.get(p).filter(|v| is_scalar(v)) {
+                if key.is_empty() {
+                    key = member_key(collection, "");
+                }
+                let base = key.rfind('#').map_or(key.len(), |i| i + 1);
+                key.truncate(base);
+                key.push_str(p);
+                self.add_ref(&key, v);
             }
         }
     }
@@ -399,6 +470,49 @@ const ENVELOPES: [&str; 8] = [
 /// The pool key of ids created into the collection at this concrete path.
 pub fn location_key(collection_path: &str) -> String {
     format!("{LOCATION}{}", collection_path.trim_end_matches('/'))
+}
+
+/// The pool key of the values of identifying `property` (`name`, `slug`)
+/// of the members created into or listed in the collection at this
+/// concrete path: a path that takes a pool's name gets a name, not the id
+/// its creation answered with (`#` never stands in a request's path).
+pub fn member_key(collection_path: &str, property: &str) -> String {
+    format!("{}#{property}", location_key(collection_path))
+}
+
+/// Words a listing by `POST` ends in (`POST /work_pools/filter`): what
+/// such a call answers are the members of the collection above it.
+const LISTING_ACTIONS: [&str; 5] = ["filter", "search", "query", "list", "paginate"];
+
+/// The collection whose members the answer to `method path` lists: a
+/// `GET` lists its own path, a `POST` to a listing action (`filter`) the
+/// path above it; `None` for any other call.
+fn listed_collection<'a>(method: &str, path: &'a str) -> Option<&'a str> {
+    let path = path.split('?').next().unwrap_or("");
+    match method {
+        "GET" => Some(path),
+        "POST" => {
+            let (above, last) = path.trim_end_matches('/').rsplit_once('/')?;
+            LISTING_ACTIONS.contains(&last).then_some(above)
+        }
+        _ => None,
+    }
+}
+
+/// Whether `POST path` lists the members of the collection above it
+/// (`/work_pools/filter`).
+pub(crate) fn lists_by_post(path: &str) -> bool {
+    listed_collection("POST", path).is_some()
+}
+
+/// The object a creation answered with: the body, or its `data` envelope
+/// when the body names no id (as [`body_id`](crate::execution::wire::body_id) reads it).
+pub(crate) fn made_object(body: &Value) -> Option<&serde_json::Map<String, Value>> {
+    let fields = body.as_object()?;
+    match fields.get("data") {
+        Some(Value::Object(data)) if !fields.contains_key("id") => Some(data),
+        _ => Some(fields),
+    }
 }
 
 /// The prefix of [`location_key`]s.
@@ -554,6 +668,98 @@ mod tests {
             &get("/zones", r#"{"items": [{"name": "a.org."}]}"#),
         );
         assert_eq!(pool.latest("location:/zones"), Some(&json!("a.org.")));
+    }
+
+    #[test]
+    fn members_are_kept_by_each_identifying_property() {
+        let wanted = Wanted::default();
+        let call = |method: &str, path: &str, status: u16, body: &str| Exchange {
+            request: crate::execution::RequestSpec {
+                method: method.into(),
+                path: path.into(),
+                ..Default::default()
+            },
+            status: Some(status),
+            body: body.into(),
+            ..Default::default()
+        };
+        let mut pool = ValuePool::new(4);
+        // A creation answering the pool: its id keys the collection, its
+        // name is kept for the paths that take names.
+        pool.harvest(
+            &[],
+            &wanted,
+            &call(
+                "POST",
+                "/pools/",
+                201,
+                r#"{"id": "u-1", "name": "p1", "size": 3}"#,
+            ),
+        );
+        assert_eq!(pool.latest("location:/pools"), Some(&json!("u-1")));
+        assert_eq!(
+            pool.latest(&member_key("/pools", "name")),
+            Some(&json!("p1"))
+        );
+        assert_eq!(
+            pool.latest(&member_key("/pools", "id")),
+            Some(&json!("u-1"))
+        );
+        assert_eq!(pool.latest(&member_key("/pools", "size")), None);
+        // A listing by POST names the members of the collection above it.
+        pool.harvest(
+            &[],
+            &wanted,
+            &call(
+                "POST",
+                "/pools/filter",
+                200,
+                r#"[{"id": "u-2", "name": "p2"}]"#,
+            ),
+        );
+        assert!(pool.holds(&member_key("/pools", "name"), &json!("p2")));
+        assert!(pool.holds_member("/pools", &json!("p2")));
+        assert!(pool.holds_member("/pools", &json!("u-2")));
+        pool.harvest(
+            &[],
+            &wanted,
+            &call(
+                "POST",
+                "/pools/p2/queues/filter",
+                200,
+                r#"{"results": [{"id": "u-3", "name": "default"}]}"#,
+            ),
+        );
+        assert!(pool.holds(&member_key("/pools/p2/queues", "name"), &json!("default")));
+        assert_eq!(
+            pool.parents_with_children("/pools", "/queues"),
+            vec![json!("p2")]
+        );
+        // Another action answering a list lists nothing, nor does a failure.
+        pool.harvest(
+            &[],
+            &wanted,
+            &call(
+                "POST",
+                "/pools/p2/schedule",
+                200,
+                r#"[{"id": "r-1", "name": "x"}]"#,
+            ),
+        );
+        pool.harvest(
+            &[],
+            &wanted,
+            &call("POST", "/pools/p3/queues/filter", 404, r#"[{"name": "x"}]"#),
+        );
+        assert!(!pool.holds_member("/pools/p2", &json!("x")));
+        assert!(!pool.holds_member("/pools/p3/queues", &json!("x")));
+        assert_eq!(
+            pool.parents_with_children("/pools", "/queues"),
+            vec![json!("p2")]
+        );
+        // A deleted member is forgotten under every property.
+        pool.forget(&json!("p2"));
+        assert!(!pool.holds(&member_key("/pools", "name"), &json!("p2")));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! purpose-built servers, the CLI as a user runs it, golden files.
 
 pub mod causes;
+pub mod chains;
 pub mod cli;
 pub mod conforming;
 pub mod depth;

@@ -11,7 +11,6 @@ use serde_json::Value;
 use crate::execution::Exchange;
 use crate::execution::wire::location_id;
 use crate::generation::plan::Plan;
-use crate::generation::pool::location_key;
 use crate::generation::search::Cx;
 use crate::model::{Api, Location};
 use crate::oracles::Finding;
@@ -181,7 +180,7 @@ impl Rest {
             }
             p.location == Location::Path
                 && concrete_prefix(&operation.path, request_path, &p.name)
-                    .is_some_and(|c| pool.holds(&location_key(&c), value))
+                    .is_some_and(|c| pool.holds_member(&c, value))
         };
         // With --no-feedback the graph keeps no evidence; the
         // values still follow what the answers showed.
@@ -239,11 +238,12 @@ impl Rest {
         let op = run.test.calls[run.sent[k]].op;
         let api = cx.api.clone();
         let name = &api.operations[op].name;
+        let carried = run.carried.get(k).map_or(&[][..], Vec::as_slice);
         if let Some(status) = ex.status
-            && !run.used[k].is_empty()
+            && !(run.used[k].is_empty() && carried.is_empty())
         {
             let answer = status.to_string();
-            for (schema, _) in &run.used[k] {
+            for (schema, _) in run.used[k].iter().chain(carried) {
                 cx.link_flowed(schema, name, ex.is_success(), &answer);
             }
         }

@@ -8,6 +8,7 @@ mod learn;
 pub mod learnt;
 mod mutate;
 pub mod negative;
+mod paths;
 pub mod request;
 pub mod run;
 mod sample;

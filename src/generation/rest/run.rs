@@ -13,7 +13,7 @@ use super::request::{Inputs, build_request};
 use crate::execution::wire::encode_segment;
 use crate::execution::{Exchange, RequestSpec, TestRun};
 use crate::generation::plan::{Plan, RETRY_SUSPENDED, Source};
-use crate::generation::pool::{ValuePool, location_key};
+use crate::generation::pool::{ValuePool, location_key, member_key};
 use crate::generation::values::Rng64;
 use crate::model::{Api, Location};
 
@@ -43,6 +43,10 @@ pub struct FlowRun {
     /// Per request sent: the schemas whose values (from earlier calls of this
     /// test) fed it through consumes edges, with the call that gave each.
     pub used: Vec<Vec<(String, usize)>>,
+    /// Per request sent: the graph's links whose value (from the call
+    /// given) a chain of path ids sent instead ([`FlowRun::credit`]); they
+    /// count as carried in the links' tally, not as targets of the search.
+    pub carried: Vec<Vec<(String, usize)>>,
     /// Per request sent: whether it is a follow-up for the stateful oracles
     /// rather than one of the test's calls (then `sent` names the call it follows).
     pub probes: Vec<bool>,
@@ -67,6 +71,7 @@ impl FlowRun {
             harvested: 0,
             sent: Vec::new(),
             used: Vec::new(),
+            carried: Vec::new(),
             probes: Vec::new(),
             inputs: Vec::new(),
             pending: Default::default(),
@@ -138,20 +143,28 @@ impl FlowRun {
                         })
                         .map_or_else(|| format!("{} (Location)", op.name), |o| o.name.clone());
                     follow.push(get(&name, &at));
-                } else if let Some(id) = ex.json().and_then(crate::execution::wire::body_id) {
-                    let item = api.operations.iter().find(|o| {
-                        o.method == crate::model::Method::Get
-                            && o.path
-                                .strip_prefix(op.path.trim_end_matches('/'))
-                                .is_some_and(|rest| {
-                                    rest.starts_with("/{")
-                                        && rest.ends_with('}')
-                                        && rest.matches('/').count() == 1
-                                })
+                } else if let Some(body) = ex.json() {
+                    let item = api.operations.iter().enumerate().find_map(|(k, o)| {
+                        let rest = o.path.strip_prefix(op.path.trim_end_matches('/'))?;
+                        let name = rest.strip_prefix("/{")?.strip_suffix('}')?;
+                        (o.method == crate::model::Method::Get && !name.contains('/'))
+                            .then_some((k, name))
                     });
-                    if let (Some(item), true) = (item, fits_a_segment(id)) {
+                    // The created item at its path: by the property the
+                    // path takes (a pool's name), else by its id.
+                    let id = item.and_then(|(k, name)| {
+                        match super::paths::path_property(&self.plan, &api, k, name) {
+                            Some(p) => crate::generation::pool::made_object(body)?
+                                .get(&p)
+                                .filter(|v| v.is_string() || v.is_number()),
+                            None => crate::execution::wire::body_id(body),
+                        }
+                    });
+                    if let (Some((k, _)), Some(id)) = (item, id)
+                        && fits_a_segment(id)
+                    {
                         let at = format!("{}/{}", path.trim_end_matches('/'), encode_segment(id));
-                        follow.push(get(&item.name, &at));
+                        follow.push(get(&api.operations[k].name, &at));
                     }
                 }
             }
@@ -207,22 +220,26 @@ impl FlowRun {
         None
     }
 
-    fn request(&mut self, index: usize) -> RequestSpec {
+    /// Chooses the values of `op_i`'s path parameters, left to right, into
+    /// `chosen`: what earlier calls of the test gave when `bind`, else the
+    /// call's own values; `flowed` says which came from earlier calls.
+    /// Returns the links a chain's value was credited to ([`FlowRun::credit`]).
+    fn path_values(
+        &mut self,
+        op_i: usize,
+        slots: &[super::Slot],
+        bind: bool,
+        used: &mut Vec<(String, usize)>,
+        chosen: &mut [Option<Value>],
+        flowed: &mut [bool],
+    ) -> Vec<(String, usize)> {
+        let mut carried = Vec::new();
         let api = self.api.clone();
-        let call = &self.test.calls[index];
-        let (op_i, bind) = (call.op, call.bind);
         let op = &api.operations[op_i];
-        let slots = call.genes.params.clone();
-        let mut body = call.genes.body.clone();
-        let mut used = Vec::new();
-        let mut inputs = Inputs::default();
-        let mut chosen: Vec<Option<Value>> = vec![None; op.parameters.len()];
-        let mut flowed = vec![false; op.parameters.len()];
-
-        // Path parameters left to right, so that each knows the concrete
-        // collection above it (where a `Location` may have pointed).
+        let segments: Vec<&str> = op.path.split('/').filter(|s| !s.is_empty()).collect();
         let mut prefix = String::new();
-        for seg in op.path.split('/').filter(|s| !s.is_empty()) {
+        let mut child = false;
+        for (k, seg) in segments.iter().enumerate() {
             let name = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}'));
             let Some(name) = name else {
                 prefix.push('/');
@@ -241,16 +258,39 @@ impl FlowRun {
             };
             let mut v = None;
             if bind {
-                v = self
-                    .flowed(op_i, Location::Path, name, &mut used)
-                    .filter(fits_a_segment);
-                if v.is_none() {
+                // By the property the path takes (a pool's name), as the
+                // sampler chose: an earlier call's id would replace a name
+                // with an id.
+                let key = match super::paths::path_property(&self.plan, &api, op_i, name) {
+                    Some(p) => member_key(&prefix, &p),
+                    None => location_key(&prefix),
+                };
+                // A parent under which an earlier call made or listed
+                // children, when a child follows; a child made or listed
+                // under the parent chosen. Values the graph passes come
+                // from any object of their schema, so they come after (and
+                // their link is credited when they are the value sent).
+                let below = super::paths::below_to_next_id(&segments[k + 1..]);
+                let mut chained = None;
+                if let Some(below) = &below {
+                    chained = self.chain_parent(&prefix, below);
+                }
+                if chained.is_none() && child {
+                    chained = self.latest(&key).map(|(v, _)| v).filter(fits_a_segment);
+                }
+                if let Some(c) = &chained {
+                    self.credit(op_i, name, c, &mut carried);
+                    v = chained;
+                } else {
                     v = self
-                        .latest(&location_key(&prefix))
-                        .map(|(v, _)| v)
+                        .flowed(op_i, Location::Path, name, used)
                         .filter(fits_a_segment);
                 }
+                if v.is_none() && !child {
+                    v = self.latest(&key).map(|(v, _)| v).filter(fits_a_segment);
+                }
             }
+            child = true;
             flowed[j] = v.is_some();
             let v = v.unwrap_or_else(|| {
                 let own = slots[j].value.clone();
@@ -272,6 +312,100 @@ impl FlowRun {
             prefix.push('/');
             prefix.push_str(&encode_segment(&v));
             chosen[j] = Some(v);
+        }
+        carried
+    }
+
+    /// Notes in `carried` the graph's links into path parameter `name` of
+    /// `op` whose latest value from an earlier call is `value`, the one a
+    /// chain gave: they carried it too.
+    fn credit(&self, op: usize, name: &str, value: &Value, carried: &mut Vec<(String, usize)>) {
+        let Some(sources) = self.plan.sources[op].get(&(Location::Path, name.to_string())) else {
+            return;
+        };
+        let text = crate::execution::wire::as_text(value);
+        for s in sources.iter().filter(|s| s.active) {
+            if let Some((v, call)) = self.latest(&s.key)
+                && crate::execution::wire::as_text(&v) == text
+                && !carried.iter().any(|(u, _)| u == &s.schema)
+            {
+                carried.push((s.schema.clone(), call));
+            }
+        }
+    }
+
+    /// The parent (a segment of the collection at `collection`) under
+    /// which the latest call that did made or listed members of `below`:
+    /// `/pools/P/queues` makes `P` the parent of its queues.
+    fn chain_parent(&self, collection: &str, below: &str) -> Option<Value> {
+        self.flows.iter().rev().find_map(|(_, pool)| {
+            pool.parents_with_children(collection, below)
+                .into_iter()
+                .find(fits_a_segment)
+        })
+    }
+
+    /// Whether a path parameter an earlier call gave a new value sits above
+    /// one no call gave (the call's own value, chosen under another parent).
+    fn half_bound(
+        &self,
+        op: &crate::model::Operation,
+        slots: &[super::Slot],
+        chosen: &[Option<Value>],
+        flowed: &[bool],
+    ) -> bool {
+        let mut moved = false;
+        for seg in op.path.split('/') {
+            let Some(name) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
+                continue;
+            };
+            let Some(j) = op
+                .parameters
+                .iter()
+                .position(|p| p.location == Location::Path && p.name == name)
+            else {
+                continue;
+            };
+            if !flowed[j] {
+                if moved {
+                    return true;
+                }
+                continue;
+            }
+            let same = chosen[j].as_ref().is_some_and(|v| {
+                crate::execution::wire::as_text(v)
+                    == crate::execution::wire::as_text(&slots[j].value)
+            });
+            moved |= !same;
+        }
+        false
+    }
+
+    fn request(&mut self, index: usize) -> RequestSpec {
+        let api = self.api.clone();
+        let call = &self.test.calls[index];
+        let (op_i, bind) = (call.op, call.bind);
+        let op = &api.operations[op_i];
+        let slots = call.genes.params.clone();
+        let mut body = call.genes.body.clone();
+        let mut used = Vec::new();
+        let mut inputs = Inputs::default();
+        let mut chosen: Vec<Option<Value>> = vec![None; op.parameters.len()];
+        let mut flowed = vec![false; op.parameters.len()];
+
+        // Path parameters left to right, so that each knows the concrete
+        // collection above it (where a `Location` may have pointed). A
+        // parent an earlier call gave, above a child none gave, would pair
+        // the child chosen under another parent with this one (a queue
+        // under a pool it is not in): then the whole path keeps the chain
+        // the call was made with.
+        let mark = used.len();
+        let mut carried = self.path_values(op_i, &slots, bind, &mut used, &mut chosen, &mut flowed);
+        if bind && self.half_bound(op, &slots, &chosen, &flowed) {
+            used.truncate(mark);
+            chosen.iter_mut().for_each(|c| *c = None);
+            flowed.iter_mut().for_each(|f| *f = false);
+            carried = self.path_values(op_i, &slots, false, &mut used, &mut chosen, &mut flowed);
         }
         for (j, p) in op.parameters.iter().enumerate() {
             if chosen[j].is_some() {
@@ -318,6 +452,7 @@ impl FlowRun {
         }
         inputs.body = body;
         self.used.push(used);
+        self.carried.push(carried);
         self.inputs.push(sent);
         self.constraints.keep(
             &api,
@@ -424,6 +559,7 @@ impl TestRun for FlowRun {
         if let Some(probe) = self.pending.pop_front() {
             self.sent.push(*self.sent.last().unwrap_or(&0));
             self.used.push(Vec::new());
+            self.carried.push(Vec::new());
             self.inputs.push(Default::default());
             self.probes.push(true);
             return Some(probe);
@@ -558,9 +694,11 @@ mod tests {
         let r = run.next_request(&done).unwrap();
         assert_eq!(r.path, "/authors/17/books/41");
         done.push(answer(3, r, 204, None, Value::Null));
-        // After the delete, the book's id no longer flows.
+        // After the delete, the book's id no longer flows, and the call's
+        // own book is not sent under an author it was not chosen under:
+        // the path keeps the call's own chain.
         let r = run.next_request(&done).unwrap();
-        assert_eq!(r.path, "/authors/17/books/999", "{}", r.path);
+        assert_eq!(r.path, "/authors/999/books/999", "{}", r.path);
         assert!(run.next_request(&done).is_none());
     }
 
@@ -580,6 +718,187 @@ mod tests {
         let r = run.next_request(&[]).unwrap();
         let done = vec![answer(0, r, 400, None, json!({"message": "bad"}))];
         assert!(run.next_request(&done).is_none());
+    }
+
+    /// Pools named by name, whose creation answers `{id, name}`, with
+    /// queues below them (Prefect's work pools).
+    const POOLS: &str = r##"
+openapi: 3.0.3
+info: {title: Pools, version: "1"}
+paths:
+  /pools/:
+    post:
+      operationId: createPool
+      requestBody:
+        content: {application/json: {schema: {type: object, properties: {name: {type: string}}}}}
+      responses:
+        "201":
+          description: made
+          content: {application/json: {schema: {$ref: "#/components/schemas/Pool"}}}
+  /pools/{name}:
+    get:
+      operationId: readPool
+      parameters: [{name: name, in: path, required: true, schema: {type: string}}]
+      responses:
+        "200":
+          description: a pool
+          content: {application/json: {schema: {$ref: "#/components/schemas/Pool"}}}
+  /pools/{pool_name}/queues:
+    post:
+      operationId: createQueue
+      parameters: [{name: pool_name, in: path, required: true, schema: {type: string}}]
+      requestBody:
+        content: {application/json: {schema: {type: object, properties: {name: {type: string}}}}}
+      responses:
+        "201":
+          description: made
+          content: {application/json: {schema: {$ref: "#/components/schemas/Queue"}}}
+  /pools/{pool_name}/queues/{name}:
+    get:
+      operationId: readQueue
+      parameters:
+        - {name: pool_name, in: path, required: true, schema: {type: string}}
+        - {name: name, in: path, required: true, schema: {type: string}}
+      responses:
+        "200":
+          description: a queue
+          content: {application/json: {schema: {$ref: "#/components/schemas/Queue"}}}
+components:
+  schemas:
+    Pool:
+      type: object
+      properties: {id: {type: string, format: uuid}, name: {type: string}}
+    Queue:
+      type: object
+      properties: {id: {type: string, format: uuid}, name: {type: string}}
+"##;
+
+    fn pools() -> (Arc<Api>, Arc<Plan>) {
+        let api = crate::load::load_text(POOLS, std::path::Path::new("p.yaml"))
+            .unwrap()
+            .api;
+        let graph = crate::graph::build(&api);
+        let plan = Arc::new(Plan::from_graph(&api, &graph));
+        (Arc::new(api), plan)
+    }
+
+    #[test]
+    fn a_path_that_takes_names_gets_the_name_the_creation_answered_with() {
+        let (api, plan) = pools();
+        let test = TestCase {
+            calls: vec![
+                call(&api, "createPool", &[], Some(json!({"name": "p"}))),
+                call(&api, "readPool", &[json!("old")], None),
+                call(
+                    &api,
+                    "createQueue",
+                    &[json!("old")],
+                    Some(json!({"name": "q"})),
+                ),
+                call(&api, "readQueue", &[json!("old"), json!("stale")], None),
+            ],
+            groups: vec![],
+            sampler: Sampler::Graph,
+            seed: 1,
+        };
+        let mut run = FlowRun::new(api, plan, test).with_probes(1.0, None);
+        let mut done = Vec::new();
+        let r = run.next_request(&done).unwrap();
+        done.push(answer(
+            0,
+            r,
+            201,
+            None,
+            json!({"id": "u-1", "name": "made"}),
+        ));
+        // The probe of the created pool reads it by its name.
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/pools/made", "the probe");
+        done.push(answer(
+            1,
+            r,
+            200,
+            None,
+            json!({"id": "u-1", "name": "made"}),
+        ));
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/pools/made", "never /pools/u-1");
+        done.push(answer(
+            2,
+            r,
+            200,
+            None,
+            json!({"id": "u-1", "name": "made"}),
+        ));
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/pools/made/queues");
+        done.push(answer(3, r, 201, None, json!({"id": "u-2", "name": "q-1"})));
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/pools/made/queues/q-1", "the probe");
+        done.push(answer(4, r, 200, None, json!({"id": "u-2", "name": "q-1"})));
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/pools/made/queues/q-1", "one chain, by name");
+    }
+
+    #[test]
+    fn a_child_made_under_a_parent_is_read_under_it() {
+        let (api, plan) = pools();
+        // The queue is made under a pool the test did not make; the read
+        // that follows names that pool, not the one it was sampled with.
+        let test = TestCase {
+            calls: vec![
+                call(
+                    &api,
+                    "createQueue",
+                    &[json!("there")],
+                    Some(json!({"name": "q"})),
+                ),
+                call(
+                    &api,
+                    "readQueue",
+                    &[json!("elsewhere"), json!("stale")],
+                    None,
+                ),
+            ],
+            groups: vec![],
+            sampler: Sampler::Graph,
+            seed: 1,
+        };
+        let mut run = FlowRun::new(api, plan, test).with_probes(0.0, None);
+        let mut done = Vec::new();
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/pools/there/queues");
+        done.push(answer(0, r, 201, None, json!({"id": "u-2", "name": "q-1"})));
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/pools/there/queues/q-1");
+    }
+
+    #[test]
+    fn a_parent_from_the_test_is_not_paired_with_a_child_chosen_elsewhere() {
+        let (api, plan) = pools();
+        // A pool made by the test, and a queue chosen under another pool:
+        // the read keeps the chain the call was made with.
+        let test = TestCase {
+            calls: vec![
+                call(&api, "createPool", &[], Some(json!({"name": "p"}))),
+                call(&api, "readQueue", &[json!("home"), json!("q-7")], None),
+            ],
+            groups: vec![],
+            sampler: Sampler::Graph,
+            seed: 1,
+        };
+        let mut run = FlowRun::new(api, plan, test).with_probes(0.0, None);
+        let mut done = Vec::new();
+        let r = run.next_request(&done).unwrap();
+        done.push(answer(
+            0,
+            r,
+            201,
+            None,
+            json!({"id": "u-1", "name": "made"}),
+        ));
+        let r = run.next_request(&done).unwrap();
+        assert_eq!(r.path, "/pools/home/queues/q-7");
     }
 }
 #[cfg(test)]

@@ -7,8 +7,9 @@ use std::collections::HashSet;
 use rand::Rng;
 use serde_json::Value;
 
+use super::paths::{below_to_next_id, path_property};
 use super::{Genes, Rest, RestCall, RestTest, Slot};
-use crate::generation::pool::location_key;
+use crate::generation::pool::{location_key, member_key};
 use crate::generation::search::Cx;
 use crate::generation::templates::Template;
 use crate::generation::test::{Call, Group, Sampler, TestCase};
@@ -122,10 +123,53 @@ impl Rest {
         let api = cx.api.clone();
         for c in &mut test.calls {
             let op = &api.operations[c.op];
+            // A path value the answers say must be a known one, and is not,
+            // is chosen again with every path value after it (the ids
+            // below a parent belong to that parent): one chain.
+            let order: Vec<usize> = op
+                .path
+                .split('/')
+                .filter_map(|s| s.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+                .filter_map(|name| {
+                    op.parameters
+                        .iter()
+                        .position(|p| p.location == Location::Path && p.name == name)
+                })
+                .collect();
+            // (The last one, below which nothing sits, is replaced alone,
+            // as any other input, below.)
+            let parents = order.len().saturating_sub(1);
+            let stale = order[..parents].iter().position(|&j| {
+                let p = &op.parameters[j];
+                matches!(
+                    self.verdicts.param(c.op, j),
+                    Some(super::verdicts::Verdict::Pooled)
+                ) && !self.known(c.op, p.location, &p.name, &c.genes.params[j].value)
+            });
+            if let Some(m) = stale {
+                let keep: Vec<Option<Value>> = (0..op.parameters.len())
+                    .map(|j| {
+                        order[..m]
+                            .contains(&j)
+                            .then(|| c.genes.params[j].value.clone())
+                    })
+                    .collect();
+                let chain = self.path_chain(cx, c.op, &keep, true);
+                for &j in &order[m..] {
+                    if let Some(v) = &chain[j] {
+                        c.genes.params[j].value = v.clone();
+                    }
+                }
+            }
             for (j, p) in op.parameters.iter().enumerate() {
                 let Some(verdict) = self.verdicts.param(c.op, j) else {
                     continue;
                 };
+                if order[..parents].contains(&j)
+                    && matches!(verdict, super::verdicts::Verdict::Pooled)
+                {
+                    continue;
+                }
                 let slot = &mut c.genes.params[j];
                 match verdict {
                     super::verdicts::Verdict::LeftOut if !p.required => slot.present = false,
@@ -165,47 +209,10 @@ impl Rest {
         }
         let api = cx.api.clone();
         let operation = &api.operations[op];
-        // Path parameters below a collection prefer an id created into that
-        // very collection (the author's own books), so that nested paths hold
-        // together.
-        let mut nested: std::collections::HashMap<&str, Value> = Default::default();
-        let mut prefix = String::new();
-        let segments: Vec<&str> = operation
-            .path
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .collect();
-        for (k, seg) in segments.iter().enumerate() {
-            let Some(name) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
-                prefix.push('/');
-                prefix.push_str(seg);
-                continue;
-            };
-            // A parent whose children are known, when a child id follows:
-            // both ids then come from one chain, not a child of another.
-            let below = below_to_next_id(&segments[k + 1..]);
-            let v = below
-                .and_then(|below| self.pool.pick_parent(&prefix, &below, REUSE, &mut cx.rng))
-                .or_else(|| self.pool.pick(&location_key(&prefix), REUSE, &mut cx.rng))
-                .or_else(|| self.pooled(cx, op, Location::Path, name))
-                .unwrap_or_else(|| {
-                    let schema = operation
-                        .parameters
-                        .iter()
-                        .find(|p| p.location == Location::Path && p.name == name)
-                        .map(|p| p.schema.clone())
-                        .unwrap_or_default();
-                    value_for(&api, &schema, &mut cx.rng)
-                });
-            prefix.push('/');
-            prefix.push_str(&crate::execution::wire::encode_segment(&v));
-            nested.insert(name, v);
-        }
+        let mut chain = self.path_chain(cx, op, &[], false);
         let mut params = Vec::with_capacity(operation.parameters.len());
-        for p in &operation.parameters {
-            if p.location == Location::Path
-                && let Some(v) = nested.remove(p.name.as_str())
-            {
+        for (j, p) in operation.parameters.iter().enumerate() {
+            if let Some(v) = chain[j].take() {
                 params.push(Slot {
                     present: true,
                     value: v,
@@ -252,6 +259,104 @@ impl Rest {
             creates,
             group,
         }
+    }
+
+    /// The values of `op`'s path parameters (by parameter position), left
+    /// to right as one chain: those `keep` gives stay; each other is a
+    /// member of the collection its prefix names, by the property the path
+    /// takes ([`path_property`]): a parent under which children are known
+    /// when a child follows (both ids then come from one chain, not a child
+    /// of another), else a member; else a value pooled for the parameter
+    /// (`any`: whatever the state of the edge it came through); else, for a
+    /// path that takes names, the member's id; else one inside the
+    /// parameter's constraints.
+    fn path_chain(
+        &mut self,
+        cx: &mut Cx,
+        op: usize,
+        keep: &[Option<Value>],
+        any: bool,
+    ) -> Vec<Option<Value>> {
+        let api = cx.api.clone();
+        let operation = &api.operations[op];
+        let mut chain: Vec<Option<Value>> = vec![None; operation.parameters.len()];
+        let mut prefix = String::new();
+        let segments: Vec<&str> = operation
+            .path
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .collect();
+        for (k, seg) in segments.iter().enumerate() {
+            let Some(name) = seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) else {
+                prefix.push('/');
+                prefix.push_str(seg);
+                continue;
+            };
+            let j = operation
+                .parameters
+                .iter()
+                .position(|p| p.location == Location::Path && p.name == name);
+            let kept = j.and_then(|j| keep.get(j).cloned().flatten());
+            let v = match kept {
+                Some(v) => v,
+                None => self.chain_member(cx, op, &prefix, &segments[k + 1..], name, any),
+            };
+            prefix.push('/');
+            prefix.push_str(&crate::execution::wire::encode_segment(&v));
+            if let Some(j) = j
+                && chain[j].is_none()
+            {
+                chain[j] = Some(v);
+            }
+        }
+        chain
+    }
+
+    /// The value of path parameter `name` of `op` below the concrete
+    /// collection `prefix`, the segments `rest` after it (see
+    /// [`Rest::path_chain`]).
+    fn chain_member(
+        &mut self,
+        cx: &mut Cx,
+        op: usize,
+        prefix: &str,
+        rest: &[&str],
+        name: &str,
+        any: bool,
+    ) -> Value {
+        let api = cx.api.clone();
+        let below = below_to_next_id(rest);
+        let property = path_property(&self.plan, &api, op, name);
+        let key = match &property {
+            Some(p) => member_key(prefix, p),
+            None => location_key(prefix),
+        };
+        let mut v = below.and_then(|below| {
+            self.pool
+                .pick_parent(prefix, &below, property.as_deref(), REUSE, &mut cx.rng)
+        });
+        if v.is_none() {
+            v = self.pool.pick(&key, REUSE, &mut cx.rng);
+        }
+        if v.is_none() {
+            v = if any {
+                self.pooled_any(cx, op, Location::Path, name)
+            } else {
+                self.pooled(cx, op, Location::Path, name)
+            };
+        }
+        if v.is_none() && property.is_some() {
+            v = self.pool.pick(&location_key(prefix), REUSE, &mut cx.rng);
+        }
+        v.unwrap_or_else(|| {
+            let schema = api.operations[op]
+                .parameters
+                .iter()
+                .find(|p| p.location == Location::Path && p.name == name)
+                .map(|p| p.schema.clone())
+                .unwrap_or_default();
+            value_for(&api, &schema, &mut cx.rng)
+        })
     }
 
     /// A resource handling for `op`: a template of Table 1 made concrete.
@@ -328,11 +433,24 @@ impl Rest {
         // The plainest call first: a listing without its optional filters
         // (random text in `owner` or `name_pattern` matches nothing) answers
         // with data at once, and its ids flow to the operations below it.
-        let params = &cx.api.operations[op].parameters;
-        for (slot, p) in call.genes.params.iter_mut().zip(params) {
+        let operation = &cx.api.operations[op];
+        for (slot, p) in call.genes.params.iter_mut().zip(&operation.parameters) {
             if !p.required && p.location != Location::Path {
                 slot.present = false;
             }
+        }
+        // A listing by POST (`POST /work_pools/filter`) takes its filters,
+        // offset and limit in the body: the first call sends only the
+        // fields it must, as a listing by GET sends no optional query.
+        if crate::generation::pool::lists_by_post(&operation.path)
+            && let Some((_, Value::Object(fields))) = &mut call.genes.body
+            && let Some((_, schema)) = operation
+                .request_body
+                .as_ref()
+                .and_then(|b| b.primary_schema())
+        {
+            let required = &cx.api.resolve(schema).required;
+            fields.retain(|k, _| required.contains(k));
         }
         TestCase {
             calls: vec![call],
@@ -414,14 +532,4 @@ impl Rest {
         }
         test
     }
-}
-
-/// The literal segments between a path's id and the next id after it
-/// (`/boards` in `{project_id}/boards/{board_id}`), when one follows.
-fn below_to_next_id(rest: &[&str]) -> Option<String> {
-    let next = rest.iter().position(|s| s.starts_with('{'))?;
-    if next == 0 {
-        return None;
-    }
-    Some(rest[..next].iter().map(|s| format!("/{s}")).collect())
 }
