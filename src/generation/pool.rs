@@ -111,8 +111,10 @@ impl ValuePool {
                 .last()
                 .is_some_and(|w| crate::model::names::is_id_like(w))
         };
+        // Whether a key identifies takes splitting its name into words:
+        // asked only of the few lists that hold the value.
         for (key, list) in self.values.iter_mut() {
-            if identifies(key) {
+            if list.iter().any(same) && identifies(key) {
                 list.retain(|v| !same(v));
             }
         }
