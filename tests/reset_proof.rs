@@ -233,3 +233,48 @@ async fn a_failing_reset_ends_the_run_naming_it() {
     assert!(stderr.contains("container not found: shop-db"), "{stderr}");
     assert!(stderr.contains("exit status: 7"), "{stderr}");
 }
+
+/// A reset of a real service takes seconds, and a run under `--budget`
+/// proves its reproducers after resets of their own: the search leaves the
+/// time for them, and runs each once before shrinking any. With the
+/// replays' share alone (a fifth of the budget), and each fault shrunk
+/// against resets in turn, the first fault took every reset.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_slow_reset_still_leaves_time_to_prove_reproducers() {
+    let server = Stateful::start().await;
+    let out = out_dir();
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join(SPEC_PATH);
+    let command = format!("sleep 0.5; curl -sSf -X POST {}/__reset", server.base_url);
+    let list = [
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &server.base_url,
+        "--budget",
+        "24s",
+        "--seed",
+        "1",
+        "--reset-command",
+        &command,
+        "--out",
+        out.path().to_str().unwrap(),
+    ];
+    let result = cartograph(args(&list)).await;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("more to prove reproducers after resets"),
+        "{stderr}"
+    );
+    let report = read_report(out.path());
+    let shown = report["faults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["reproducer"]["fresh"] == "shows")
+        .count();
+    assert!(
+        shown >= 3,
+        "{shown} reproducer(s) proven on a fresh server: {stderr}"
+    );
+}

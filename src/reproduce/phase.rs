@@ -27,6 +27,18 @@ pub const REPLAY_BUDGET: Duration = Duration::from_secs(30);
 /// and no more than this.
 pub const REPLAY_REQUESTS: u64 = 4_000;
 
+/// Resets the search leaves time for, beyond the phase's share, in a run
+/// with `--reset-command`: every reproducer and the suite are proven after
+/// a reset of their own, and a reset of a real service takes seconds.
+pub const PROOF_RESETS: u32 = 8;
+
+/// The time the search leaves the phase for proofs on a fresh server when
+/// one reset took `took`: [`PROOF_RESETS`] of them, at most a third of the
+/// budget (the search keeps the rest).
+pub fn proof_reserve(budget: Duration, took: Duration) -> Duration {
+    (took * PROOF_RESETS).min(budget / 3)
+}
+
 /// The phase's allowance for a run with this budget and request cap.
 pub fn allowance(budget: Option<Duration>, max_requests: Option<u64>) -> (Duration, u64) {
     (
@@ -345,6 +357,21 @@ async fn prove(
         .filter(|&i| outcomes[i].confirmation == Confirmation::Confirmed)
         .collect();
     order.sort_by_key(|&i| outcomes[i].script.steps.len());
+    // Each first run once on a fresh server, then shrunk against resets
+    // with the time left: a shrink takes a reset per try, and against a
+    // service that resets in seconds the first faults' shrinks left every
+    // other fault unproven.
+    for &i in &order {
+        if channel.spent() {
+            break;
+        }
+        let o = &mut outcomes[i];
+        let before = channel.requests;
+        if let Some((fresh, _)) = fresh_run(api, checker, &o.signature, &o.script, channel).await? {
+            o.fresh = Some(fresh);
+        }
+        o.requests += before.saturating_sub(channel.requests);
+    }
     for i in order {
         if channel.spent() {
             break;
@@ -373,7 +400,7 @@ async fn prove(
         if let Some(again) = again {
             o.script = again.script;
             o.fresh = Some(Fresh::Shows);
-        } else if !channel.spent() {
+        } else if !channel.spent() && o.fresh.is_none() {
             // What the script the run's state confirmed does on a fresh server.
             if let Some((fresh, _)) =
                 fresh_run(api, checker, &o.signature, &o.script, channel).await?

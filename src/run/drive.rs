@@ -41,7 +41,7 @@ pub async fn drive<S: Source>(
     crate::execution::interrupt::watch();
     let mut config = options.run_config(&api, &target, seed);
     source.configure(&mut config);
-    let link = Link::new(&api, config, credentials)?;
+    let mut link = Link::new(&api, config, credentials)?;
     if let Some(reset) = &options.reset {
         // The search starts from the start state too (a seed then repeats
         // the run), and a reset that fails says so before the search, not
@@ -50,12 +50,30 @@ pub async fn drive<S: Source>(
             "cartograph: resetting the target ({})",
             one_line(&secrets.redact(&reset.describe()))
         );
+        let began = Instant::now();
         reset.run().await.map_err(|e| {
             RuntimeFailure::error(
                 "the target could not be reset before the search",
                 one_line(&secrets.redact(&e.to_string())),
             )
         })?;
+        // The budget pays for this reset, and for the proofs after it:
+        // each reproducer and the suite are proven after a reset of their
+        // own, which the replays' share alone could not pay for on a real
+        // service (a 90 s run against one resetting in 3-10 s proved none).
+        let took = began.elapsed();
+        if let (Some(budget), false) = (options.budget, options.no_replay) {
+            link.proofs = crate::reproduce::phase::proof_reserve(budget, took);
+            link.config.budget = link
+                .config
+                .budget
+                .map(|b| b.saturating_sub(took + link.proofs));
+            eprintln!(
+                "cartograph: the reset took {:.1}s; the search leaves {:.0}s more to prove reproducers after resets",
+                took.as_secs_f64(),
+                link.proofs.as_secs_f64()
+            );
+        }
     }
     let found = source.found(events.enabled());
     let (mut outcome, bases) = search::search(

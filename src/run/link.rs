@@ -21,6 +21,9 @@ pub struct Link {
     pub credentials: Credentials,
     /// One rate for the whole run.
     pub politeness: Arc<Politeness>,
+    /// Time the search left the replays beyond their share, for proofs
+    /// after resets ([`proof_reserve`](crate::reproduce::phase::proof_reserve)).
+    pub proofs: std::time::Duration,
 }
 
 impl Link {
@@ -44,6 +47,7 @@ impl Link {
             config,
             transport,
             credentials,
+            proofs: std::time::Duration::ZERO,
         })
     }
 
@@ -80,6 +84,7 @@ impl Link {
     ) -> Result<Channel, crate::reproduce::phase::WriteError> {
         let (time, requests) =
             crate::reproduce::phase::allowance(options.budget, options.max_requests);
+        let time = time + self.proofs;
         let time = left.map_or(time, |left| time.min(left));
         let mut channel = Channel::open(
             self.config.clone(),

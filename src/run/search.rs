@@ -47,6 +47,7 @@ pub async fn search(
         transport,
         credentials,
         politeness,
+        ..
     } = link.clone();
     let outcome = execution::run(config, transport, credentials, politeness, driver, |ex| {
         if let Err(e) = trace.write(ex) {
