@@ -44,7 +44,7 @@ pub struct FlowRun {
     /// test) fed it through consumes edges, with the call that gave each.
     pub used: Vec<Vec<(String, usize)>>,
     /// Per request sent: the graph's links whose value (from the call
-    /// given) a chain of path ids sent instead ([`FlowRun::credit`]); they
+    /// given) a chain of path ids sent instead (`FlowRun::credit`); they
     /// count as carried in the links' tally, not as targets of the search.
     pub carried: Vec<Vec<(String, usize)>>,
     /// Per request sent: whether it is a follow-up for the stateful oracles
