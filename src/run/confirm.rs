@@ -189,24 +189,12 @@ fn say_confirmed(
         format!("no regression test: {}", left_out.explain())
     } else {
         let dir = options.out.join("tests").display().to_string();
-        let base = format!("base={}", link.config.target.as_str().trim_end_matches('/'));
-        let mut command = vec!["hurl", "--test", "--jobs", "1", "--variable", &base];
-        // Each credential the files take as a variable (suite.json says
+        // Each credential the files take is a `--secret` (suite.json says
         // what to give each).
-        let secrets: Vec<String> = link
-            .suite_credentials()
-            .variables()
-            .iter()
-            .map(|(var, _)| format!("{var}=…"))
-            .collect();
-        for s in &secrets {
-            command.push("--secret");
-            command.push(s);
-        }
         format!(
             "regression suite: {n} Hurl file(s) in {} ({} {}/*.hurl)",
             crate::model::text::one_line(&dir),
-            crate::model::text::shell_command(command),
+            link.suite_command(),
             crate::model::text::shell_arg(&dir)
         )
     };

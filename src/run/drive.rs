@@ -407,19 +407,8 @@ fn how_to_run(doc: &mut serde_json::Value, link: &Link) {
     let Some(doc) = doc.as_object_mut() else {
         return;
     };
-    let credentials = link.suite_credentials();
-    let base = format!("base={}", link.config.target.as_str().trim_end_matches('/'));
-    let mut command = vec!["hurl", "--test", "--jobs", "1", "--variable", &base];
-    let secrets: Vec<String> = credentials
-        .variables()
-        .iter()
-        .map(|(var, _)| format!("{var}=…"))
-        .collect();
-    for s in &secrets {
-        command.push("--secret");
-        command.push(s);
-    }
-    let variables: serde_json::Map<String, serde_json::Value> = credentials
+    let variables: serde_json::Map<String, serde_json::Value> = link
+        .suite_credentials()
         .variables()
         .into_iter()
         .map(|(var, what)| (var, what.into()))
@@ -427,7 +416,7 @@ fn how_to_run(doc: &mut serde_json::Value, link: &Link) {
     doc.insert(
         "run".into(),
         serde_json::json!({
-            "command": format!("{} tests/*.hurl", crate::model::text::shell_command(command)),
+            "command": format!("{} tests/*.hurl", link.suite_command()),
             "credentials": variables,
         }),
     );

@@ -51,6 +51,24 @@ impl Link {
         })
     }
 
+    /// The command that runs the regression suite against the target
+    /// (without its files): `--secret` for each credential the files take
+    /// as a variable, its value left for the user to give.
+    pub fn suite_command(&self) -> String {
+        let base = format!("base={}", self.config.target.as_str().trim_end_matches('/'));
+        let secrets: Vec<String> = self
+            .suite_credentials()
+            .variables()
+            .iter()
+            .map(|(var, _)| format!("{var}=…"))
+            .collect();
+        let mut command = vec!["hurl", "--test", "--jobs", "1", "--variable", &base];
+        for s in &secrets {
+            command.extend(["--secret", s]);
+        }
+        crate::model::text::shell_command(command)
+    }
+
     /// The credentials the regression suite's files take as variables,
     /// by name (their values stay out of every file).
     pub fn suite_credentials(&self) -> crate::reproduce::hurl::Credentials {
