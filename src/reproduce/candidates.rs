@@ -5,7 +5,7 @@
 
 use super::{Script, ScriptFault, build};
 use crate::execution::Exchange;
-use crate::model::Api;
+use crate::model::{Api, Operation};
 use crate::oracles::echoes::Echoes;
 use crate::oracles::{Checker, Kept, witness::Ledger};
 
@@ -173,12 +173,8 @@ fn mark_run_made(
 ) {
     let mut pending = Vec::new();
     for (i, (step, ex)) in script.steps.iter().zip(exchanges).enumerate() {
-        let template: Option<Vec<&str>> = checker
-            .positions()
-            .get(&ex.request.operation)
-            .and_then(|&o| api.operations.get(o))
-            .filter(|op| op.name == ex.request.operation)
-            .map(|op| op.path.split('/').collect());
+        let template: Option<Vec<&str>> =
+            operation_of(api, checker, ex).map(|op| op.path.split('/').collect());
         let written: Vec<&str> = step
             .path
             .split('?')
@@ -319,11 +315,7 @@ pub(crate) fn listing_crash_after_plants(
 ) -> bool {
     ex.status.is_some_and(|s| s >= 500)
         && ex.request.method == "GET"
-        && checker
-            .positions()
-            .get(&ex.request.operation)
-            .and_then(|&i| api.operations.get(i))
-            .filter(|op| op.name == ex.request.operation)
+        && operation_of(api, checker, ex)
             .is_some_and(|op| !crate::oracles::identity::names_one_resource(op))
         && echoes.works_unless_planted(ex)
 }
@@ -342,11 +334,7 @@ fn reads_all_after_writes(
 ) -> Option<String> {
     let listing = ex.status.is_some_and(|s| s >= 500)
         && ex.request.method == "GET"
-        && checker
-            .positions()
-            .get(&ex.request.operation)
-            .and_then(|&i| api.operations.get(i))
-            .filter(|op| op.name == ex.request.operation)
+        && operation_of(api, checker, ex)
             .is_some_and(|op| !crate::oracles::identity::names_one_resource(op));
     let last = echoes
         .writes_before(first_seq, 1)
@@ -417,6 +405,16 @@ fn check_of(
         .into_iter()
         .find(|f| f.signature(last.status) == signature)
         .map(|f| f.script_check(last.status))
+}
+
+/// The operation `ex` called, by the checker's positions (a lookup on a
+/// path every kept fault takes).
+fn operation_of<'a>(api: &'a Api, checker: &Checker, ex: &Exchange) -> Option<&'a Operation> {
+    checker
+        .positions()
+        .get(&ex.request.operation)
+        .and_then(|&o| api.operations.get(o))
+        .filter(|op| op.name == ex.request.operation)
 }
 
 #[cfg(test)]
