@@ -73,6 +73,8 @@ pub struct RunOptions {
     pub mio: MioConfig,
     /// Output folder.
     pub out: PathBuf,
+    /// Most bytes written to each exchange log, 0 for no limit.
+    pub trace_limit: usize,
     /// Where newline-delimited JSON events go as the run goes (`-`: stdout).
     pub events: Option<PathBuf>,
     /// The `--include` patterns the operations were selected by (recorded).
@@ -111,6 +113,7 @@ impl Default for RunOptions {
             suspend_after: crate::graph::feedback::DEFAULT_LAMBDA,
             mio: MioConfig::default(),
             out: PathBuf::from("cartograph-out"),
+            trace_limit: execution::TRACE_LIMIT,
             events: None,
             include: Vec::new(),
             exclude: Vec::new(),
@@ -149,6 +152,7 @@ impl RunOptions {
             read_only: self.read_only,
             timeout: self.timeout,
             max_body: self.max_body,
+            trace_limit: self.trace_limit,
             max_retries: self.retries,
             fence: std::sync::Arc::new(fence(api)),
             per_operation: self
