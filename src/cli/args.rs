@@ -184,6 +184,10 @@ pub(super) struct OutputArgs {
     /// were left out. `0` keeps every exchange.
     #[arg(long, value_parser = parse_bytes, default_value = "32MiB", value_name = "SIZE")]
     pub trace_limit: usize,
+    /// Say more on the terminal: the search's own bookkeeping (links of the
+    /// graph set aside after repeated failures and taken back).
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
 }
 
 /// How long the search goes and how it searches.
@@ -339,8 +343,10 @@ impl TargetFlags {
             out,
             events,
             trace_limit,
+            verbose,
         } = &self.output;
         (o.out, o.events, o.trace_limit) = (out.clone(), events.clone(), *trace_limit);
+        o.verbose = *verbose;
         let SelectArgs { include, exclude } = &self.select;
         (o.include, o.exclude) = (include.clone(), exclude.clone());
         o

@@ -224,7 +224,12 @@ impl Plan {
         let mut graphql_run = None;
         if let Some((api, source, flags)) = &self.graphql {
             let endpoint = format!("{base}/graphql");
-            graphql_run = Some(execute(api.clone(), source, &endpoint, &with_reset(flags)).await?);
+            // One seed for both parts: said once, by the first.
+            let flags = RunOptions {
+                seed_said: self.rest.is_some(),
+                ..with_reset(flags)
+            };
+            graphql_run = Some(execute(api.clone(), source, &endpoint, &flags).await?);
         }
         Ok(Ok([rest_run, graphql_run]))
     }

@@ -75,6 +75,10 @@ pub struct RunOptions {
     pub out: PathBuf,
     /// Most bytes written to each exchange log, 0 for no limit.
     pub trace_limit: usize,
+    /// Say more on the terminal (the search's own bookkeeping).
+    pub verbose: bool,
+    /// The seed was already printed (the demo's second part).
+    pub seed_said: bool,
     /// Where newline-delimited JSON events go as the run goes (`-`: stdout).
     pub events: Option<PathBuf>,
     /// The `--include` patterns the operations were selected by (recorded).
@@ -114,6 +118,8 @@ impl Default for RunOptions {
             mio: MioConfig::default(),
             out: PathBuf::from("cartograph-out"),
             trace_limit: execution::TRACE_LIMIT,
+            verbose: false,
+            seed_said: false,
             events: None,
             include: Vec::new(),
             exclude: Vec::new(),
