@@ -201,8 +201,10 @@ impl Plan {
         // The demo resets itself: every reproducer and suite file is proven
         // on a fresh demo API before it is written.
         let reset = crate::execution::reset::Reset::post(format!("{base}/__reset"));
+        // The demo lists the causes of both parts in its own summary.
         let with_reset = |flags: &RunOptions| RunOptions {
             reset: Some(reset.clone()),
+            causes_said: true,
             ..flags.clone()
         };
         let mut rest_run = None;

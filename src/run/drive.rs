@@ -253,6 +253,11 @@ pub async fn drive<S: Source>(
     if let Some(line) = &spec_fixes {
         eprintln!("{line}");
     }
+    if !options.causes_said {
+        for line in cause_lines(&report, CAUSES_SHOWN) {
+            eprintln!("{}", secrets.redact(&line));
+        }
+    }
     let summary = RunSummary {
         unreachable: outcome.unreachable.is_some(),
         // The server asked to wait past the budget's end, the search failed
@@ -501,6 +506,34 @@ fn speed_line(search: &crate::generation::SearchSummary) -> Option<String> {
         "cartograph: the server answered {:.0} requests a second; the edge pass (integers past 64 bits, bodies of the wrong shape, …) sent {edge} request(s): {how_far}",
         search.answer_rate.search
     ))
+}
+
+/// Causes listed on the terminal at the end of a run; the rest are in the
+/// report.
+const CAUSES_SHOWN: usize = 20;
+
+/// The run's causes for the terminal, defects first as the report orders
+/// them, at most `shown` of them and a line on the rest: a person reads
+/// what was found without opening a file.
+fn cause_lines(report: &Report, shown: usize) -> Vec<String> {
+    let mut lines: Vec<String> = report
+        .causes
+        .iter()
+        .take(shown)
+        .map(|c| {
+            format!(
+                "  {}",
+                crate::model::text::one_line(&crate::oracles::causes::line(c))
+            )
+        })
+        .collect();
+    if report.causes.len() > shown {
+        lines.push(format!(
+            "  … and {} more cause(s) in report.html and report.json",
+            report.causes.len() - shown
+        ));
+    }
+    lines
 }
 
 /// The run's last line: what it sent, reached and found.

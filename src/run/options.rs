@@ -79,6 +79,8 @@ pub struct RunOptions {
     pub verbose: bool,
     /// The seed was already printed (the demo's second part).
     pub seed_said: bool,
+    /// The caller lists the causes itself (the demo, for both parts at once).
+    pub causes_said: bool,
     /// Where newline-delimited JSON events go as the run goes (`-`: stdout).
     pub events: Option<PathBuf>,
     /// The `--include` patterns the operations were selected by (recorded).
@@ -120,6 +122,7 @@ impl Default for RunOptions {
             trace_limit: execution::TRACE_LIMIT,
             verbose: false,
             seed_said: false,
+            causes_said: false,
             events: None,
             include: Vec::new(),
             exclude: Vec::new(),
