@@ -107,6 +107,7 @@ pub async fn drive<S: Source>(
     // A run that sent nothing, or read none of its answers, tested nothing:
     // no pass (a failed auth command, no connection and an interrupt say
     // so themselves).
+    let wrong_place = tally.wrong_place(target.path());
     let untested = if outcome.auth_error.is_some()
         || outcome.unreachable.is_some()
         || outcome.stop == StopReason::Interrupted
@@ -115,7 +116,7 @@ pub async fn drive<S: Source>(
     } else if outcome.requests == 0 {
         Some(nothing_sent(&outcome, options))
     } else {
-        tally.unreadable()
+        tally.unreadable().or_else(|| wrong_place.clone())
     };
     let Collected {
         mut report,
@@ -138,6 +139,14 @@ pub async fn drive<S: Source>(
     if let Some(why) = &untested {
         eprintln!("error: {}", one_line(&secrets.redact(why)));
         report.warnings.push(why.clone());
+    }
+    if wrong_place.is_some() {
+        // The 404s say where the requests went, not what the API does: no
+        // cause, and nothing for the overlay to document.
+        report
+            .faults
+            .retain(|f| !(f.code == "undocumented_status" && matches!(f.status, Some(404 | 405))));
+        report.group_causes();
     }
     if let Some(w) = rate_warning {
         eprintln!("warning: {w}");
