@@ -70,11 +70,25 @@ async fn planted_faults_are_reported_once_confirmed_and_reproducible() {
         SEED,
         "--out",
         dir,
+        "--events",
+        &format!("{dir}/events.ndjson"),
     ]))
     .await;
     let stderr = String::from_utf8_lossy(&result.stderr);
     // Every planted fault found: the demo worked, and says so with 0.
     assert_eq!(result.status.code(), Some(0), "{stderr}");
+    // One stream of events for both parts, ended by the merged run.
+    let events: Vec<Value> = std::fs::read_to_string(out.path().join("events.ndjson"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let finished: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "run_finished")
+        .collect();
+    assert_eq!(finished.len(), 1, "{events:#?}");
+    assert_eq!(events.last().unwrap()["event"], "run_finished");
     // One seed repeats the whole demo, said once; the causes of both parts
     // are listed together in its summary, not once per part on stderr.
     assert_eq!(stderr.matches("cartograph: seed ").count(), 1, "{stderr}");
@@ -84,6 +98,9 @@ async fn planted_faults_are_reported_once_confirmed_and_reproducible() {
         serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap())
             .unwrap();
     let faults = report["faults"].as_array().unwrap();
+    assert_eq!(finished[0]["requests"], report["requests"]);
+    assert_eq!(finished[0]["faults"], faults.len());
+    assert_eq!(finished[0]["exit_code"], 0);
 
     // The REST faults first; F7 and F8 live behind the GraphQL endpoint.
     let all = planted();

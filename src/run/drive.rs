@@ -281,7 +281,9 @@ pub async fn drive<S: Source>(
         suite_files,
         spec_fixes,
     };
-    events.finish(&summary.report, summary.exit_status(), &options.out);
+    if options.events_of_whole.is_none() {
+        events.finish(&summary.report, summary.exit_status(), &options.out);
+    }
     Ok(summary)
 }
 

@@ -83,6 +83,10 @@ pub struct RunOptions {
     pub causes_said: bool,
     /// Where newline-delimited JSON events go as the run goes (`-`: stdout).
     pub events: Option<PathBuf>,
+    /// The events of a larger run this run is a part of (the demo's two
+    /// parts), used instead of `events`: the whole run ends them with one
+    /// `run_finished` that agrees with its merged report.
+    pub events_of_whole: Option<crate::reports::events::Events>,
     /// The `--include` patterns the operations were selected by (recorded).
     pub include: Vec<String>,
     /// The `--exclude` patterns (recorded).
@@ -124,6 +128,7 @@ impl Default for RunOptions {
             seed_said: false,
             causes_said: false,
             events: None,
+            events_of_whole: None,
             include: Vec::new(),
             exclude: Vec::new(),
         }
