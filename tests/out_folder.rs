@@ -373,4 +373,18 @@ async fn the_trace_stops_at_its_limit_and_says_what_it_left_out() {
         serde_json::from_str(&std::fs::read_to_string(tmp.path().join("out/report.json")).unwrap())
             .unwrap();
     assert!(report["faults"].as_array().is_some_and(|f| !f.is_empty()));
+    // `0` keeps every exchange.
+    let o = run_capped(
+        tmp.path(),
+        &demo.base_url(),
+        "all",
+        "2000",
+        &["--no-replay", "--trace-limit", "0"],
+    )
+    .await;
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!err.contains("holds the first"), "{err}");
+    let all = std::fs::read_to_string(tmp.path().join("all/trace.ndjson")).unwrap();
+    assert!(all.lines().count() > kept, "{} lines", all.lines().count());
 }

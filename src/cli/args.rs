@@ -9,8 +9,8 @@ use std::time::Duration;
 use clap::Args;
 
 use super::values::{
-    check_code, parse_bytes, parse_duration, parse_pattern, parse_rate_for, parse_seed,
-    parse_timeout,
+    check_code, parse_bytes, parse_duration, parse_limit, parse_pattern, parse_rate_for,
+    parse_seed, parse_timeout,
 };
 use crate::execution::{self, Rate};
 use crate::generation::MioConfig;
@@ -182,7 +182,7 @@ pub(super) struct OutputArgs {
     /// security.ndjson): bytes, or with a unit as --max-body takes. Past
     /// it, exchanges are counted, not written, and the run says how many
     /// were left out. `0` keeps every exchange.
-    #[arg(long, value_parser = parse_bytes, default_value = "32MiB", value_name = "SIZE")]
+    #[arg(long, value_parser = parse_limit, default_value = "32MiB", value_name = "SIZE")]
     pub trace_limit: usize,
     /// Say more on the terminal: the search's own bookkeeping (links of the
     /// graph set aside after repeated failures and taken back).

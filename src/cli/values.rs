@@ -82,6 +82,14 @@ pub(super) fn parse_bytes(text: &str) -> Result<usize, String> {
     Ok(bytes as usize)
 }
 
+/// Parses a size limit as [`parse_bytes`] does, where `0` means no limit.
+pub(super) fn parse_limit(text: &str) -> Result<usize, String> {
+    if text.trim() == "0" {
+        return Ok(0);
+    }
+    parse_bytes(text)
+}
+
 /// Parses a seed: a number up to 2^64 - 1, as reports write it (a JSON
 /// string, so that JavaScript and jq keep every digit; its quotes may come
 /// along when it is copied from there).
@@ -95,6 +103,13 @@ pub(super) fn parse_seed(text: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_limit_of_zero_is_no_limit() {
+        assert_eq!(parse_limit("0"), Ok(0));
+        assert_eq!(parse_limit("64k"), Ok(64 * 1024));
+        assert!(parse_bytes("0").is_err());
+    }
 
     #[test]
     fn sizes_take_units() {
