@@ -1,12 +1,13 @@
 //! The identity checks: what one caller may do to what another created,
 //! judged over a test whose requests go as several identities
 //! ([`crate::execution::RequestSpec::identity`]). A resource's owner is the
-//! caller whose creation (a 2xx POST or PUT) gave its id; a request names
-//! it when the id is a segment of its path. Only requests that carry an
-//! identity are judged, so a run with one identity is judged as before.
+//! caller whose creation (a 2xx POST or PUT) gave its id (or sent the name
+//! it goes by); a request names it when the id is a segment of its path.
+//! Only requests that carry an identity are judged, so a run with one
+//! identity is judged as before.
 
 use super::Finding;
-use super::identity::given_ids;
+use super::identity::{given_ids, sent_names};
 use crate::execution::Exchange;
 use crate::execution::identities::ANONYMOUS;
 
@@ -43,9 +44,17 @@ fn owned_by_other<'a>(
         if !creates || caller(e, main) == caller(ex, main) || caller(e, main) == ANONYMOUS {
             return None;
         }
+        // A name the body chose names a resource below the collection it
+        // was created in, not any segment that happens to read the same.
+        let below = path_only(e).trim_end_matches('/').split('/').count();
         given_ids(e)
             .into_iter()
             .find(|id| segments.iter().any(|s| s == id))
+            .or_else(|| {
+                sent_names(e)
+                    .into_iter()
+                    .find(|n| segments.iter().skip(below).any(|s| s == n))
+            })
             .map(|id| (e, id))
     })
 }

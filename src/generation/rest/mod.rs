@@ -8,7 +8,7 @@ mod learn;
 pub mod learnt;
 mod mutate;
 pub mod negative;
-mod paths;
+pub(crate) mod paths;
 pub mod request;
 pub mod run;
 mod sample;
@@ -100,7 +100,10 @@ impl Search<Rest> {
         config: SearchConfig,
     ) -> Search<Rest> {
         let protocol = Rest::new(&api, &graph, &config);
-        Search::new(protocol, api, graph, feedback, config)
+        let plan = protocol.plan.clone();
+        let mut search = Search::new(protocol, api, graph, feedback, config);
+        search.advise_identities(plan);
+        search
     }
 }
 
