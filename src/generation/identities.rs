@@ -634,6 +634,74 @@ mod tests {
     use super::*;
 
     #[test]
+    fn fresh_names_keep_the_names_shape_and_never_meet() {
+        assert_eq!(fresh_name("vBMiIUL", 0, false), "vBMiaaa");
+        assert_eq!(fresh_name("vBMiIUL", 0, true), "vBMiaab");
+        assert_eq!(fresh_name("POOL", 1, false), "PAAC");
+        assert_eq!(fresh_name("O", 0, false), "OAAA");
+        assert_eq!(fresh_name("o", 0, false), "oaaa");
+        assert_eq!(fresh_name("my-pool_1", 2, false), "my-poaae4");
+        assert_eq!(fresh_name("1234", 3, false), "1296");
+        assert_eq!(fresh_name("", 0, false), "aaa0");
+        let made: Vec<String> = (0..2000).map(|n| fresh_name("pool", n, false)).collect();
+        let missing: Vec<String> = (0..2000).map(|n| fresh_name("pool", n, true)).collect();
+        let all: BTreeSet<&String> = made.iter().chain(&missing).collect();
+        assert_eq!(all.len(), 4000, "a name twice");
+    }
+
+    #[test]
+    fn the_item_paths_parameter_finds_the_name_the_body_chose() {
+        let spec = r#"
+openapi: 3.0.3
+info: {title: T, version: "1"}
+paths:
+  /pools:
+    post:
+      operationId: post_pool
+      responses: {"201": {description: ok}}
+  /pools/{pool_name}:
+    get:
+      operationId: get_pool
+      parameters: [{name: pool_name, in: path, required: true, schema: {type: string}}]
+      responses: {"200": {description: ok}}
+  /connections:
+    post:
+      operationId: post_connection
+      responses: {"201": {description: ok}}
+  /connections/{connection_id}:
+    delete:
+      operationId: delete_connection
+      parameters: [{name: connection_id, in: path, required: true, schema: {type: string}}]
+      responses: {"204": {description: ok}}
+  /notes:
+    post:
+      operationId: post_note
+      responses: {"201": {description: ok}}
+  /notes/{noteId}:
+    get:
+      operationId: get_note
+      parameters: [{name: noteId, in: path, required: true, schema: {type: integer}}]
+      responses: {"200": {description: ok}}
+"#;
+        let api = crate::load::load_text(spec, std::path::Path::new("t.yaml"))
+            .unwrap()
+            .api;
+        let at = api.operation_positions();
+        let planner = Planner::new(Arc::new(api), &["bob".to_string()], false).unwrap();
+        let body = serde_json::json!({"name": "p1", "connection_id": "c1", "title": "t"});
+        assert_eq!(
+            planner.named_by(at["post_pool"], &body),
+            Some(("name".to_string(), "p1".to_string()))
+        );
+        assert_eq!(
+            planner.named_by(at["post_connection"], &body),
+            Some(("connection_id".to_string(), "c1".to_string()))
+        );
+        // `/notes/{noteId}` takes the id the answer gives, not a name.
+        assert_eq!(planner.named_by(at["post_note"], &body), None);
+    }
+
+    #[test]
     fn missing_ids_are_of_the_ids_kind() {
         assert_eq!(missing_id("17"), "987654321");
         assert_eq!(missing_id("3f2c1a7e-1b2c-4d3e-8f90-123456789abc").len(), 36);
