@@ -437,7 +437,14 @@ async fn resources_the_client_names_are_tested_across_identities() {
         &target,
         dir.path(),
         "both",
-        &["--identity", &alice, "--identity", &bob, "--max-requests", "1500"],
+        &[
+            "--identity",
+            &alice,
+            "--identity",
+            &bob,
+            "--max-requests",
+            "1500",
+        ],
     )
     .await;
     assert_eq!(code, Some(1), "{stderr}");
@@ -455,6 +462,27 @@ async fn resources_the_client_names_are_tested_across_identities() {
             "{planted}: {found:?}"
         );
     }
+    // Connections are listed to every user: the finding says the API
+    // shares them; pools are private, and it does not.
+    let message = |op: &str| {
+        report["faults"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == "other_identity_write" && f["operation"] == op)
+            .map(|f| f["message"].as_str().unwrap().to_string())
+            .unwrap_or_default()
+    };
+    assert!(
+        message("delete_connection").contains("bob also sees it listed (GET /connections)"),
+        "{}",
+        message("delete_connection")
+    );
+    assert!(
+        !message("patch_pool").contains("listed"),
+        "{}",
+        message("patch_pool")
+    );
     for twin in ["delete_pool", "get_pool", "get_connection"] {
         assert!(
             !found.iter().any(|(_, o, _)| o == twin),
@@ -464,7 +492,8 @@ async fn resources_the_client_names_are_tested_across_identities() {
     // The logout is left out, and the run says so: it would have revoked
     // the token the rest of the run sends.
     assert!(
-        stderr.contains("that end the session left out") && stderr.contains("logout (GET /auth/logout)"),
+        stderr.contains("that end the session left out")
+            && stderr.contains("logout (GET /auth/logout)"),
         "{stderr}"
     );
     let trace = std::fs::read_to_string(out.join("trace.ndjson")).unwrap();

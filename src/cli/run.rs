@@ -52,11 +52,13 @@ pub(super) struct RunArgs {
 /// One an `--include` pattern names is kept: the user asked for it.
 fn leave_out_session_enders(api: &mut crate::model::Api, include: &[String]) -> anyhow::Result<()> {
     let asked = crate::model::select::Selection::parse(include, &[]).map_err(anyhow::Error::msg)?;
-    let (ends, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut api.operations)
-        .into_iter()
-        .partition(|op| {
-            crate::model::select::ends_session(op) && !asked.include.iter().any(|p| p.matches(op))
-        });
+    let (ends, kept): (Vec<_>, Vec<_>) =
+        std::mem::take(&mut api.operations)
+            .into_iter()
+            .partition(|op| {
+                crate::model::select::ends_session(op)
+                    && !asked.include.iter().any(|p| p.matches(op))
+            });
     api.operations = kept;
     if ends.is_empty() {
         return Ok(());
@@ -78,7 +80,11 @@ fn leave_out_session_enders(api: &mut crate::model::Api, include: &[String]) -> 
         "cartograph: {} operation(s) that end the session left out, as every request after one would be refused: {}{}; --call-logout calls them",
         ends.len(),
         crate::model::text::one_line(&shown.join(", ")),
-        if ends.len() > shown.len() { ", …" } else { "" }
+        if ends.len() > shown.len() {
+            ", …"
+        } else {
+            ""
+        }
     );
     api.left_out.extend(ends);
     Ok(())

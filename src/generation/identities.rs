@@ -227,12 +227,17 @@ impl Planner {
                 continue;
             };
             let property = match &self.plan {
-                Some(plan) => crate::generation::rest::paths::path_property(plan, &self.api, t, param),
+                Some(plan) => {
+                    crate::generation::rest::paths::path_property(plan, &self.api, t, param)
+                }
                 None => crate::model::names::words(param)
                     .pop()
                     .filter(|w| w != "id" && crate::model::names::is_identifying(w)),
             };
-            for field in property.into_iter().chain(std::iter::once(param.to_string())) {
+            for field in property
+                .into_iter()
+                .chain(std::iter::once(param.to_string()))
+            {
                 if let Some(serde_json::Value::String(v)) = body.get(&field)
                     && !v.is_empty()
                 {
@@ -267,7 +272,9 @@ impl Planner {
             let why_not = if self.items[op].is_empty() {
                 Some("no operation reads, changes or deletes one resource under its path")
             } else if given_ids(ex).is_empty() && self.named_in(op, &ex.request).is_none() {
-                Some("its answer gives no id (no Location, no body id) and its body no name the item paths take")
+                Some(
+                    "its answer gives no id (no Location, no body id) and its body no name the item paths take",
+                )
             } else {
                 None
             };
@@ -328,7 +335,9 @@ impl Planner {
         };
         let why = if self.read_only {
             "--read-only leaves them out (each creates a resource as the run's own identity): run without it, against a server that may be written to".to_string()
-        } else if !self.queue.is_empty() || self.creations.keys().any(|c| !self.planned.contains_key(c)) {
+        } else if !self.queue.is_empty()
+            || self.creations.keys().any(|c| !self.planned.contains_key(c))
+        {
             "the run ended before they ran (each waits until the operations on its resource were called): give a larger --budget or --max-requests".to_string()
         } else if !self.failed.is_empty() {
             let shown: Vec<String> = self
@@ -387,28 +396,29 @@ impl Planner {
 /// Per operation, the operations on one resource under its path (see
 /// [`Planner::on_resources`]).
 fn items_under(api: &Api) -> Vec<Vec<(usize, usize)>> {
-    (0..api.operations.len()).map(|c| items_of(api, c)).collect()
+    (0..api.operations.len())
+        .map(|c| items_of(api, c))
+        .collect()
 }
 
 fn items_of(api: &Api, creating: usize) -> Vec<(usize, usize)> {
-        let base = api.operations[creating].path.trim_end_matches('/');
-        let depth = base.split('/').count();
-        api
-            .operations
-            .iter()
-            .enumerate()
-            .filter_map(|(i, op)| {
-                let rest = op.path.strip_prefix(base)?.strip_prefix("/{")?;
-                let name = rest.split('}').next()?;
-                let schema = op
-                    .parameters
-                    .iter()
-                    .find(|p| p.location == Location::Path && p.name == name)
-                    .map(|p| p.schema.clone())
-                    .unwrap_or_default();
-                crate::oracles::identity::identifies(&op.path, name, &schema).then_some((i, depth))
-            })
-            .collect()
+    let base = api.operations[creating].path.trim_end_matches('/');
+    let depth = base.split('/').count();
+    api.operations
+        .iter()
+        .enumerate()
+        .filter_map(|(i, op)| {
+            let rest = op.path.strip_prefix(base)?.strip_prefix("/{")?;
+            let name = rest.split('}').next()?;
+            let schema = op
+                .parameters
+                .iter()
+                .find(|p| p.location == Location::Path && p.name == name)
+                .map(|p| p.schema.clone())
+                .unwrap_or_default();
+            crate::oracles::identity::identifies(&op.path, name, &schema).then_some((i, depth))
+        })
+        .collect()
 }
 
 impl Planner {
@@ -492,9 +502,19 @@ impl Planner {
             _ => 1,
         };
         order.sort_by_key(|(t, _)| (rank(&method_of(*t)), *t));
+        let listing = self.listing_of(c, &create);
         for who in self.others.clone() {
             let (first, named) = self.fresh_creation(c, &create);
             let mut steps = vec![first];
+            // The collection listed as this identity first: whether it sees
+            // what another made tells a shared workspace from private
+            // resources, which the identity checks say.
+            if let Some(l) = &listing {
+                steps.push(RequestSpec {
+                    identity: Some(who.clone()),
+                    ..l.clone()
+                });
+            }
             for &(t, at) in &order {
                 let m = method_of(t);
                 if let Some(r) = self.on_resource(t, at, false) {
@@ -542,6 +562,26 @@ impl Planner {
             }
         }
         self.push(steps, true, Some(c), named);
+    }
+
+    /// The listing of the collection creation `create` (of operation `c`)
+    /// made its resource in (`GET /pools` after `POST /pools`), as the
+    /// run's own identity last sent it, at the creation's own path.
+    fn listing_of(&self, c: usize, create: &RequestSpec) -> Option<RequestSpec> {
+        let path = self.api.operations[c].path.trim_end_matches('/');
+        let l = self.api.operations.iter().position(|op| {
+            op.method == crate::model::Method::Get && op.path.trim_end_matches('/') == path
+        })?;
+        let (seen, _) = self.seen[l].as_ref()?;
+        let made_at = create.path.split('?').next().unwrap_or("");
+        let query = seen.path.split_once('?').map(|(_, q)| q);
+        Some(RequestSpec {
+            path: match query {
+                Some(q) => format!("{made_at}?{q}"),
+                None => made_at.to_string(),
+            },
+            ..seen.clone()
+        })
     }
 
     /// The creation `create` of operation `c` as one test replays it: when

@@ -134,7 +134,10 @@ pub fn ends_session(op: &Operation) -> bool {
             || pair("log", "out")
             || pair("sign", "out")
             || pair("log", "off")
-            || (has("revoke") && ["token", "tokens", "session", "sessions"].iter().any(|t| has(t)))
+            || (has("revoke")
+                && ["token", "tokens", "session", "sessions"]
+                    .iter()
+                    .any(|t| has(t)))
     };
     let literal: String = op
         .path
@@ -143,9 +146,7 @@ pub fn ends_session(op: &Operation) -> bool {
         .collect::<Vec<_>>()
         .join("/");
     Method::HTTP.contains(&op.method)
-        && (named(&op.name)
-            || op.operation_id.as_deref().is_some_and(named)
-            || named(&literal))
+        && (named(&op.name) || op.operation_id.as_deref().is_some_and(named) || named(&literal))
 }
 
 /// The `--include` and `--exclude` patterns of a run.
@@ -233,9 +234,17 @@ mod tests {
         assert!(ends(None, Method::Post, "/auth/sign-out"));
         assert!(ends(Some("userLogOut"), Method::Post, "/session"));
         assert!(ends(None, Method::Delete, "/oauth/revoke_token"));
-        assert!(ends(Some("revokeSession"), Method::Delete, "/sessions/{id}"));
+        assert!(ends(
+            Some("revokeSession"),
+            Method::Delete,
+            "/sessions/{id}"
+        ));
         assert!(!ends(Some("login"), Method::Post, "/auth/login"));
-        assert!(!ends(Some("revokeGrant"), Method::Post, "/grants/{id}/revoke"));
+        assert!(!ends(
+            Some("revokeGrant"),
+            Method::Post,
+            "/grants/{id}/revoke"
+        ));
         assert!(!ends(None, Method::Get, "/catalogs/outlook"));
     }
 

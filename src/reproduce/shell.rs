@@ -454,7 +454,13 @@ pub fn render(script: &Script) -> String {
             }
         }
         seen.iter()
-            .map(|n| format!("{} (identity {})", crate::execution::identities::env_var(n), one_line(n)))
+            .map(|n| {
+                format!(
+                    "{} (identity {})",
+                    crate::execution::identities::env_var(n),
+                    one_line(n)
+                )
+            })
             .collect()
     };
     if !others.is_empty() {

@@ -10,7 +10,9 @@
 //! | `PATCH /pools/{pool_name}`: any user changes any pool (306) | `DELETE /pools/{pool_name}`: owner only, 403 |
 //! | `DELETE /connections/{connection_id}`: any user (306)  | `GET /pools/{pool_name}`: 404 to others      |
 //!
-//! A second creation of a name is refused 409, as Airflow does. `GET
+//! Pools are private (`GET /pools` lists the caller's own); connections are
+//! shared (`GET /connections` lists everyone's). A second creation of a
+//! name is refused 409, as Airflow does. `GET
 //! /auth/logout` answers 307 and revokes the token it was sent with: every
 //! later request with it is answered 403 `Invalid token`. `POST /keys`
 //! makes a key its answer gives no id or name for (`/keys/{keyId}` cannot
@@ -51,21 +53,30 @@ fn say(status: StatusCode, message: &str) -> Response {
     (status, Json(json!({ "message": message }))).into_response()
 }
 
-/// The caller, or the refusal to answer: 401 without a known token, 403
-/// with a revoked one.
-fn caller(s: &Named, headers: &HeaderMap) -> Result<&'static str, Response> {
+/// The answer to a caller refused: 401 without a known token, 403 with a
+/// revoked one.
+fn refuse(status: StatusCode) -> Response {
+    if status == StatusCode::FORBIDDEN {
+        say(status, "Invalid token")
+    } else {
+        say(status, "Not authenticated")
+    }
+}
+
+/// The caller, or the status that refuses it (see [`refuse`]).
+fn caller(s: &Named, headers: &HeaderMap) -> Result<&'static str, StatusCode> {
     let value = headers
         .get("authorization")
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     if s.revoked.contains(value) {
-        return Err(say(StatusCode::FORBIDDEN, "Invalid token"));
+        return Err(StatusCode::FORBIDDEN);
     }
     [("alice", ALICE), ("bob", BOB)]
         .into_iter()
         .find(|(_, v)| *v == value)
         .map(|(u, _)| u)
-        .ok_or_else(|| say(StatusCode::UNAUTHORIZED, "Not authenticated"))
+        .ok_or(StatusCode::UNAUTHORIZED)
 }
 
 fn name_of(body: &Value, field: &str) -> Option<String> {
@@ -77,7 +88,7 @@ async fn list_pools(State(s): State<Shared>, h: HeaderMap) -> Response {
     let s = s.lock().unwrap();
     let u = match caller(&s, &h) {
         Ok(u) => u,
-        Err(r) => return r,
+        Err(r) => return refuse(r),
     };
     let mine: Vec<&Value> = s.pools.values().filter(|p| p["owner"] == u).collect();
     Json(json!(mine)).into_response()
@@ -87,7 +98,7 @@ async fn create_pool(State(s): State<Shared>, h: HeaderMap, body: Option<Json<Va
     let mut s = s.lock().unwrap();
     let u = match caller(&s, &h) {
         Ok(u) => u,
-        Err(r) => return r,
+        Err(r) => return refuse(r),
     };
     let body = body.map(|b| b.0).unwrap_or_default();
     let Some(name) = name_of(&body, "name") else {
@@ -109,7 +120,7 @@ async fn get_pool(State(s): State<Shared>, h: HeaderMap, Path(name): Path<String
     let s = s.lock().unwrap();
     let u = match caller(&s, &h) {
         Ok(u) => u,
-        Err(r) => return r,
+        Err(r) => return refuse(r),
     };
     match s.pools.get(&name) {
         Some(p) if p["owner"] == u => Json(p.clone()).into_response(),
@@ -126,7 +137,7 @@ async fn patch_pool(
 ) -> Response {
     let mut s = s.lock().unwrap();
     if let Err(r) = caller(&s, &h) {
-        return r;
+        return refuse(r);
     }
     let Some(pool) = s.pools.get_mut(&name) else {
         return say(StatusCode::NOT_FOUND, "no such pool");
@@ -142,7 +153,7 @@ async fn delete_pool(State(s): State<Shared>, h: HeaderMap, Path(name): Path<Str
     let mut s = s.lock().unwrap();
     let u = match caller(&s, &h) {
         Ok(u) => u,
-        Err(r) => return r,
+        Err(r) => return refuse(r),
     };
     match s.pools.get(&name) {
         None => say(StatusCode::NOT_FOUND, "no such pool"),
@@ -162,11 +173,14 @@ async fn create_connection(
     let mut s = s.lock().unwrap();
     let u = match caller(&s, &h) {
         Ok(u) => u,
-        Err(r) => return r,
+        Err(r) => return refuse(r),
     };
     let body = body.map(|b| b.0).unwrap_or_default();
     let Some(id) = name_of(&body, "connection_id") else {
-        return say(StatusCode::UNPROCESSABLE_ENTITY, "connection_id: 1 to 64 characters");
+        return say(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "connection_id: 1 to 64 characters",
+        );
     };
     if s.connections.contains_key(&id) {
         return say(StatusCode::CONFLICT, "a connection of that id exists");
@@ -176,12 +190,21 @@ async fn create_connection(
     (StatusCode::CREATED, Json(conn)).into_response()
 }
 
+/// Every user's connections: they are shared.
+async fn list_connections(State(s): State<Shared>, h: HeaderMap) -> Response {
+    let s = s.lock().unwrap();
+    if let Err(r) = caller(&s, &h) {
+        return refuse(r);
+    }
+    Json(json!(s.connections.values().collect::<Vec<_>>())).into_response()
+}
+
 /// Twin of the delete: 404 for another user's connection.
 async fn get_connection(State(s): State<Shared>, h: HeaderMap, Path(id): Path<String>) -> Response {
     let s = s.lock().unwrap();
     let u = match caller(&s, &h) {
         Ok(u) => u,
-        Err(r) => return r,
+        Err(r) => return refuse(r),
     };
     match s.connections.get(&id) {
         Some(c) if c["owner"] == u => Json(c.clone()).into_response(),
@@ -197,7 +220,7 @@ async fn delete_connection(
 ) -> Response {
     let mut s = s.lock().unwrap();
     if let Err(r) = caller(&s, &h) {
-        return r;
+        return refuse(r);
     }
     match s.connections.remove(&id) {
         Some(_) => StatusCode::NO_CONTENT.into_response(),
@@ -209,7 +232,7 @@ async fn delete_connection(
 async fn create_key(State(s): State<Shared>, h: HeaderMap, body: Option<Json<Value>>) -> Response {
     let mut s = s.lock().unwrap();
     if let Err(r) = caller(&s, &h) {
-        return r;
+        return refuse(r);
     }
     let label = body
         .and_then(|b| b.0.get("label").and_then(Value::as_str).map(str::to_string))
@@ -221,7 +244,7 @@ async fn create_key(State(s): State<Shared>, h: HeaderMap, body: Option<Json<Val
 async fn get_key(State(s): State<Shared>, h: HeaderMap, Path(_id): Path<String>) -> Response {
     let s = s.lock().unwrap();
     if let Err(r) = caller(&s, &h) {
-        return r;
+        return refuse(r);
     }
     say(StatusCode::NOT_FOUND, "no such key")
 }
@@ -244,7 +267,10 @@ pub async fn start() -> (SocketAddr, JoinHandle<()>) {
             "/pools/{pool_name}",
             get(get_pool).patch(patch_pool).delete(delete_pool),
         )
-        .route("/connections", axum::routing::post(create_connection))
+        .route(
+            "/connections",
+            get(list_connections).post(create_connection),
+        )
         .route(
             "/connections/{connection_id}",
             get(get_connection).delete(delete_connection),
