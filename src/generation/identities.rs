@@ -453,27 +453,45 @@ impl Planner {
     /// The request for `t` on the resource of the test's creation: the
     /// last one seen, its path rebuilt from the template with the id (or a
     /// missing one) at `at`.
-    fn on_resource(&self, t: usize, at: usize, missing: bool) -> Option<RequestSpec> {
+    fn on_resource(
+        &self,
+        t: usize,
+        at: usize,
+        missing: bool,
+        create: &RequestSpec,
+    ) -> Option<RequestSpec> {
         let (seen, _) = self.seen[t].as_ref()?;
         let op: &Operation = &self.api.operations[t];
         let (seen_path, query) = seen.path.split_once('?').unwrap_or((&seen.path, ""));
         let template: Vec<&str> = op.path.split('/').collect();
         let concrete: Vec<&str> = seen_path.split('/').collect();
-        if template.len() != concrete.len() {
+        // The resource lives under the collection the creation made it in
+        // (`/dags/d1/dagRuns`): a parent from another call would name
+        // another resource (a run of another DAG).
+        let made_in: Vec<&str> = create
+            .path
+            .split('?')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('/')
+            .split('/')
+            .collect();
+        if template.len() != concrete.len() || made_in.len() != at {
             return None;
         }
         let mut path: Vec<String> = Vec::new();
-        for (k, (tpl, val)) in template.iter().zip(&concrete).enumerate() {
+        for (k, val) in concrete.iter().enumerate() {
             path.push(if k == at {
                 if missing {
                     format!("{ID}missing")
                 } else {
                     ID.to_string()
                 }
+            } else if k < at {
+                made_in[k].to_string()
             } else {
                 (*val).to_string()
             });
-            let _ = tpl;
         }
         let mut path = path.join("/");
         if !query.is_empty() {
@@ -517,14 +535,14 @@ impl Planner {
             }
             for &(t, at) in &order {
                 let m = method_of(t);
-                if let Some(r) = self.on_resource(t, at, false) {
+                if let Some(r) = self.on_resource(t, at, false, &create) {
                     steps.push(RequestSpec {
                         identity: Some(who.clone()),
                         ..r
                     });
                 }
                 if rank(&m) == 0
-                    && let Some(r) = self.on_resource(t, at, true)
+                    && let Some(r) = self.on_resource(t, at, true, &create)
                 {
                     steps.push(RequestSpec {
                         identity: Some(who.clone()),
@@ -535,7 +553,7 @@ impl Planner {
             // The reads again, last: after a refused change they show whether
             // the server guards the resource against this identity.
             for &(r, at) in order.iter().filter(|(r, _)| rank(&method_of(*r)) == 0) {
-                if let Some(req) = self.on_resource(r, at, false) {
+                if let Some(req) = self.on_resource(r, at, false, &create) {
                     steps.push(RequestSpec {
                         identity: Some(who.clone()),
                         ..req
@@ -554,7 +572,7 @@ impl Planner {
             {
                 continue;
             }
-            if let Some(r) = self.on_resource(t, at, false) {
+            if let Some(r) = self.on_resource(t, at, false, &create) {
                 steps.push(RequestSpec {
                     identity: Some(ANONYMOUS.to_string()),
                     ..r
@@ -739,6 +757,61 @@ paths:
         );
         // `/notes/{noteId}` takes the id the answer gives, not a name.
         assert_eq!(planner.named_by(at["post_note"], &body), None);
+    }
+
+    #[test]
+    fn a_resource_is_named_under_the_collection_it_was_made_in() {
+        let spec = r#"
+openapi: 3.0.3
+info: {title: T, version: "1"}
+paths:
+  /dags/{dag_id}/dagRuns:
+    post:
+      operationId: trigger
+      parameters: [{name: dag_id, in: path, required: true, schema: {type: string}}]
+      responses: {"200": {description: ok}}
+  /dags/{dag_id}/dagRuns/{dag_run_id}:
+    get:
+      operationId: get_run
+      parameters:
+        - {name: dag_id, in: path, required: true, schema: {type: string}}
+        - {name: dag_run_id, in: path, required: true, schema: {type: string}}
+      responses: {"200": {description: ok}}
+"#;
+        let api = Arc::new(
+            crate::load::load_text(spec, std::path::Path::new("t.yaml"))
+                .unwrap()
+                .api,
+        );
+        let at = api.operation_positions();
+        let mut planner = Planner::new(api.clone(), &["bob".to_string()], false).unwrap();
+        let ex = |op: &str, method: &str, path: &str, body: Option<&str>| Exchange {
+            request: RequestSpec {
+                operation: op.into(),
+                method: method.into(),
+                path: path.into(),
+                body: body.map(str::to_string),
+                ..Default::default()
+            },
+            status: Some(200),
+            ..Default::default()
+        };
+        // The read was last seen on another DAG's run.
+        let seen = [
+            ex("get_run", "GET", "/dags/other/dagRuns/r9", None),
+            ex(
+                "trigger",
+                "POST",
+                "/dags/d1/dagRuns",
+                Some(r#"{"dag_run_id":"run1"}"#),
+            ),
+        ];
+        planner.observe(&seen, |e| at.get(&e.request.operation).copied());
+        let test = planner.next_test().expect("a test on the created run");
+        assert_eq!(test.steps[0].path, "/dags/d1/dagRuns");
+        let read = &test.steps[1];
+        assert!(read.path.starts_with("/dags/d1/dagRuns/"), "{}", read.path);
+        assert_eq!(read.identity.as_deref(), Some("bob"));
     }
 
     #[test]
