@@ -156,9 +156,9 @@ pub struct Planner {
     pub requests: u64,
     /// Per operation, the operations on one resource under its path.
     items: Vec<Vec<(usize, usize)>>,
-    /// The graph's advice on which property a path parameter takes (a
-    /// pool's `name`), when the protocol has one.
-    plan: Option<Arc<crate::generation::plan::Plan>>,
+    /// Per operation, the property each path parameter takes (a pool's
+    /// `name`), as the graph advises the protocol, when it does.
+    path_properties: Option<Vec<BTreeMap<String, String>>>,
     /// Names the replayed creations chose so far (each test a fresh one).
     named: u64,
     /// Identity tests on a created resource whose creation gave what the
@@ -192,7 +192,7 @@ impl Planner {
             queue: VecDeque::new(),
             tests: 0,
             requests: 0,
-            plan: None,
+            path_properties: None,
             named: 0,
             ran_on_resources: 0,
             unplannable: BTreeMap::new(),
@@ -202,10 +202,10 @@ impl Planner {
         })
     }
 
-    /// Lets the planner ask the graph which property a path parameter
-    /// takes (as the REST sampler does).
-    pub fn set_plan(&mut self, plan: Arc<crate::generation::plan::Plan>) {
-        self.plan = Some(plan);
+    /// Tells the planner which property each path parameter takes, per
+    /// operation (as the REST sampler reads the graph).
+    pub fn set_path_properties(&mut self, properties: Vec<BTreeMap<String, String>>) {
+        self.path_properties = Some(properties);
     }
 
     /// The body field of creating operation `creating` whose value names
@@ -226,10 +226,8 @@ impl Planner {
             else {
                 continue;
             };
-            let property = match &self.plan {
-                Some(plan) => {
-                    crate::generation::rest::paths::path_property(plan, &self.api, t, param)
-                }
+            let property = match &self.path_properties {
+                Some(table) => table.get(t).and_then(|m| m.get(param)).cloned(),
                 None => crate::model::names::words(param)
                     .pop()
                     .filter(|w| w != "id" && crate::model::names::is_identifying(w)),

@@ -318,7 +318,11 @@ PY
 # (it would only say the fault did not show).
 refused() {
   if [ "$status" = 401 ] && [ "$1" != 401 ]; then
-    echo "cannot run: answered 401 where the run was answered $1: the credentials are missing or refused; set $sent_as='Header: value' to valid ones" >&2
+    local hint="set $sent_as='Header: value' to valid ones"
+    if [ "$sent_as" = CARTOGRAPH_HEADER ]; then
+      hint="$hint (CARTOGRAPH_QUERY='name=value' for a key sent in the query)"
+    fi
+    echo "cannot run: answered 401 where the run was answered $1: the credentials are missing or refused; $hint" >&2
     exit 2
   fi
 }

@@ -10,7 +10,7 @@ use crate::model::Location;
 /// (`None` then): the property the graph binds the parameter to
 /// (`work_pool_name ← WorkPoolResponse.name`), else the last word of its
 /// name when that word identifies (`pool_name` → `name`, `{slug}`).
-pub(crate) fn path_property(
+pub(super) fn path_property(
     plan: &crate::generation::plan::Plan,
     api: &crate::model::Api,
     op: usize,

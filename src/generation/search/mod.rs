@@ -445,9 +445,12 @@ impl<P: Protocol> Search<P> {
 
     /// Lets the identity planner ask the graph which property a path
     /// parameter takes (a pool's `name`), as the REST sampler does.
-    pub(crate) fn advise_identities(&mut self, plan: Arc<crate::generation::plan::Plan>) {
+    pub(crate) fn advise_identities(
+        &mut self,
+        properties: Vec<std::collections::BTreeMap<String, String>>,
+    ) {
         if let Some(planner) = &mut self.identities {
-            planner.set_plan(plan);
+            planner.set_path_properties(properties);
         }
     }
 
