@@ -190,10 +190,23 @@ async fn a_second_identity_finds_every_planted_weakness_and_no_twin() {
     let unset = replay_json(None);
     assert_eq!(unset.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unset.stderr).contains("set CARTOGRAPH_IDENTITY_BOB="));
-    // Without bob's header the script says which variable to set.
+    // Without bob's header the script says which variable to set, before
+    // it sends anything (its first step would create a draft).
     let unset = replay(None);
     assert_eq!(unset.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&unset.stderr).contains("set CARTOGRAPH_IDENTITY_BOB="));
+    let said = String::from_utf8_lossy(&unset.stderr);
+    assert!(said.contains("set CARTOGRAPH_IDENTITY_BOB="), "{said}");
+    assert!(!said.contains(" -> "), "a request was sent: {said}");
+    // Bob's header refused (401 where the run was let in): the script
+    // cannot run, and says whose credentials, rather than "did not show".
+    let refused = replay(Some("Bearer not-bobs-token"));
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("cannot run: answered 401 where the run was answered 204")
+            && said.contains("set CARTOGRAPH_IDENTITY_BOB="),
+        "{said}"
+    );
     server.abort();
 }
 
@@ -381,6 +394,160 @@ async fn an_auth_file_logs_in_and_a_bad_one_is_told_where() {
     assert_eq!(run.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains("bad.yaml: auth[0] (bob).fixedHeaders: [0]: no string `value`"),
+        "{stderr}"
+    );
+    server.abort();
+}
+
+/// A run over the named server (tests/support/named.rs) with `extra`
+/// arguments: its exit status, stderr and output folder.
+async fn named_run(
+    target: &str,
+    dir: &Path,
+    name: &str,
+    extra: &[&str],
+) -> (Option<i32>, String, std::path::PathBuf) {
+    let out = dir.join(name);
+    let mut list = vec![
+        "run",
+        support::named::SPEC,
+        "--target",
+        target,
+        "--seed",
+        "1",
+        "--no-replay",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    list.extend_from_slice(extra);
+    let run = cartograph(args(&list)).await;
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    (run.status.code(), stderr, out)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn resources_the_client_names_are_tested_across_identities() {
+    use support::named;
+    let (addr, server) = named::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let target = format!("http://{addr}");
+    let alice = format!("alice=Authorization: {}", named::ALICE);
+    let bob = format!("bob=Authorization: {}", named::BOB);
+    let (code, stderr, out) = named_run(
+        &target,
+        dir.path(),
+        "both",
+        &[
+            "--identity",
+            &alice,
+            "--identity",
+            &bob,
+            "--max-requests",
+            "1500",
+        ],
+    )
+    .await;
+    assert_eq!(code, Some(1), "{stderr}");
+    let report = read_report(&out);
+    let found = security_causes(&report);
+    eprintln!("{found:#?}");
+    // Pools and connections are named in the creation's body, and their
+    // answers give no id: each identity test creates one of a fresh name
+    // (the search's name exists: a second creation is a 409).
+    for planted in ["patch_pool", "delete_connection"] {
+        assert!(
+            found
+                .iter()
+                .any(|(c, o, w)| c == "other_identity_write" && o == planted && *w == Some(306)),
+            "{planted}: {found:?}"
+        );
+    }
+    // Connections are listed to every user: the finding says the API
+    // shares them; pools are private, and it does not.
+    let message = |op: &str| {
+        report["faults"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == "other_identity_write" && f["operation"] == op)
+            .map(|f| f["message"].as_str().unwrap().to_string())
+            .unwrap_or_default()
+    };
+    assert!(
+        message("delete_connection").contains("bob also sees it listed (GET /connections)"),
+        "{}",
+        message("delete_connection")
+    );
+    assert!(
+        !message("patch_pool").contains("listed"),
+        "{}",
+        message("patch_pool")
+    );
+    for twin in ["delete_pool", "get_pool", "get_connection"] {
+        assert!(
+            !found.iter().any(|(_, o, _)| o == twin),
+            "a security cause on the twin {twin}: {found:?}"
+        );
+    }
+    // The logout is left out, and the run says so: it would have revoked
+    // the token the rest of the run sends.
+    assert!(
+        stderr.contains("that end the session left out")
+            && stderr.contains("logout (GET /auth/logout)"),
+        "{stderr}"
+    );
+    let trace = std::fs::read_to_string(out.join("trace.ndjson")).unwrap();
+    assert!(!trace.contains("/auth/logout"));
+    assert!(
+        !report["warnings"].to_string().contains("no identity test"),
+        "{}",
+        report["warnings"]
+    );
+
+    // Identities given, and nothing the identity tests can follow: a key's
+    // answer names no id, and its body no name /keys/{keyId} takes. The
+    // run says so, with why and what to do.
+    let (code, stderr, out) = named_run(
+        &target,
+        dir.path(),
+        "keys",
+        &[
+            "--identity",
+            &alice,
+            "--identity",
+            &bob,
+            "--include",
+            "*_key",
+            "--max-requests",
+            "300",
+        ],
+    )
+    .await;
+    assert!(code.is_some_and(|c| c <= 1), "{stderr}");
+    let said = "identities were given (bob), but no identity test on a created resource ran";
+    assert!(stderr.contains(said), "{stderr}");
+    assert!(stderr.contains("(post_key) give no id"), "{stderr}");
+    let report = read_report(&out);
+    assert!(
+        report["warnings"].to_string().contains(said),
+        "{}",
+        report["warnings"]
+    );
+
+    // Asked to call it, the run logs itself out; the warning blames the
+    // GET that did it, not an earlier change.
+    let header = format!("Authorization: {}", named::ALICE);
+    let (code, stderr, _) = named_run(
+        &target,
+        dir.path(),
+        "logout",
+        &["-H", &header, "--call-logout", "--max-requests", "800"],
+    )
+    .await;
+    assert!(code.is_some_and(|c| c <= 1), "{stderr}");
+    assert!(stderr.contains("credentials stopped working"), "{stderr}");
+    assert!(
+        stderr.contains("GET /auth/logout (answered 307)") && stderr.contains("--exclude 'logout'"),
         "{stderr}"
     );
     server.abort();

@@ -311,12 +311,14 @@ async fn a_query_api_key_reaches_the_server_and_no_file() {
         "{}",
         String::from_utf8_lossy(&shown.stderr)
     );
+    // Without the key the server refuses the request the run was let
+    // in with: the script cannot run, and says which variable to set.
     let unshown = replay(None);
-    assert_eq!(
-        unshown.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&unshown.stderr)
+    let said = String::from_utf8_lossy(&unshown.stderr);
+    assert_eq!(unshown.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("cannot run: answered 401") && said.contains("CARTOGRAPH_QUERY='name=value'"),
+        "{said}"
     );
 }
 

@@ -108,6 +108,11 @@ pub(super) struct CredentialArgs {
     /// answer gives the token.
     #[arg(long = "auth-file", value_name = "FILE")]
     pub auth_file: Option<std::path::PathBuf>,
+    /// Call the operations that end a session (`logout`, `signout`,
+    /// revoking a token) too: a run that sends credentials leaves them out,
+    /// as after one every request would be refused.
+    #[arg(long)]
+    pub call_logout: bool,
 }
 
 /// How hard the run may press on the server, and whether it may change it.
@@ -315,7 +320,9 @@ impl TargetFlags {
             auth_refresh,
             identities,
             auth_file,
+            call_logout,
         } = &self.credentials;
+        o.call_logout = *call_logout;
         (o.headers, o.query_keys, o.auth_command, o.auth_refresh) = (
             headers.clone(),
             query_keys.clone(),

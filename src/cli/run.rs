@@ -47,6 +47,49 @@ pub(super) struct RunArgs {
 }
 
 /// Runs the command.
+/// Leaves out of `api` the operations that end the session (`logout`):
+/// after one, the run's credentials would be refused for the rest of it.
+/// One an `--include` pattern names is kept: the user asked for it.
+fn leave_out_session_enders(api: &mut crate::model::Api, include: &[String]) -> anyhow::Result<()> {
+    let asked = crate::model::select::Selection::parse(include, &[]).map_err(anyhow::Error::msg)?;
+    let (ends, kept): (Vec<_>, Vec<_>) =
+        std::mem::take(&mut api.operations)
+            .into_iter()
+            .partition(|op| {
+                crate::model::select::ends_session(op)
+                    && !asked.include.iter().any(|p| p.matches(op))
+            });
+    api.operations = kept;
+    if ends.is_empty() {
+        return Ok(());
+    }
+    if api.operations.is_empty() {
+        anyhow::bail!(
+            "every operation left ends the session (logout): add --call-logout to call them"
+        );
+    }
+    let shown: Vec<String> = ends
+        .iter()
+        .take(6)
+        .map(|op| match op.operation_id.as_deref() {
+            Some(id) => format!("{id} ({} {})", op.method.as_str(), op.path),
+            None => format!("{} {}", op.method.as_str(), op.path),
+        })
+        .collect();
+    eprintln!(
+        "cartograph: {} operation(s) that end the session left out, as every request after one would be refused: {}{}; --call-logout calls them",
+        ends.len(),
+        crate::model::text::one_line(&shown.join(", ")),
+        if ends.len() > shown.len() {
+            ", …"
+        } else {
+            ""
+        }
+    );
+    api.left_out.extend(ends);
+    Ok(())
+}
+
 pub(super) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     let options = args.flags.options();
     if options.tls.insecure {
@@ -101,6 +144,9 @@ pub(super) fn run(args: &RunArgs) -> anyhow::Result<ExitCode> {
     };
     let mut api = api;
     super::select(&mut [&mut api], &args.flags.target.select)?;
+    if options.sends_credentials() && !options.call_logout {
+        leave_out_session_enders(&mut api, &options.include)?;
+    }
     let named = || {
         args.spec
             .as_ref()

@@ -119,6 +119,36 @@ fn glob(pattern: &str, text: &str, fold_case: bool) -> bool {
     p[pi..].iter().all(|&c| c == '*')
 }
 
+/// Whether `op` ends the session its credentials belong to (`logout`,
+/// `signout`, `logoff`, revoking a token or a session), by its
+/// operationId, its name or its path's literal segments: after one,
+/// every request with the same credentials is refused.
+pub fn ends_session(op: &Operation) -> bool {
+    let named = |text: &str| {
+        let w = super::names::words(text);
+        let has = |a: &str| w.iter().any(|x| x == a);
+        let pair = |a: &str, b: &str| w.windows(2).any(|p| p[0] == a && p[1] == b);
+        has("logout")
+            || has("signout")
+            || has("logoff")
+            || pair("log", "out")
+            || pair("sign", "out")
+            || pair("log", "off")
+            || (has("revoke")
+                && ["token", "tokens", "session", "sessions"]
+                    .iter()
+                    .any(|t| has(t)))
+    };
+    let literal: String = op
+        .path
+        .split('/')
+        .filter(|s| !s.starts_with('{'))
+        .collect::<Vec<_>>()
+        .join("/");
+    Method::HTTP.contains(&op.method)
+        && (named(&op.name) || op.operation_id.as_deref().is_some_and(named) || named(&literal))
+}
+
 /// The `--include` and `--exclude` patterns of a run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Selection {
@@ -193,6 +223,29 @@ mod tests {
             pointer: String::new(),
             security: Vec::new(),
         }
+    }
+
+    #[test]
+    fn operations_that_end_the_session_are_told_by_name_or_path() {
+        let ends = |id: Option<&str>, m: Method, path: &str| {
+            ends_session(&op(id.unwrap_or(path), id, m, path, &[]))
+        };
+        assert!(ends(Some("logout"), Method::Get, "/api/v2/auth/logout"));
+        assert!(ends(None, Method::Post, "/auth/sign-out"));
+        assert!(ends(Some("userLogOut"), Method::Post, "/session"));
+        assert!(ends(None, Method::Delete, "/oauth/revoke_token"));
+        assert!(ends(
+            Some("revokeSession"),
+            Method::Delete,
+            "/sessions/{id}"
+        ));
+        assert!(!ends(Some("login"), Method::Post, "/auth/login"));
+        assert!(!ends(
+            Some("revokeGrant"),
+            Method::Post,
+            "/grants/{id}/revoke"
+        ));
+        assert!(!ends(None, Method::Get, "/catalogs/outlook"));
     }
 
     #[test]

@@ -38,6 +38,32 @@ pub fn given_ids(ex: &Exchange) -> Vec<String> {
     out
 }
 
+/// The names a creation's JSON body chose for its resource, besides the
+/// ids its answer gives: its identifying fields (`name`, `key`…) and id
+/// fields (`connection_id`), which name it where the client chooses.
+pub fn sent_names(ex: &Exchange) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let given = given_ids(ex);
+    let Some(Value::Object(fields)) = ex
+        .request
+        .body
+        .as_deref()
+        .and_then(|b| serde_json::from_str::<Value>(b).ok())
+    else {
+        return out;
+    };
+    for (k, v) in &fields {
+        let names = crate::model::names::IDENTIFYING.contains(&k.as_str()) || is_id_name(k);
+        if let Some(t) = text(v).filter(|_| names)
+            && !out.contains(&t)
+            && !given.contains(&t)
+        {
+            out.push(t);
+        }
+    }
+    out
+}
+
 /// The identifying fields (`name`, `slug`, `id`…) of the JSON body of a
 /// successful creation (POST, PUT) whose answer names no id of its own
 /// (no `Location`, no body `id`): the client's choice is then the new

@@ -15,13 +15,17 @@ pub(super) const REFUSED_STREAK: u64 = 20;
 /// delete (servers answer 403 for what is gone, or was never there).
 #[derive(Default)]
 pub(super) struct AuthWatch {
-    /// The latest successful change.
-    pub(super) last_change: Option<Change>,
+    /// The latest request with credentials that got past them (any
+    /// answer but 401 and 403, any method: a `GET /logout` ends a session
+    /// as well as a `DELETE /accounts/me`), and its sequence number.
+    pub(super) last_change: Option<(Change, u64)>,
     /// Per operation position.
     pub(super) ops: Vec<OpWatch>,
-    /// The operations that turned, the change before the first did, and
-    /// the refusal that showed it.
+    /// The operations that turned, the request before the earliest of
+    /// their runs of refusals began, and the refusal that showed it.
     pub(super) lost: Option<(Vec<String>, Option<Change>, String)>,
+    /// When the run of refusals of the `lost` change began.
+    pub(super) lost_since: u64,
     /// Paths the run deleted (a refusal under one says nothing of the
     /// credentials).
     pub(super) deleted: std::collections::HashSet<String>,
@@ -30,15 +34,17 @@ pub(super) struct AuthWatch {
 /// Deleted paths remembered, at most.
 const DELETED: usize = 1 << 16;
 
-/// A successful change: its operation and `METHOD path`.
+/// A request that got past the credentials: its operation and `METHOD
+/// path (answered S)`.
 pub(super) type Change = (String, String);
 
 #[derive(Default, Clone)]
 pub(super) struct OpWatch {
     pub(super) turned: bool,
     pub(super) streak: u64,
-    /// The last change before this run of refusals began.
-    pub(super) since: Option<Change>,
+    /// The last request that got past the credentials before this run of
+    /// refusals began, and its sequence number.
+    pub(super) since: Option<(Change, u64)>,
     /// The first refusal that said it was about credentials (a 401, a
     /// `WWW-Authenticate` header), for the warning to name.
     pub(super) evidence: Option<String>,
@@ -74,19 +80,27 @@ impl AuthWatch {
         if op.evidence.is_none() {
             op.evidence.clone_from(&evidence);
         }
+        let with_credentials = !ex.request.without_credentials()
+            && ex.request.identity.as_deref() != Some(crate::execution::identities::ANONYMOUS);
+        if with_credentials && !matches!(status, 401 | 403) {
+            // Written over in place: most answers of a run get past the
+            // credentials, and only the latest is kept.
+            let ((operation, what), seq) = self
+                .last_change
+                .get_or_insert_with(|| (Default::default(), 0));
+            operation.clone_from(&ex.request.operation);
+            what.clear();
+            what.push_str(&ex.request.method);
+            what.push(' ');
+            what.push_str(path);
+            what.push_str(" (answered ");
+            what.push_str(&status.to_string());
+            what.push(')');
+            *seq = ex.seq;
+        }
         match status {
             200..=299 => {
                 op.streak = 0;
-                if ex.request.is_mutation() {
-                    // Written over in place: most answers of a run are
-                    // successful changes, and only the latest is kept.
-                    let (operation, what) = self.last_change.get_or_insert_with(Default::default);
-                    operation.clone_from(&ex.request.operation);
-                    what.clear();
-                    what.push_str(&ex.request.method);
-                    what.push(' ');
-                    what.push_str(path);
-                }
                 if ex.request.method == "DELETE" && self.deleted.len() < DELETED {
                     self.deleted.insert(path.trim_end_matches('/').to_string());
                 }
@@ -119,9 +133,23 @@ impl AuthWatch {
                     let shown = evidence.unwrap_or_else(|| {
                         format!("{} {path} answered {status}", ex.request.method)
                     });
+                    let since = op.since.clone();
+                    let began = since.as_ref().map_or(0, |(_, seq)| *seq);
+                    let before = since.map(|(change, _)| change);
                     match &mut self.lost {
-                        Some((ops, _, _)) => ops.push(name),
-                        None => self.lost = Some((vec![name], op.since.clone(), shown)),
+                        // The op whose refusals began first points at
+                        // the request that ended the credentials.
+                        Some((ops, change, _)) => {
+                            ops.push(name);
+                            if began < self.lost_since {
+                                *change = before;
+                                self.lost_since = began;
+                            }
+                        }
+                        None => {
+                            self.lost = Some((vec![name], before, shown));
+                            self.lost_since = began;
+                        }
                     }
                 }
             }

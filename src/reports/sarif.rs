@@ -49,7 +49,7 @@ use serde_json::{Map, Value, json};
 use super::junit::confirmation_text;
 use super::{Report, legal, utc_timestamp};
 use crate::execution::secrets::Secrets;
-use crate::oracles::registry::{Class, Concern, Oracle, oracle};
+use crate::oracles::registry::{Class, Concern, Oracle, Severity, oracle};
 use crate::oracles::{Confirmation, Fault, WitnessStep, leaks};
 
 /// The schema the file names in `$schema`: the OASIS Standard with its errata.
@@ -73,7 +73,9 @@ const OUTPUT_DIR: &str = "OUTPUT_DIR";
 fn level(code: &str) -> &'static str {
     match oracle(code) {
         Some(o) if o.concern == Concern::Tool => "note",
-        Some(o) if o.class == Class::Defect => "error",
+        // A low-severity defect (a read the role model may allow) is
+        // worth a look, not a failed build.
+        Some(o) if o.class == Class::Defect && o.severity != Severity::Low => "error",
         _ => "warning",
     }
 }
@@ -83,6 +85,9 @@ fn why(o: &Oracle) -> &'static str {
     match (o.class, o.concern) {
         (_, Concern::Tool) => {
             "the server rejected a query built from its own schema, most likely a Cartograph bug"
+        }
+        (Class::Defect, Concern::Security) if o.severity == Severity::Low => {
+            "a weak sign of a security defect: it depends on who may do what, which only the API's owners know"
         }
         (Class::Defect, Concern::Security) => {
             "the server leaked its internals, or let in a caller its description says it must refuse"
@@ -666,6 +671,8 @@ mod tests {
             ("ignored_auth", "error"),
             ("other_identity_write", "error"),
             ("existence_leak", "error"),
+            ("other_identity_read", "warning"),
+            ("valid_credentials_told_401", "warning"),
             ("invalid_input_accepted", "warning"),
             ("undocumented_status", "warning"),
             ("schema_violation", "warning"),

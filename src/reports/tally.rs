@@ -312,7 +312,7 @@ impl Tally {
             let turned = ops.len();
             let cause = match before {
                 Some((op, request)) => format!(
-                    "; the last change that succeeded before was {request}: if it removed or changed the account the run uses, leave it out with --exclude '{op}', or run with a throwaway account"
+                    "; the last request that got past the credentials before the refusals began was {request}: if it ended the session (a logout) or removed or changed the account the run uses, leave it out with --exclude '{op}', or run with a throwaway account"
                 ),
                 None => String::new(),
             };
@@ -487,6 +487,40 @@ mod tests {
             tally.add(&answer("c", "GET", 404));
         }
         assert!(tally.diagnose().is_empty(), "{:?}", tally.diagnose());
+    }
+
+    #[test]
+    fn a_get_that_ends_the_session_is_blamed_not_an_earlier_change() {
+        // Airflow 3.3: `GET /auth/logout` answers 307 and revokes the
+        // token; every later request is refused 403 while an open
+        // endpoint goes on answering.
+        let ops = ["a", "b", "c", "d", "health", "create", "logout"];
+        let mut tally = Tally::new(&api_of(&ops));
+        let mut seq = 0;
+        let mut add = |tally: &mut Tally, op: &str, method: &str, status: u16| {
+            seq += 1;
+            let mut ex = answer(op, method, status);
+            ex.seq = seq;
+            tally.add(&ex);
+        };
+        for op in ["a", "b", "c", "d", "health"] {
+            add(&mut tally, op, "GET", 200);
+        }
+        add(&mut tally, "create", "POST", 201);
+        add(&mut tally, "logout", "GET", 307);
+        for _ in 0..REFUSED_STREAK {
+            // The open endpoint answers before each refusal: the
+            // operation whose refusals began first tells the culprit.
+            for op in ["b", "c", "a"] {
+                add(&mut tally, op, "GET", 401);
+                add(&mut tally, "health", "GET", 200);
+            }
+        }
+        let said = tally.diagnose().join("\n");
+        assert!(said.contains("credentials stopped working"), "{said}");
+        assert!(said.contains("GET /logout (answered 307)"), "{said}");
+        assert!(said.contains("--exclude 'logout'"), "{said}");
+        assert!(!said.contains("'create'"), "{said}");
     }
 
     fn at(op: &str, method: &str, path: &str, status: u16) -> Exchange {

@@ -111,6 +111,7 @@ step() {
   : >"$tmp/headers"
   # A step that tests credentials sends its own, or none.
   local auth=("${extra[@]}") url="$BASE$path" n v
+  sent_as="${IDENTITY:-CARTOGRAPH_HEADER}"
   if [ -n "${NO_CREDENTIALS:-}" ]; then
     auth=()
   elif [ -n "${IDENTITY:-}" ]; then
@@ -312,6 +313,20 @@ PY
   fi
 }
 
+# refused SAW: the last step was answered 401 where the run saw SAW: the
+# credentials it needs are missing or refused, so the sequence cannot run
+# (it would only say the fault did not show).
+refused() {
+  if [ "$status" = 401 ] && [ "$1" != 401 ]; then
+    local hint="set $sent_as='Header: value' to valid ones"
+    if [ "$sent_as" = CARTOGRAPH_HEADER ]; then
+      hint="$hint (CARTOGRAPH_QUERY='name=value' for a key sent in the query)"
+    fi
+    echo "cannot run: answered 401 where the run was answered $1: the credentials are missing or refused; $hint" >&2
+    exit 2
+  fi
+}
+
 # need NAME VALUE: stops when a response did not give a value a later request needs.
 need() {
   if [ -z "$2" ] || [ "$2" = null ]; then
@@ -435,6 +450,29 @@ pub fn render(script: &Script) -> String {
         one_line(&script.target)
     ));
     out.push_str("# Exit status: 1 when the fault shows, 0 when it does not, 2 when the sequence could not run.\n");
+    let others: Vec<String> = {
+        let mut seen: Vec<&str> = Vec::new();
+        for name in script.steps.iter().filter_map(|s| s.identity.as_deref()) {
+            if name != crate::execution::identities::ANONYMOUS && !seen.contains(&name) {
+                seen.push(name);
+            }
+        }
+        seen.iter()
+            .map(|n| {
+                format!(
+                    "{} (identity {})",
+                    crate::execution::identities::env_var(n),
+                    one_line(n)
+                )
+            })
+            .collect()
+    };
+    if !others.is_empty() {
+        out.push_str(&format!(
+            "# Credentials: CARTOGRAPH_HEADER for the run's own identity, and {}.\n",
+            others.join(", ")
+        ));
+    }
     out.push_str("# Needs curl, and jq or python3 when values are read from JSON bodies.\n");
     if script.planted > 0 {
         let steps = match script.planted {
@@ -493,13 +531,23 @@ pub fn render(script: &Script) -> String {
         out.push_str(
             "# Some steps go as other identities (never written here); give each its header:\n",
         );
-        for name in names {
+        for name in &names {
             out.push_str(&format!(
                 "#   {}='Authorization: Bearer …'   # identity {}\n",
                 crate::execution::identities::env_var(name),
                 one_line(name)
             ));
         }
+        // All checked before the first request: a variable found missing
+        // at its step would leave what the earlier steps wrote.
+        out.push_str("for v in");
+        for name in &names {
+            out.push(' ');
+            out.push_str(&crate::execution::identities::env_var(name));
+        }
+        out.push_str(
+            "; do\n  if [ -z \"${!v:-}\" ]; then\n    echo \"set $v='Header: value' to that identity's credentials (nothing was sent)\" >&2\n    exit 2\n  fi\ndone\n",
+        );
         out.push('\n');
     }
     // The variables earlier steps captured: only these are `{{…}}` to fill.
@@ -552,6 +600,12 @@ pub fn render(script: &Script) -> String {
         }
         out.push_str(&line);
         out.push('\n');
+        // A step that went with credentials and got past them in the run.
+        if !who.starts_with("NO_CREDENTIALS")
+            && let Some(saw) = step.status.filter(|s| *s != 401)
+        {
+            out.push_str(&format!("refused {saw}\n"));
+        }
         for c in &step.captures {
             let get = match &c.from {
                 Source::LocationId => "location_id".to_string(),

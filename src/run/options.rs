@@ -45,6 +45,9 @@ pub struct RunOptions {
     pub identities: Vec<String>,
     /// A Web Fuzzing Commons auth file of identities.
     pub auth_file: Option<PathBuf>,
+    /// Call the operations that end a session (left out when credentials
+    /// are sent).
+    pub call_logout: bool,
     /// How servers' certificates are checked, and the client's own.
     pub tls: execution::tls::Tls,
     /// Give up on a request after this long.
@@ -110,6 +113,7 @@ impl Default for RunOptions {
             auth_refresh: None,
             identities: Vec::new(),
             auth_file: None,
+            call_logout: false,
             tls: execution::tls::Tls::default(),
             timeout: Duration::from_secs(10),
             max_body: 4 * 1024 * 1024,
@@ -216,6 +220,17 @@ impl RunOptions {
             end_mutations: self.mio.end_mutations.max(1),
             max_length: self.mio.max_length.max(1),
         }
+    }
+}
+
+impl RunOptions {
+    /// Whether the run sends credentials of its own or of other identities.
+    pub fn sends_credentials(&self) -> bool {
+        !self.headers.is_empty()
+            || !self.query_keys.is_empty()
+            || self.auth_command.is_some()
+            || !self.identities.is_empty()
+            || self.auth_file.is_some()
     }
 }
 

@@ -71,6 +71,10 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
             eprintln!("warning: {s}");
             report.warnings.push(s.to_string());
         }
+        if let Some(s) = search.identity_silence() {
+            eprintln!("warning: {}", one_line(&s));
+            report.warnings.push(s);
+        }
         report.graph_coverage = Some(reports::GraphCoverage::of(
             search.graph(),
             search.link_flows(),

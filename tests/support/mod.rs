@@ -19,6 +19,7 @@ pub mod hostile;
 pub mod input_edges;
 pub mod list_flow;
 pub mod misbehaving;
+pub mod named;
 pub mod notes;
 pub mod recording;
 pub mod security;

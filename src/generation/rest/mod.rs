@@ -100,7 +100,28 @@ impl Search<Rest> {
         config: SearchConfig,
     ) -> Search<Rest> {
         let protocol = Rest::new(&api, &graph, &config);
-        Search::new(protocol, api, graph, feedback, config)
+        // Which property each path parameter takes, for the identity
+        // planner (only when it plans: with a second identity).
+        let properties = (!config.identities.is_empty()).then(|| {
+            (0..api.operations.len())
+                .map(|op| {
+                    api.operations[op]
+                        .parameters
+                        .iter()
+                        .filter(|p| p.location == crate::model::Location::Path)
+                        .filter_map(|p| {
+                            paths::path_property(&protocol.plan, &api, op, &p.name)
+                                .map(|v| (p.name.clone(), v))
+                        })
+                        .collect()
+                })
+                .collect()
+        });
+        let mut search = Search::new(protocol, api, graph, feedback, config);
+        if let Some(properties) = properties {
+            search.advise_identities(properties);
+        }
+        search
     }
 }
 

@@ -443,6 +443,33 @@ impl<P: Protocol> Search<P> {
             .collect()
     }
 
+    /// Lets the identity planner ask the graph which property a path
+    /// parameter takes (a pool's `name`), as the REST sampler does.
+    pub(crate) fn advise_identities(
+        &mut self,
+        properties: Vec<std::collections::BTreeMap<String, String>>,
+    ) {
+        if let Some(planner) = &mut self.identities {
+            planner.set_path_properties(properties);
+        }
+    }
+
+    /// Why other identities were given but no identity test on a created
+    /// resource ran, with what to do; `None` when one ran or none were
+    /// given.
+    pub fn identity_silence(&self) -> Option<String> {
+        if self.cx.config.identities.is_empty() {
+            return None;
+        }
+        match &self.identities {
+            Some(planner) => planner.silence(),
+            None => Some(format!(
+                "identities were given ({}), but the identity tests are planned for REST APIs only: no identity check ran on this GraphQL API",
+                self.cx.config.identities.join(", ")
+            )),
+        }
+    }
+
     /// What the search did so far.
     pub fn summary(&self) -> SearchSummary {
         let mut by_kind = std::collections::BTreeMap::new();
