@@ -127,13 +127,19 @@ impl Queue {
         self.tried[input.class.index()].insert(input.note.input.clone());
     }
 
-    /// The position of the input to try next: the first value of an edge
-    /// pass pair, then the first of any other pair, then second values;
-    /// within each, the class that has broken the most operations so far.
+    /// The position of the input to try next: the operation's first
+    /// example (a request its description's authors wrote, as
+    /// Schemathesis's examples phase sends before anything else: one per
+    /// operation, so a slow server's pass cannot end before it), then the
+    /// first value of an edge pass pair, then the first of any other pair,
+    /// then second values; within each, the class that has broken the most
+    /// operations so far.
     fn next(&self, yields: &[f64]) -> Option<usize> {
+        let no_example_yet = self.tried[EdgeClass::Examples.index()].is_empty();
         let mut best: Option<(usize, (u8, f64))> = None;
         for (k, input) in self.inputs.iter().enumerate() {
             let rank = match (self.first(input), input.class.in_pass()) {
+                (true, true) if no_example_yet && input.class == EdgeClass::Examples => 3,
                 (true, true) => 2,
                 (true, false) => 1,
                 _ => 0,
@@ -613,7 +619,7 @@ fn fields(
     out: &mut Vec<Vec<NegativeInput>>,
     rng: &mut Rng64,
 ) {
-    let s = api.resolve(schema);
+    let s = alternative_taken(api, api.resolve(schema), value);
     if path.len() >= FIELD_DEPTH {
         return;
     }
@@ -657,6 +663,52 @@ fn fields(
         }
         path.pop();
     }
+}
+
+/// The alternative of a `oneOf`/`anyOf` schema `s` that `value` takes, when
+/// `s` has no fields of its own: the object alternative whose constant
+/// fields (a discriminator's `type`) `value` matches and which holds most of
+/// its keys, or the array alternative for an array. A nullable filter
+/// (`anyOf [Filter, null]`) and a tagged union (`invocation_parameters`:
+/// one object per model provider) have their fields tried like any other
+/// (an integer past 64 bits four levels down crashed Arize Phoenix).
+/// Otherwise `s` itself.
+fn alternative_taken<'a>(
+    api: &'a Api,
+    s: &'a crate::model::Schema,
+    value: &Value,
+) -> &'a crate::model::Schema {
+    if !s.properties.is_empty() || s.items.is_some() || s.alternatives.is_empty() {
+        return s;
+    }
+    let mut best: Option<(&crate::model::Schema, usize)> = None;
+    for alt in &s.alternatives {
+        let a = api.resolve(alt);
+        let score = match value {
+            Value::Array(_) if a.items.is_some() => Some(0),
+            Value::Object(fields) if !a.properties.is_empty() => {
+                // A constant field (`type: {enum: [xai]}`) the value gives
+                // otherwise rules the alternative out.
+                let contradicts = a.properties.iter().any(|(name, prop)| {
+                    let p = api.resolve(prop);
+                    p.enum_values.len() == 1
+                        && fields.get(name).is_some_and(|v| *v != p.enum_values[0])
+                });
+                let known = fields
+                    .keys()
+                    .filter(|k| a.properties.contains_key(*k))
+                    .count();
+                (!contradicts).then_some(known)
+            }
+            _ => None,
+        };
+        if let Some(score) = score
+            && best.is_none_or(|(_, b)| score > b)
+        {
+            best = Some((a, score));
+        }
+    }
+    best.map_or(s, |(a, _)| a)
 }
 
 /// Per security scheme the operation declares: no credentials (when it
@@ -1305,5 +1357,113 @@ components:
             vec![("Authorization".to_string(), "Token abc".to_string())]
         );
         assert!(request.without_credentials());
+    }
+
+    #[test]
+    fn the_fields_of_the_alternative_a_body_takes_are_tried_one_by_one() {
+        // Arize Phoenix's prompt: `invocation_parameters` is a tagged union
+        // (one object per model provider) and crashed on an integer past
+        // 64 bits in the provider's `seed`; Prefect's filters sit behind
+        // `anyOf [Filter, null]`.
+        let api = crate::load::load_text(
+            r#"openapi: 3.1.0
+info: {title: t, version: '1'}
+paths:
+  /prompts:
+    post:
+      operationId: createPrompt
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                version:
+                  type: object
+                  properties:
+                    invocation_parameters:
+                      oneOf:
+                      - $ref: '#/components/schemas/Openai'
+                      - $ref: '#/components/schemas/Xai'
+                      discriminator: {propertyName: type}
+                filter:
+                  anyOf:
+                  - {type: object, properties: {limit: {type: integer}}}
+                  - {type: 'null'}
+      responses: {'200': {description: ok}}
+components:
+  schemas:
+    Openai:
+      type: object
+      properties:
+        type: {const: openai}
+        openai: {type: object, properties: {temperature: {type: number}}}
+    Xai:
+      type: object
+      properties:
+        type: {const: xai}
+        xai: {type: object, properties: {seed: {type: integer}}}
+"#,
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let genes = Genes {
+            params: Vec::new(),
+            body: Some((
+                "application/json".into(),
+                json!({"version": {"invocation_parameters": {"type": "xai", "xai": {"seed": 441}}},
+                       "filter": {"limit": 3}}),
+            )),
+            breach: None,
+        };
+        let mut rng = Rng64::seed_from_u64(1);
+        let all = negative_inputs(&api, &api.operations[0], &genes, &mut rng);
+        let huge_at = |path: &[&str]| {
+            all.iter().any(|i| {
+                i.class == EdgeClass::Huge
+                    && matches!(&i.change, Change::SetField(p, _) if p.iter().map(String::as_str).eq(path.iter().copied()))
+            })
+        };
+        assert!(huge_at(&[
+            "version",
+            "invocation_parameters",
+            "xai",
+            "seed"
+        ]));
+        assert!(huge_at(&["filter", "limit"]));
+        // Only the alternative the body takes: no other provider's fields.
+        assert!(!all.iter().any(|i| i.note.input.contains("/openai")));
+    }
+
+    #[test]
+    fn an_operation_s_first_example_goes_before_every_other_edge_value() {
+        // Prefect's event filter broke on its own example text query; at 40
+        // requests a second the pass gave it four values, all of classes
+        // with a higher yield, and never its example.
+        let input = |name: &str, class| NegativeInput {
+            change: Change::SetField(vec![name.into()], json!(1)),
+            note: note(name, BreachKind::Unusual),
+            class,
+        };
+        let base = RestTest::of(Vec::new(), Sampler::Negative, 0);
+        let mut queue = Queue::new(
+            base,
+            Quality::Untried,
+            vec![
+                input("body /limit", EdgeClass::Huge),
+                input("body /filter", EdgeClass::Null),
+                input("body (examples 1)", EdgeClass::Examples),
+                input("body (examples 2)", EdgeClass::Examples),
+            ],
+        );
+        let yields: Vec<f64> = EdgeClass::ALL.iter().map(|c| c.prior_yield()).collect();
+        let k = queue.next(&yields).unwrap();
+        assert_eq!(queue.inputs[k].note.input, "body (examples 1)");
+        let first = queue.inputs.remove(k).unwrap();
+        queue.mark_tried(&first);
+        // One example only: then the classes by their yield.
+        let k = queue.next(&yields).unwrap();
+        assert_eq!(queue.inputs[k].note.input, "body /limit");
     }
 }
