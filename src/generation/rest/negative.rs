@@ -37,6 +37,13 @@ pub enum Change {
     SetField(Vec<String>, Value),
     /// The body field at this path is left out.
     OmitField(Vec<String>),
+    /// Parameter `.0` (its position) takes a well-formed id that names
+    /// nothing: the value the request was to send ([`dangling`]), or `.1`
+    /// when it sends none.
+    DangleParam(usize, Value),
+    /// The body field at this path takes a well-formed id that names
+    /// nothing, made like [`Change::DangleParam`]'s.
+    DangleField(Vec<String>, Value),
     /// The body is sent as this text.
     RawBody(String),
     /// The body goes with this media type.
@@ -311,7 +318,9 @@ impl Rest {
             tally.operations_broken.insert(op);
         }
         let on_path = input.note.input.starts_with("path ");
-        if on_path || !matches!(status, Some(404 | 410)) {
+        // A 404 is the right answer to an id that names nothing.
+        let dangling = input.class == EdgeClass::Dangling;
+        if on_path || dangling || !matches!(status, Some(404 | 410)) {
             return;
         }
         let Some(queue) = self.negatives.queues[op].as_mut() else {
@@ -356,6 +365,13 @@ pub fn negative_inputs(
                 change: Change::SetParam(j, probe.value),
                 note: note(&input, probe.kind),
                 class: probe.class,
+            });
+        }
+        if let Some(fallback) = dangle_fallback(api, &p.name, &p.schema, None, rng) {
+            list.push(NegativeInput {
+                change: Change::DangleParam(j, fallback),
+                note: note(&input, BreachKind::Unusual),
+                class: EdgeClass::Dangling,
             });
         }
         // The parameter's own examples (its schema's are among the probes).
@@ -444,7 +460,9 @@ pub fn negative_inputs(
         if let Some(filled) = &filled {
             for input in per_input[from..].iter_mut().flatten() {
                 let (path, new) = match &input.change {
-                    Change::SetField(path, v) => (path, Some(v.clone())),
+                    Change::SetField(path, v) | Change::DangleField(path, v) => {
+                        (path, Some(v.clone()))
+                    }
                     Change::OmitField(path) => (path, None),
                     _ => continue,
                 };
@@ -657,6 +675,13 @@ fn fields(
                 class: probe.class,
             });
         }
+        if let Some(fallback) = dangle_fallback(api, name, prop, present.get(name), rng) {
+            list.push(NegativeInput {
+                change: Change::DangleField(path.clone(), fallback),
+                note: note(&input, BreachKind::Unusual),
+                class: EdgeClass::Dangling,
+            });
+        }
         out.push(list);
         if let Some(inner) = present.get(name) {
             fields(api, prop, inner, place, path, out, rng);
@@ -786,7 +811,8 @@ pub fn apply_to_inputs(
     params: &mut Vec<(Location, String, Value)>,
     body: &mut Option<(String, Value)>,
 ) {
-    if let Change::SetParam(j, _) | Change::OmitParam(j) = &input.change {
+    if let Change::SetParam(j, _) | Change::OmitParam(j) | Change::DangleParam(j, _) = &input.change
+    {
         // Alone with the required parameters: an optional filter the base
         // happened to send can keep the server from ever reading this one
         // (no item left to match a malformed regex against).
@@ -812,6 +838,24 @@ pub fn apply_to_inputs(
         Change::OmitParam(j) => {
             let p = &op.parameters[*j];
             params.retain(|(l, n, _)| !(*l == p.location && *n == p.name));
+        }
+        Change::DangleParam(j, fallback) => {
+            let p = &op.parameters[*j];
+            match params
+                .iter_mut()
+                .find(|(l, n, _)| *l == p.location && *n == p.name)
+            {
+                Some(slot) => slot.2 = dangling(&slot.2).unwrap_or_else(|| fallback.clone()),
+                None => params.push((p.location, p.name.clone(), fallback.clone())),
+            }
+        }
+        Change::DangleField(path, fallback) => {
+            if let Some((_, value)) = body {
+                let new = get_at(value, path)
+                    .and_then(dangling)
+                    .unwrap_or_else(|| fallback.clone());
+                set_at(value, path, Some(new));
+            }
         }
         Change::SetField(path, v) => {
             if let Some((_, value)) = body {
@@ -897,6 +941,97 @@ pub fn apply_to_request(input: &NegativeInput, request: &mut RequestSpec) {
 
 /// Sets (or, with `None`, removes) the field at `path` inside `value`, when
 /// its parent object is there; an empty path replaces the whole value.
+/// The value at `path` in `value` (array items by their index).
+fn get_at<'a>(value: &'a Value, path: &[String]) -> Option<&'a Value> {
+    path.iter().try_fold(value, |at, p| match at {
+        Value::Array(items) => p.parse::<usize>().ok().and_then(|k| items.get(k)),
+        _ => at.get(p.as_str()),
+    })
+}
+
+/// Whether an input named `name` of `schema` takes ids: format `uuid`, or
+/// a name `id` or ending in `_id`, `Id`, `ID`, `-id` or `_uuid`; a string
+/// or an integer.
+fn takes_ids(api: &Api, name: &str, schema: &crate::model::Schema) -> bool {
+    let s = api.resolve(schema);
+    let scalar = |s: &crate::model::Schema| {
+        s.types.is_empty()
+            || s.types.iter().any(|t| {
+                matches!(
+                    t,
+                    crate::model::SchemaType::String | crate::model::SchemaType::Integer
+                )
+            })
+    };
+    let uuid = |s: &crate::model::Schema| s.format.as_deref() == Some("uuid");
+    let named = name.eq_ignore_ascii_case("id")
+        || ["_id", "Id", "ID", "-id", "_uuid"]
+            .iter()
+            .any(|end| name.ends_with(end));
+    let alternatives = || s.alternatives.iter().map(|a| api.resolve(a));
+    (named || uuid(s) || alternatives().any(uuid))
+        && s.enum_values.is_empty()
+        && (scalar(s) && s.alternatives.is_empty()
+            || alternatives().any(|a| scalar(a) && !a.types.is_empty()))
+}
+
+/// For an input that takes ids, the dangling id sent when the request has
+/// no value there to change: one made from `current` (the base's value) or
+/// from a value of the schema.
+fn dangle_fallback(
+    api: &Api,
+    name: &str,
+    schema: &crate::model::Schema,
+    current: Option<&Value>,
+    rng: &mut Rng64,
+) -> Option<Value> {
+    if !takes_ids(api, name, schema) {
+        return None;
+    }
+    current
+        .and_then(dangling)
+        .or_else(|| dangling(&crate::generation::values::value_for(api, schema, rng)))
+}
+
+/// A well-formed id that names nothing, made from `id`, one the server
+/// gave or took: each digit and letter changed to another of its kind
+/// (hex letters stay hex letters, case is kept, a UUID keeps its version
+/// and variant), separators kept; an integer moved by 10^9. `None` for
+/// an empty string or a value of another kind.
+pub fn dangling(id: &Value) -> Option<Value> {
+    match id {
+        Value::String(text) if text.chars().any(|c| c.is_ascii_alphanumeric()) => {
+            let uuid =
+                text.len() == 36 && [8, 13, 18, 23].iter().all(|&k| text.as_bytes()[k] == b'-');
+            let out: String = text
+                .chars()
+                .enumerate()
+                .map(|(k, c)| {
+                    if uuid && (k == 14 || k == 19) {
+                        return c;
+                    }
+                    let shift = |c: char, from: u8, n: u8, by: u8| {
+                        char::from(from + (c as u8 - from + by) % n)
+                    };
+                    match c {
+                        '0'..='9' => shift(c, b'0', 10, 5),
+                        'a'..='f' => shift(c, b'a', 6, 3),
+                        'A'..='F' => shift(c, b'A', 6, 3),
+                        'g'..='z' => shift(c, b'g', 20, 7),
+                        'G'..='Z' => shift(c, b'G', 20, 7),
+                        _ => c,
+                    }
+                })
+                .collect();
+            Some(Value::String(out))
+        }
+        Value::Number(n) => n
+            .as_i64()
+            .map(|i| Value::from(i.checked_add(1_000_000_000).unwrap_or(i - 1_000_000_000))),
+        _ => None,
+    }
+}
+
 pub(super) fn set_at(value: &mut Value, path: &[String], new: Option<Value>) {
     let Some((last, parents)) = path.split_last() else {
         if let Some(v) = new {
@@ -1465,5 +1600,102 @@ components:
         // One example only: then the classes by their yield.
         let k = queue.next(&yields).unwrap();
         assert_eq!(queue.inputs[k].note.input, "body /limit");
+    }
+
+    #[test]
+    fn an_input_that_takes_ids_gets_the_id_it_was_to_send_changed_to_name_nothing() {
+        // Prefect's `POST /block_documents/` asserts that its
+        // `block_type_id` names a block type: a well-formed id that names
+        // none crashed it, a malformed one is refused first.
+        let api = crate::load::load_text(
+            r#"openapi: 3.1.0
+info: {title: t, version: '1'}
+paths:
+  /boards/{board_id}/docs:
+    post:
+      operationId: createDoc
+      parameters:
+      - {name: board_id, in: path, required: true, schema: {type: string}}
+      - {name: page, in: query, schema: {type: integer}}
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                name: {type: string}
+                block_type_id: {type: string, format: uuid}
+                owner: {type: string, format: uuid}
+                kind: {type: string, enum: [a, b]}
+      responses: {'201': {description: ok}}
+"#,
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let op = &api.operations[0];
+        let genes = Genes {
+            params: Vec::new(),
+            body: Some((
+                "application/json".into(),
+                json!({"name": "n", "block_type_id": "e17a3fc3-1def-4672-93bf-54a278e5f252",
+                       "owner": "0b5d2a9e-3c1f-4e6a-8b7d-9f0e1a2b3c4d", "kind": "a"}),
+            )),
+            breach: None,
+        };
+        let mut rng = Rng64::seed_from_u64(1);
+        let all = negative_inputs(&api, op, &genes, &mut rng);
+        let dangling_inputs: std::collections::BTreeSet<&str> = all
+            .iter()
+            .filter(|i| i.class == EdgeClass::Dangling)
+            .map(|i| i.note.input.as_str())
+            .collect();
+        assert_eq!(
+            dangling_inputs,
+            ["body /block_type_id", "body /owner", "path board_id"]
+                .into_iter()
+                .collect()
+        );
+        // The value the request was to send (bound from an earlier answer
+        // after the test was made) is the one changed.
+        let input = |name: &str| {
+            all.iter()
+                .find(|i| i.class == EdgeClass::Dangling && i.note.input == name)
+                .unwrap()
+                .clone()
+        };
+        let mut params = vec![(Location::Path, "board_id".to_string(), json!("brd-5e0c71"))];
+        let mut body = genes.body.clone();
+        body.as_mut().unwrap().1["block_type_id"] = json!("0f2b8c55-6a1d-4e0b-a3f9-27c4d8e61b90");
+        apply_to_inputs(op, &input("body /block_type_id"), &mut params, &mut body);
+        let sent = body.as_ref().unwrap().1["block_type_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_ne!(sent, "0f2b8c55-6a1d-4e0b-a3f9-27c4d8e61b90");
+        assert!(
+            crate::generation::negative::breaks(
+                &api,
+                &crate::model::Schema {
+                    format: Some("uuid".into()),
+                    ..crate::model::Schema::of_type(crate::model::SchemaType::String)
+                },
+                &json!(sent),
+                Place::Json
+            )
+            .is_none(),
+            "{sent}"
+        );
+        assert_eq!(&sent[14..15], "4");
+        assert_eq!(&sent[19..20], "a");
+        apply_to_inputs(op, &input("path board_id"), &mut params, &mut body);
+        let board = params[0].2.as_str().unwrap();
+        assert_ne!(board, "brd-5e0c71");
+        assert_eq!(board.len(), 10);
+        assert!(board.as_bytes()[3] == b'-' && board[..3].bytes().all(|b| b.is_ascii_lowercase()));
+        assert!(board[4..].bytes().all(|b| b.is_ascii_hexdigit()));
+        // Integers move out of the ids a server hands out.
+        assert_eq!(dangling(&json!(73021)), Some(json!(1_000_073_021)));
+        assert_eq!(dangling(&json!("")), None);
     }
 }
