@@ -284,6 +284,7 @@ impl Bench {
             fence: Default::default(),
             per_operation: Vec::new(),
             tls: Default::default(),
+            trace_limit: cartograph::execution::TRACE_LIMIT,
         };
         let transport =
             Transport::new(self.url.clone(), MAX_BODY, CONCURRENCY, &Default::default())

@@ -101,6 +101,7 @@ fn run(
         fence: Default::default(),
         per_operation: Vec::new(),
         tls: Default::default(),
+        trace_limit: cartograph::execution::TRACE_LIMIT,
     };
     let transport =
         Transport::new(url, 4 << 20, CONCURRENCY, &Default::default()).expect("transport");

@@ -1,5 +1,29 @@
 //! Cartograph: black-box web API testing driven by a property graph of the API.
 //!
+//! # Words
+//!
+//! The names of the code are the words of the reports (the guide's
+//! `docs/src/glossary.md` has them all, with examples):
+//!
+//! - **oracle**: one check, a row of [`oracles::registry::ORACLES`]: its code,
+//!   class, severity and when it fires.
+//! - **finding**: what one check found in one answer.
+//! - **fault**: a check's findings on one operation and status (and place),
+//!   counted under one *signature* (`schema_violation:getBook:200:/price type`).
+//! - **cause**: what a person fixes: the faults one check reports for one
+//!   reason, with an id stable across runs.
+//! - **witness**: the test that showed a fault; its first and its smallest
+//!   are kept. **Completion** puts before it the earlier requests that made
+//!   what it uses.
+//! - **representative**: the fault whose reproducer stands for its cause.
+//! - **breach**: what a negative test's request breaks on purpose.
+//! - **plant**: a value the description forbids that the server accepted, so
+//!   it sits in the server's data; a later crash may need it.
+//! - **echo**: a planted value served back in a later answer: not a schema
+//!   violation, since the fault is the acceptance that let it in.
+//! - **link**: a consumes edge of the graph (a schema's property feeding an
+//!   operation's input); *exercised* once a value passed along it, then a 2xx.
+//!
 //! The modules read like the pipeline, and data flows down it once:
 //!
 //! ```text

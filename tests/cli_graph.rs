@@ -268,3 +268,40 @@ fn run_on_a_graphql_schema_needs_the_endpoint() {
     let out = cartograph(&["run", "--graphql"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
+
+/// `inspect --op` on a run's `graph-final.json` shows a link the run set
+/// aside as suspended, not as no source at all.
+#[test]
+fn inspect_shows_suspended_links_as_suspended() {
+    let export = cartograph(&["graph", PETSTORE, "--format", "json"]);
+    assert!(export.status.success());
+    let mut doc: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    for e in doc["edges"].as_array_mut().unwrap() {
+        if e["id"] == "consumes:schema:Order->op:getOrderById" {
+            e["state"] = "suspended".into();
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("graph-final.json");
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let out = cartograph(&[
+        "inspect",
+        PETSTORE,
+        "--graph",
+        file.to_str().unwrap(),
+        "--op",
+        "getOrderById",
+    ]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!text.contains("no source in the graph"), "{text}");
+    assert!(
+        text.contains("no source in use: the run set aside"),
+        "{text}"
+    );
+    let line = text
+        .lines()
+        .find(|l| l.contains("← Order.id"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(line.ends_with("(suspended)"), "{text}");
+}

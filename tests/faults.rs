@@ -70,15 +70,37 @@ async fn planted_faults_are_reported_once_confirmed_and_reproducible() {
         SEED,
         "--out",
         dir,
+        "--events",
+        &format!("{dir}/events.ndjson"),
     ]))
     .await;
     let stderr = String::from_utf8_lossy(&result.stderr);
     // Every planted fault found: the demo worked, and says so with 0.
     assert_eq!(result.status.code(), Some(0), "{stderr}");
+    // One stream of events for both parts, ended by the merged run.
+    let events: Vec<Value> = std::fs::read_to_string(out.path().join("events.ndjson"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let finished: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event"] == "run_finished")
+        .collect();
+    assert_eq!(finished.len(), 1, "{events:#?}");
+    assert_eq!(events.last().unwrap()["event"], "run_finished");
+    // One seed repeats the whole demo, said once; the causes of both parts
+    // are listed together in its summary, not once per part on stderr.
+    assert_eq!(stderr.matches("cartograph: seed ").count(), 1, "{stderr}");
+    assert!(!stderr.contains("  defect/"), "{stderr}");
+    assert!(String::from_utf8_lossy(&result.stdout).contains("  defect/high"));
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap())
             .unwrap();
     let faults = report["faults"].as_array().unwrap();
+    assert_eq!(finished[0]["requests"], report["requests"]);
+    assert_eq!(finished[0]["faults"], faults.len());
+    assert_eq!(finished[0]["exit_code"], 0);
 
     // The REST faults first; F7 and F8 live behind the GraphQL endpoint.
     let all = planted();
@@ -301,4 +323,58 @@ async fn fail_on_narrows_what_fails_the_run() {
         "{err}"
     );
     server.shutdown().await;
+}
+
+/// `run` ends its terminal output with the causes, defects first, as the
+/// demo's summary does: a person sees what was found without opening a file.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_ends_with_its_causes_defects_first() {
+    let demo = DemoServer::start(0).await.unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/demo/openapi.yaml");
+    let result = cartograph(args(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &demo.base_url(),
+        "--max-requests",
+        "3000",
+        "--seed",
+        SEED,
+        "--no-replay",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]))
+    .await;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(1), "{stderr}");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap())
+            .unwrap();
+    let causes = report["causes"].as_array().unwrap();
+    assert!(!causes.is_empty());
+    let lines: Vec<&str> = stderr.lines().collect();
+    let summary = lines
+        .iter()
+        .position(|l| l.contains(" requests in "))
+        .unwrap_or_else(|| panic!("no summary line: {stderr}"));
+    let listed: Vec<&str> = lines[summary..]
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("  defect/") || l.starts_with("  conformance/"))
+        .collect();
+    assert_eq!(listed.len(), causes.len().min(20), "{stderr}");
+    // Defects before conformance, as in the report.
+    let first_conformance = listed.iter().position(|l| l.starts_with("  conformance/"));
+    if let Some(i) = first_conformance {
+        assert!(
+            listed[i..].iter().all(|l| l.starts_with("  conformance/")),
+            "{stderr}"
+        );
+    }
+    for (line, cause) in listed.iter().zip(causes) {
+        let title = cause["title"].as_str().unwrap();
+        let head: String = title.chars().take(20).collect();
+        assert!(line.contains(&head), "{line} vs {title}");
+    }
 }

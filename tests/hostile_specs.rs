@@ -488,6 +488,7 @@ async fn a_panic_in_the_search_stops_the_run_as_a_crash() {
         fence: Default::default(),
         per_operation: Vec::new(),
         tls: Default::default(),
+        trace_limit: cartograph::execution::TRACE_LIMIT,
     };
     let credentials = execution::Credentials::new(Vec::new(), None, None, Secrets::new());
     let link = cartograph::run::link::Link::new(&api, config, credentials).unwrap();

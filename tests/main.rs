@@ -60,6 +60,7 @@ mod security;
 mod selection;
 mod signals;
 mod slow_edges_selftest;
+mod snapshots;
 mod spec_fixes;
 mod suite_credentials;
 mod target_path;

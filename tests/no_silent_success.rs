@@ -573,3 +573,54 @@ async fn after_the_search_a_large_api_with_many_faults_keeps_to_the_budget() {
         "{took} s for a 3 s budget: {phases:#?}\n{stderr}"
     );
 }
+
+/// A wrong base URL (every operation answered 404) is an error that says to
+/// check it, exit status 4: not a conformance cause, and nothing for the
+/// overlay to document.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrong_base_url_is_said_not_reported_as_a_cause() {
+    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/demo/openapi.yaml");
+    let target = format!("{}/wrong", demo.base_url());
+    let (code, _, err) = run(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &target,
+        "--max-requests",
+        "400",
+        "--seed",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(code, Some(4), "{err}");
+    assert!(err.contains("every operation answered 404"), "{err}");
+    assert!(err.contains("check the base URL"), "{err}");
+    let report = read_report(&out);
+    assert_eq!(
+        report["causes"].as_array().map(Vec::len),
+        Some(0),
+        "{report:#}"
+    );
+    assert!(!out.join("spec-fixes.overlay.yaml").exists());
+    // The right base URL still finds its causes.
+    let (code, _, err) = run(&[
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &demo.base_url(),
+        "--max-requests",
+        "400",
+        "--seed",
+        "1",
+        "--no-replay",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(code, Some(1), "{err}");
+}

@@ -337,3 +337,40 @@ async fn a_second_run_into_a_busy_folder_is_refused() {
     let o = run_capped(tmp.path(), &target, "out", "20", &[]).await;
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
 }
+
+/// The exchange logs stop at `--trace-limit`, whole lines, and the run says
+/// how many exchanges it left out; the faults are judged as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_trace_stops_at_its_limit_and_says_what_it_left_out() {
+    let demo = DemoServer::start(0).await.unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let o = run_capped(
+        tmp.path(),
+        &demo.base_url(),
+        "out",
+        "2000",
+        &["--no-replay", "--trace-limit", "64k"],
+    )
+    .await;
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let trace = std::fs::read_to_string(tmp.path().join("out/trace.ndjson")).unwrap();
+    assert!(trace.len() <= 64 * 1024, "{} bytes", trace.len());
+    for line in trace.lines() {
+        serde_json::from_str::<Value>(line).expect("whole JSON lines");
+    }
+    let kept = trace.lines().count();
+    assert!(kept > 0);
+    let note = err
+        .lines()
+        .find(|l| l.contains("trace.ndjson holds the first"))
+        .unwrap_or_else(|| panic!("no note of the limit: {err}"));
+    assert!(
+        note.contains(&format!("first {kept} exchange(s)")),
+        "{note}"
+    );
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("out/report.json")).unwrap())
+            .unwrap();
+    assert!(report["faults"].as_array().is_some_and(|f| !f.is_empty()));
+}

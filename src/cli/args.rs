@@ -178,6 +178,16 @@ pub(super) struct OutputArgs {
     /// models/events.schema.json says; secrets redacted.
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,
+    /// Most of each exchange log to write (trace.ndjson, replay.ndjson,
+    /// security.ndjson): bytes, or with a unit as --max-body takes. Past
+    /// it, exchanges are counted, not written, and the run says how many
+    /// were left out. `0` keeps every exchange.
+    #[arg(long, value_parser = parse_bytes, default_value = "32MiB", value_name = "SIZE")]
+    pub trace_limit: usize,
+    /// Say more on the terminal: the search's own bookkeeping (links of the
+    /// graph set aside after repeated failures and taken back).
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
 }
 
 /// How long the search goes and how it searches.
@@ -329,8 +339,14 @@ impl TargetFlags {
         (o.skip_checks, o.fail_on, o.no_replay) =
             (skip_checks.clone(), fail_on.clone(), *no_replay);
         o.reset = reset_command.clone().map(execution::reset::Reset::command);
-        let OutputArgs { out, events } = &self.output;
-        (o.out, o.events) = (out.clone(), events.clone());
+        let OutputArgs {
+            out,
+            events,
+            trace_limit,
+            verbose,
+        } = &self.output;
+        (o.out, o.events, o.trace_limit) = (out.clone(), events.clone(), *trace_limit);
+        o.verbose = *verbose;
         let SelectArgs { include, exclude } = &self.select;
         (o.include, o.exclude) = (include.clone(), exclude.clone());
         o

@@ -67,7 +67,19 @@ pub(super) fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
                 return Err(e);
             }
         };
-        let runs = plan.run(&server).await;
+        // One stream of events for both parts, ended by the merged run.
+        let events = match crate::reports::events::Events::open(
+            plan.flags.events.as_deref(),
+            &out,
+            crate::execution::secrets::Secrets::new(),
+        ) {
+            Ok(events) => events,
+            Err(e) => {
+                server.shutdown().await;
+                return Err(e.into());
+            }
+        };
+        let runs = plan.run(&server, &events).await;
         server.shutdown().await;
         let runs = match runs? {
             Ok(runs) => runs,
@@ -91,21 +103,23 @@ pub(super) fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             "{}",
             afterwards(&plan.flags.out, merged.suites, &merged.summary.report)
         );
-        if let Some(signal) = crate::execution::interrupt::received() {
-            // Stopped by the user: no score to stand by.
-            return Ok(ExitCode::from(signal.exit_status()));
-        }
         // The demo's faults are planted: finding them is the demo working. It
         // fails only when one was missed (or the run itself could not work).
         let missed = score.missed();
-        if missed.is_empty() {
-            return Ok(ExitCode::SUCCESS);
-        }
-        eprintln!(
-            "cartograph: the demo missed planted fault(s) {} (see models/demo/FAULTS.md); a longer --budget may find them",
-            missed.join(", ")
-        );
-        Ok(ExitCode::from(EXIT_FAULTS))
+        let status = if let Some(signal) = crate::execution::interrupt::received() {
+            // Stopped by the user: no score to stand by.
+            signal.exit_status()
+        } else if missed.is_empty() {
+            0
+        } else {
+            eprintln!(
+                "cartograph: the demo missed planted fault(s) {} (see models/demo/FAULTS.md); a longer --budget may find them",
+                missed.join(", ")
+            );
+            EXIT_FAULTS
+        };
+        events.finish(&merged.summary.report, status, &plan.flags.out);
+        Ok(ExitCode::from(status))
     })
 }
 
@@ -178,6 +192,7 @@ impl Plan {
     async fn run(
         &self,
         server: &DemoServer,
+        events: &crate::reports::events::Events,
     ) -> anyhow::Result<Result<[Option<RunSummary>; 2], ExitCode>> {
         let base = server.base_url();
         eprintln!("cartograph: demo API started at {base}");
@@ -201,8 +216,11 @@ impl Plan {
         // The demo resets itself: every reproducer and suite file is proven
         // on a fresh demo API before it is written.
         let reset = crate::execution::reset::Reset::post(format!("{base}/__reset"));
+        // The demo lists the causes of both parts in its own summary.
         let with_reset = |flags: &RunOptions| RunOptions {
             reset: Some(reset.clone()),
+            causes_said: true,
+            events_of_whole: Some(events.clone()),
             ..flags.clone()
         };
         let mut rest_run = None;
@@ -224,7 +242,12 @@ impl Plan {
         let mut graphql_run = None;
         if let Some((api, source, flags)) = &self.graphql {
             let endpoint = format!("{base}/graphql");
-            graphql_run = Some(execute(api.clone(), source, &endpoint, &with_reset(flags)).await?);
+            // One seed for both parts: said once, by the first.
+            let flags = RunOptions {
+                seed_said: self.rest.is_some(),
+                ..with_reset(flags)
+            };
+            graphql_run = Some(execute(api.clone(), source, &endpoint, &flags).await?);
         }
         Ok(Ok([rest_run, graphql_run]))
     }

@@ -288,8 +288,13 @@ fn operation_text(g: &PropertyGraph, ix: petgraph::graph::NodeIndex) -> String {
             if input.required { " (required)" } else { "" },
             input.ty
         );
-        if input.sources.is_empty() {
+        if input.sources.is_empty() && input.suspended.is_empty() {
             let _ = writeln!(out, "      no source in the graph: values are generated");
+        } else if input.sources.is_empty() {
+            let _ = writeln!(
+                out,
+                "      no source in use: the run set aside the link(s) below after repeated failures, and generated values"
+            );
         }
         let learnt = attrs.and_then(|a| {
             a.inputs
@@ -316,7 +321,12 @@ fn operation_text(g: &PropertyGraph, ix: petgraph::graph::NodeIndex) -> String {
                     .join(", ")
             );
         }
-        for s in &input.sources {
+        let all = input
+            .sources
+            .iter()
+            .map(|s| (s, ""))
+            .chain(input.suspended.iter().map(|s| (s, "  (suspended)")));
+        for (s, state) in all {
             let what = if s.property.is_empty() {
                 s.schema.clone()
             } else {
@@ -328,7 +338,7 @@ fn operation_text(g: &PropertyGraph, ix: petgraph::graph::NodeIndex) -> String {
             };
             let _ = writeln!(
                 out,
-                "      ← {what}  [{how}]  produced by {}",
+                "      ← {what}  [{how}]  produced by {}{state}",
                 list_or_none(&s.producers)
             );
         }

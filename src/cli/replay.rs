@@ -139,6 +139,7 @@ pub(super) fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
             fence: Default::default(),
             per_operation: Vec::new(),
             tls: Default::default(),
+            trace_limit: crate::execution::TRACE_LIMIT,
         };
         // Redirects followed as the run followed them.
         let transport =

@@ -37,7 +37,7 @@ pub use engine::{Driver, RunOutcome, StopReason, TestRun, plain_words, run, runt
 pub use out_dir::{OutDir, OutDirError};
 pub use politeness::{Politeness, Rate, parse_rate};
 pub use tls::ClientError;
-pub use trace::TraceWriter;
+pub use trace::{TraceCounts, TraceWriter};
 pub use transport::{Transport, fetch_client};
 pub use wire::target_relative;
 
@@ -283,7 +283,14 @@ pub struct RunConfig {
     pub per_operation: Vec<(Rate, Vec<String>)>,
     /// How servers' certificates are checked (`--cacert`, `--insecure`, `--cert`).
     pub tls: tls::Tls,
+    /// Most bytes written to each exchange log (`trace.ndjson`,
+    /// `replay.ndjson`, `security.ndjson`; `--trace-limit`), 0 for no limit.
+    pub trace_limit: usize,
 }
+
+/// The default of `--trace-limit`: a minute against a fast server sends
+/// well over 100,000 requests, and a log that size helps nobody.
+pub const TRACE_LIMIT: usize = 32 * 1024 * 1024;
 
 impl RunConfig {
     /// The politeness these settings ask for: created once per run and

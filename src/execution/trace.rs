@@ -1,6 +1,7 @@
 //! `trace.ndjson`: every exchange of a run, one JSON object per line, bodies cut
 //! to a few kilobytes (and marked so), request headers with the credentials'
-//! values replaced, secrets replaced everywhere.
+//! values replaced, secrets replaced everywhere. Each file stops at a size
+//! limit (`--trace-limit`): past it, exchanges are counted, not written.
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -19,6 +20,37 @@ pub struct TraceWriter {
     secrets: Secrets,
     /// The line being written, kept between lines for its capacity.
     line: Vec<u8>,
+    /// Bytes the file may hold (`usize::MAX`: no limit).
+    limit: usize,
+    /// Bytes written so far.
+    written: usize,
+    /// Exchanges written, and those left out past the limit.
+    counts: TraceCounts,
+}
+
+/// What a trace file holds: exchanges written, and those left out past its
+/// size limit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TraceCounts {
+    /// Exchanges written.
+    pub written: u64,
+    /// Exchanges left out because the file had reached its limit.
+    pub left_out: u64,
+}
+
+impl TraceCounts {
+    /// A line for the terminal when exchanges were left out of `file`
+    /// (limited to `limit` bytes), none otherwise.
+    pub fn note(&self, file: &str, limit: usize) -> Option<String> {
+        (self.left_out > 0).then(|| {
+            format!(
+                "{file} holds the first {} exchange(s), {} MiB (--trace-limit); the {} later one(s) were counted, not written (--trace-limit 0 keeps all)",
+                self.written,
+                limit / (1024 * 1024),
+                self.left_out
+            )
+        })
+    }
 }
 
 #[derive(Serialize)]
@@ -67,11 +99,26 @@ impl TraceWriter {
             out: std::io::BufWriter::new(out.create(name)?),
             secrets,
             line: Vec::new(),
+            limit: usize::MAX,
+            written: 0,
+            counts: TraceCounts::default(),
         })
     }
 
-    /// Appends one exchange.
+    /// The same writer, stopping at `bytes` (0: no limit). A line that
+    /// would cross the limit is not written, so the file holds whole lines.
+    pub fn limited(mut self, bytes: usize) -> TraceWriter {
+        self.limit = if bytes == 0 { usize::MAX } else { bytes };
+        self
+    }
+
+    /// Appends one exchange, or counts it when the file is full.
     pub fn write(&mut self, ex: &Exchange) -> std::io::Result<()> {
+        // Once full, the file stays full: no serialising of later lines.
+        if self.counts.left_out > 0 {
+            self.counts.left_out += 1;
+            return Ok(());
+        }
         let request_body = ex.request.body.as_deref().map(cut);
         let (response_body, cut_here) = cut(&ex.body);
         let secret_names = self.secrets.secret_headers();
@@ -95,8 +142,16 @@ impl TraceWriter {
         serde_json::to_writer(&mut self.line, &line).map_err(std::io::Error::other)?;
         // serde_json writes UTF-8 only.
         let text = std::str::from_utf8(&self.line).map_err(std::io::Error::other)?;
-        self.out.write_all(self.secrets.redact(text).as_bytes())?;
-        self.out.write_all(b"\n")
+        let text = self.secrets.redact(text);
+        if self.written.saturating_add(text.len() + 1) > self.limit {
+            self.counts.left_out += 1;
+            return Ok(());
+        }
+        self.out.write_all(text.as_bytes())?;
+        self.out.write_all(b"\n")?;
+        self.written += text.len() + 1;
+        self.counts.written += 1;
+        Ok(())
     }
 
     /// The headers the request carried: its own, its media type, and the
@@ -134,9 +189,10 @@ impl TraceWriter {
         out
     }
 
-    /// Flushes to disk.
-    pub fn finish(mut self) -> std::io::Result<()> {
-        self.out.flush()
+    /// Flushes to disk; what the file holds.
+    pub fn finish(mut self) -> std::io::Result<TraceCounts> {
+        self.out.flush()?;
+        Ok(self.counts)
     }
 }
 
@@ -191,5 +247,59 @@ mod tests {
             serde_json::json!(["Authorization", PLACEHOLDER])
         );
         assert!(!text.contains("token test"));
+    }
+
+    #[test]
+    fn a_limited_trace_holds_whole_lines_up_to_its_limit_and_counts_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutDir::open(dir.path()).unwrap();
+        let ex = |seq: u64| Exchange {
+            seq,
+            request: RequestSpec {
+                operation: "op".into(),
+                method: "GET".into(),
+                path: "/a".into(),
+                ..Default::default()
+            },
+            status: Some(200),
+            body: "x".repeat(100),
+            ..Default::default()
+        };
+        let mut trace = TraceWriter::create(&out, "trace.ndjson", Secrets::new())
+            .unwrap()
+            .limited(1000);
+        for seq in 0..50 {
+            trace.write(&ex(seq)).unwrap();
+        }
+        let counts = trace.finish().unwrap();
+        let text = std::fs::read_to_string(dir.path().join("trace.ndjson")).unwrap();
+        assert!(text.len() <= 1000, "{} bytes", text.len());
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert!(!lines.is_empty());
+        assert_eq!(lines.len() as u64, counts.written);
+        assert_eq!(counts.written + counts.left_out, 50);
+        // The first exchanges are the ones kept, in order.
+        for (i, line) in lines.iter().enumerate() {
+            assert_eq!(line["seq"], i as u64);
+        }
+        let note = counts.note("trace.ndjson", 1000).unwrap();
+        assert!(note.contains(&counts.left_out.to_string()), "{note}");
+        // No limit keeps everything.
+        let mut all = TraceWriter::create(&out, "replay.ndjson", Secrets::new())
+            .unwrap()
+            .limited(0);
+        for seq in 0..50 {
+            all.write(&ex(seq)).unwrap();
+        }
+        assert_eq!(
+            all.finish().unwrap(),
+            TraceCounts {
+                written: 50,
+                left_out: 0
+            }
+        );
     }
 }

@@ -8,7 +8,7 @@ use petgraph::Direction;
 use petgraph::graph::NodeIndex;
 use petgraph::visit::EdgeRef;
 
-use super::{Binding, EdgeKind, Label, NodeKind, Origin, PropertyGraph};
+use super::{Binding, EdgeKind, EdgeState, Label, NodeKind, Origin, PropertyGraph};
 use crate::model::Location;
 
 /// A place an input's value can come from.
@@ -41,6 +41,9 @@ pub struct InputSources {
     pub ty: String,
     /// Where values can come from, best first.
     pub sources: Vec<Source>,
+    /// Sources a run set aside after repeated failures (a `graph-final.json`),
+    /// best first: not used until taken back.
+    pub suspended: Vec<Source>,
 }
 
 impl InputSources {
@@ -72,23 +75,36 @@ pub fn input_sources(g: &PropertyGraph, op: NodeIndex) -> Vec<InputSources> {
             _ => Vec::new(),
         })
         .collect();
+    let suspended: Vec<(NodeIndex, &Binding)> = g
+        .graph
+        .edges_directed(op, Direction::Incoming)
+        .filter(|e| {
+            e.weight().kind == EdgeKind::Consumes && e.weight().state == EdgeState::Suspended
+        })
+        .flat_map(|e| match &e.weight().label {
+            Label::Consumes { bindings } => bindings.iter().map(|b| (e.source(), b)).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let of = |edges: &[(NodeIndex, &Binding)], location: Location, name: &str| {
+        let mut found: Vec<Source> = edges
+            .iter()
+            .filter(|(_, b)| b.location == location && b.input == name)
+            .map(|(schema, b)| source(g, *schema, b))
+            .collect();
+        sort_sources(&mut found);
+        found
+    };
     let mut out: Vec<InputSources> = attrs
         .inputs
         .iter()
-        .map(|input| {
-            let mut sources: Vec<Source> = incoming
-                .iter()
-                .filter(|(_, b)| b.location == input.location && b.input == input.name)
-                .map(|(schema, b)| source(g, *schema, b))
-                .collect();
-            sort_sources(&mut sources);
-            InputSources {
-                location: input.location,
-                name: input.name.clone(),
-                required: input.required,
-                ty: input.ty.clone(),
-                sources,
-            }
+        .map(|input| InputSources {
+            location: input.location,
+            name: input.name.clone(),
+            required: input.required,
+            ty: input.ty.clone(),
+            sources: of(&incoming, input.location, &input.name),
+            suspended: of(&suspended, input.location, &input.name),
         })
         .collect();
     // The whole body, when it is a named schema, is an input of its own.
@@ -107,6 +123,7 @@ pub fn input_sources(g: &PropertyGraph, op: NodeIndex) -> Vec<InputSources> {
                 required: true,
                 ty: whole[0].schema.clone(),
                 sources: whole,
+                suspended: of(&suspended, Location::Body, ""),
             },
         );
     }

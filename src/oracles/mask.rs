@@ -74,7 +74,21 @@ pub fn mask(text: &str, sent: &[&str], max: usize) -> String {
             i += 1;
         }
     }
-    out.trim_end().to_string()
+    let mut out = out.trim_end().to_string();
+    if chars[i.min(chars.len())..]
+        .iter()
+        .any(|c| !c.is_whitespace())
+    {
+        // Cut at `max`: back to the last word's end, so that no value is
+        // cut in half (`ParseIntError { kind: InvalidDigit`), and say so.
+        if chars.get(i).is_some_and(|c| !c.is_whitespace())
+            && let Some(space) = out.rfind(' ')
+        {
+            out.truncate(space);
+        }
+        out.push_str(" …");
+    }
+    out
 }
 
 /// The forms a server may echo a sent value in: as sent, escaped inside a
@@ -376,6 +390,18 @@ mod tests {
         );
         assert_eq!(m("hash 3f5a4b7e9c1d2e4f is stale"), "hash <hex> is stale");
         assert_eq!(m("wasn't found"), "wasn't found");
+    }
+
+    #[test]
+    fn a_long_message_is_cut_between_words_and_says_so() {
+        let text =
+            "called `Result::unwrap()` on an `Err` value: ParseIntError { kind: InvalidDigit }";
+        let cut = mask(text, &[], 80);
+        assert!(cut.ends_with("kind: …"), "{cut}");
+        assert!(!cut.contains("InvalidDig"), "{cut}");
+        // A message that fits is whole, with no mark.
+        assert_eq!(mask("no book 42", &[], 80), "no book #");
+        assert_eq!(mask("no book 42   ", &[], 80), "no book #");
     }
 
     #[test]

@@ -23,6 +23,16 @@ use crate::oracles::{Confirmation, Fault};
 #[derive(Clone, Default)]
 pub struct Events(Option<Arc<Sink>>);
 
+impl std::fmt::Debug for Events {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.enabled() {
+            "Events(on)"
+        } else {
+            "Events(off)"
+        })
+    }
+}
+
 struct Sink {
     out: Mutex<Box<dyn Write + Send>>,
     started: Instant,

@@ -334,6 +334,27 @@ impl Tally {
         self.readable.verdict(self.graphql)
     }
 
+    /// When no operation ever answered 2xx and every answer was 404 (or
+    /// 405): the requests went to the wrong place, most often a wrong base
+    /// URL, and nothing was tested. What to tell the user.
+    pub fn wrong_place(&self, base: &str) -> Option<String> {
+        let mut answers = 0u64;
+        let mut not_found = 0u64;
+        for op in &self.operations {
+            for (status, n) in &op.status_counts {
+                answers += n;
+                if status == "404" || status == "405" {
+                    not_found += n;
+                }
+            }
+        }
+        (self.reached == 0 && answers > 0 && not_found == answers).then(|| {
+            format!(
+                "every operation answered 404 ({answers} answers, none 2xx): nothing was tested; the description's paths are sent under {base}: check the base URL (--target, or the description's servers)"
+            )
+        })
+    }
+
     /// Operations with at least one 2xx.
     pub fn reached(&self) -> usize {
         self.reached

@@ -111,12 +111,13 @@ impl Channel {
         (time, requests): (Duration, u64),
     ) -> Result<Channel, WriteError> {
         Ok(Channel {
-            config,
             transport,
             credentials,
             politeness,
             trace: TraceWriter::create(out, "replay.ndjson", secrets.clone())
-                .map_err(|e| WriteError::new("create", &out.path("replay.ndjson"), e))?,
+                .map_err(|e| WriteError::new("create", &out.path("replay.ndjson"), e))?
+                .limited(config.trace_limit),
+            config,
             time,
             requests,
             seen: Vec::new(),

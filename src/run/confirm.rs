@@ -248,7 +248,10 @@ async fn confirm_faults(
 
 /// Finishes `replay.ndjson`, warning when a write to it failed.
 fn close(channel: Channel) -> anyhow::Result<()> {
-    channel.trace.finish()?;
+    let counts = channel.trace.finish()?;
+    if let Some(note) = counts.note("replay.ndjson", channel.config.trace_limit) {
+        eprintln!("cartograph: {note}");
+    }
     if let Some(e) = &channel.trace_error {
         eprintln!("warning: replay.ndjson is incomplete: {e}");
     }

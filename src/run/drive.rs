@@ -107,6 +107,7 @@ pub async fn drive<S: Source>(
     // A run that sent nothing, or read none of its answers, tested nothing:
     // no pass (a failed auth command, no connection and an interrupt say
     // so themselves).
+    let wrong_place = tally.wrong_place(target.path());
     let untested = if outcome.auth_error.is_some()
         || outcome.unreachable.is_some()
         || outcome.stop == StopReason::Interrupted
@@ -115,7 +116,7 @@ pub async fn drive<S: Source>(
     } else if outcome.requests == 0 {
         Some(nothing_sent(&outcome, options))
     } else {
-        tally.unreadable()
+        tally.unreadable().or_else(|| wrong_place.clone())
     };
     let Collected {
         mut report,
@@ -138,6 +139,14 @@ pub async fn drive<S: Source>(
     if let Some(why) = &untested {
         eprintln!("error: {}", one_line(&secrets.redact(why)));
         report.warnings.push(why.clone());
+    }
+    if wrong_place.is_some() {
+        // The 404s say where the requests went, not what the API does: no
+        // cause, and nothing for the overlay to document.
+        report
+            .faults
+            .retain(|f| !(f.code == "undocumented_status" && matches!(f.status, Some(404 | 405))));
+        report.group_causes();
     }
     if let Some(w) = rate_warning {
         eprintln!("warning: {w}");
@@ -253,6 +262,11 @@ pub async fn drive<S: Source>(
     if let Some(line) = &spec_fixes {
         eprintln!("{line}");
     }
+    if !options.causes_said {
+        for line in cause_lines(&report, CAUSES_SHOWN) {
+            eprintln!("{}", secrets.redact(&line));
+        }
+    }
     let summary = RunSummary {
         unreachable: outcome.unreachable.is_some(),
         // The server asked to wait past the budget's end, the search failed
@@ -267,7 +281,9 @@ pub async fn drive<S: Source>(
         suite_files,
         spec_fixes,
     };
-    events.finish(&summary.report, summary.exit_status(), &options.out);
+    if options.events_of_whole.is_none() {
+        events.finish(&summary.report, summary.exit_status(), &options.out);
+    }
     Ok(summary)
 }
 
@@ -501,6 +517,34 @@ fn speed_line(search: &crate::generation::SearchSummary) -> Option<String> {
         "cartograph: the server answered {:.0} requests a second; the edge pass (integers past 64 bits, bodies of the wrong shape, …) sent {edge} request(s): {how_far}",
         search.answer_rate.search
     ))
+}
+
+/// Causes listed on the terminal at the end of a run; the rest are in the
+/// report.
+const CAUSES_SHOWN: usize = 20;
+
+/// The run's causes for the terminal, defects first as the report orders
+/// them, at most `shown` of them and a line on the rest: a person reads
+/// what was found without opening a file.
+fn cause_lines(report: &Report, shown: usize) -> Vec<String> {
+    let mut lines: Vec<String> = report
+        .causes
+        .iter()
+        .take(shown)
+        .map(|c| {
+            format!(
+                "  {}",
+                crate::model::text::one_line(&crate::oracles::causes::line(c))
+            )
+        })
+        .collect();
+    if report.causes.len() > shown {
+        lines.push(format!(
+            "  … and {} more cause(s) in report.html and report.json",
+            report.causes.len() - shown
+        ));
+    }
+    lines
 }
 
 /// The run's last line: what it sent, reached and found.

@@ -127,10 +127,12 @@ pub async fn execute(
         Ok(session) => session,
         Err(unreachable) => return Ok(unreachable),
     };
-    eprintln!(
-        "cartograph: seed {} (repeat this run with --seed {})",
-        session.seed, session.seed
-    );
+    if !options.seed_said {
+        eprintln!(
+            "cartograph: seed {} (repeat this run with --seed {})",
+            session.seed, session.seed
+        );
+    }
     let graph = phase::timed("building the graph", || graph::build(&api));
     outputs::write_graph(&session.out, "graph-initial.json", &graph)
         .map_err(|e| RuntimeFailure::error("cannot write graph-initial.json", format!("{e:#}")))?;

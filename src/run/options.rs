@@ -73,8 +73,20 @@ pub struct RunOptions {
     pub mio: MioConfig,
     /// Output folder.
     pub out: PathBuf,
+    /// Most bytes written to each exchange log, 0 for no limit.
+    pub trace_limit: usize,
+    /// Say more on the terminal (the search's own bookkeeping).
+    pub verbose: bool,
+    /// The seed was already printed (the demo's second part).
+    pub seed_said: bool,
+    /// The caller lists the causes itself (the demo, for both parts at once).
+    pub causes_said: bool,
     /// Where newline-delimited JSON events go as the run goes (`-`: stdout).
     pub events: Option<PathBuf>,
+    /// The events of a larger run this run is a part of (the demo's two
+    /// parts), used instead of `events`: the whole run ends them with one
+    /// `run_finished` that agrees with its merged report.
+    pub events_of_whole: Option<crate::reports::events::Events>,
     /// The `--include` patterns the operations were selected by (recorded).
     pub include: Vec<String>,
     /// The `--exclude` patterns (recorded).
@@ -111,7 +123,12 @@ impl Default for RunOptions {
             suspend_after: crate::graph::feedback::DEFAULT_LAMBDA,
             mio: MioConfig::default(),
             out: PathBuf::from("cartograph-out"),
+            trace_limit: execution::TRACE_LIMIT,
+            verbose: false,
+            seed_said: false,
+            causes_said: false,
             events: None,
+            events_of_whole: None,
             include: Vec::new(),
             exclude: Vec::new(),
         }
@@ -149,6 +166,7 @@ impl RunOptions {
             read_only: self.read_only,
             timeout: self.timeout,
             max_body: self.max_body,
+            trace_limit: self.trace_limit,
             max_retries: self.retries,
             fence: std::sync::Arc::new(fence(api)),
             per_operation: self

@@ -4,11 +4,17 @@
 use crate::graph;
 
 /// One line on what feedback changed in the graph, when it changed anything.
-pub fn print_changes(changes: &[crate::graph::feedback::Change]) {
-    use crate::graph::feedback::Change;
-    if changes.is_empty() {
-        return;
+pub fn print_changes(changes: &[crate::graph::feedback::Change], verbose: bool) {
+    if let Some(line) = changes_line(changes, verbose) {
+        eprintln!("cartograph: {line}");
     }
+}
+
+/// What feedback changed in the graph, in plain words; `verbose` adds the
+/// search's own bookkeeping (links set aside after failures and taken back),
+/// which says more about the search than about the API.
+fn changes_line(changes: &[crate::graph::feedback::Change], verbose: bool) -> Option<String> {
+    use crate::graph::feedback::Change;
     let mut counts = [0usize; 5];
     for c in changes {
         counts[match c {
@@ -19,10 +25,17 @@ pub fn print_changes(changes: &[crate::graph::feedback::Change]) {
             Change::Reactivated { .. } => 4,
         }] += 1;
     }
-    eprintln!(
-        "cartograph: the graph learned from the responses: {} produces edge(s), {} equivalence(s), {} new binding(s); {} suspension(s), {} re-activation(s) (graph-final.json; compare with `cartograph graph --diff`)",
-        counts[0], counts[1], counts[2], counts[3], counts[4]
-    );
+    let learned = counts[0] + counts[1] + counts[2];
+    let diff = "`cartograph graph --diff graph-initial.json graph-final.json` shows what changed";
+    if verbose && !changes.is_empty() {
+        return Some(format!(
+            "the graph learned from the answers: {} produces edge(s), {} equivalence(s), {} new binding(s); {} suspension(s), {} re-activation(s) of links that kept failing ({diff})",
+            counts[0], counts[1], counts[2], counts[3], counts[4]
+        ));
+    }
+    (learned > 0).then(|| {
+        format!("the answers showed {learned} link(s) between operations the description does not state ({diff})")
+    })
 }
 
 /// Writes the graph's JSON export as `name` in the output folder.
@@ -36,4 +49,39 @@ pub fn write_graph(
         graph::export::render(g, graph::export::Format::Json).as_bytes(),
     )
     .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", out.path(name).display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::feedback::Change;
+
+    #[test]
+    fn the_line_on_feedback_is_plain_unless_verbose() {
+        let changes = vec![
+            Change::Suspended {
+                schema: "Pet".into(),
+                operation: "getPet".into(),
+            },
+            Change::Reactivated {
+                schema: "Pet".into(),
+                operation: "getPet".into(),
+            },
+        ];
+        // Only the search's bookkeeping: nothing a user learns about the API.
+        assert_eq!(changes_line(&changes, false), None);
+        let verbose = changes_line(&changes, true).unwrap();
+        assert!(
+            verbose.contains("1 suspension(s), 1 re-activation(s)"),
+            "{verbose}"
+        );
+        let mut learned = changes.clone();
+        learned.push(Change::Produces {
+            operation: "listPets".into(),
+            schema: "Pet".into(),
+        });
+        let plain = changes_line(&learned, false).unwrap();
+        assert!(plain.contains("1 link(s)"), "{plain}");
+        assert!(!plain.contains("suspension"), "{plain}");
+    }
 }

@@ -34,9 +34,9 @@ pub async fn search(
     out: &execution::OutDir,
     events: &Events,
 ) -> anyhow::Result<(execution::RunOutcome, super::security::Bases)> {
-    let mut trace = TraceWriter::create(out, "trace.ndjson", secrets.clone()).map_err(|e| {
-        anyhow::anyhow!("cannot create {}: {e}", out.path("trace.ndjson").display())
-    })?;
+    let mut trace = TraceWriter::create(out, "trace.ndjson", secrets.clone())
+        .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", out.path("trace.ndjson").display()))?
+        .limited(link.config.trace_limit);
     let progress = Progress::new(tally.operation_count(), link.config.budget, events.clone());
     let phase = events.phase_started(Phase::Search);
     let mut trace_error = None;
@@ -77,7 +77,10 @@ pub async fn search(
     }
     progress.finish();
     events.phase_finished(Phase::Search, phase);
-    trace.finish()?;
+    let counts = trace.finish()?;
+    if let Some(note) = counts.note("trace.ndjson", link.config.trace_limit) {
+        eprintln!("cartograph: {note}");
+    }
     if let Some(e) = trace_error {
         eprintln!("warning: trace.ndjson is incomplete: {e}");
     }

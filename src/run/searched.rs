@@ -54,7 +54,7 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
             api,
             target,
             outcome,
-            options: _,
+            options,
             out,
             secrets,
             tally,
@@ -84,7 +84,7 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
         // Written now, and again once the replays tell what became of each test.
         let suite_doc = search.suite_document();
         write_suite_document(out, &suite_doc, secrets)?;
-        outputs::print_changes(search.changes());
+        outputs::print_changes(search.changes(), options.verbose);
         let checker = search.checker().clone();
         for w in checker.warnings() {
             eprintln!("warning: {}", one_line(&secrets.redact(&w)));

@@ -294,12 +294,14 @@ pub async fn probe(
             warnings,
         });
     }
-    let mut trace = TraceWriter::create(out, "security.ndjson", secrets.clone()).map_err(|e| {
-        anyhow::anyhow!(
-            "cannot create {}: {e}",
-            out.path("security.ndjson").display()
-        )
-    })?;
+    let mut trace = TraceWriter::create(out, "security.ndjson", secrets.clone())
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot create {}: {e}",
+                out.path("security.ndjson").display()
+            )
+        })?
+        .limited(link.config.trace_limit);
     let mut left = (time, requests);
     let first = send(link, &cases, &reads, &mut trace, &mut left).await;
     let seen = Seen {
@@ -364,7 +366,10 @@ pub async fn probe(
         catch_all: catch_all(&again, &second),
         reads: second.reads,
     };
-    trace.finish()?;
+    let counts = trace.finish()?;
+    if let Some(note) = counts.note("security.ndjson", link.config.trace_limit) {
+        warnings.push(note);
+    }
     let mut faults = Vec::new();
     let mut outcomes = Vec::new();
     let positions = api.operation_positions();

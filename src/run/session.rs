@@ -225,7 +225,10 @@ pub async fn open_session(
             || !flags.query_keys.is_empty()
             || !given.is_empty(),
     );
-    let events = Events::open(flags.events.as_deref(), &out, secrets.clone())?;
+    let events = match &flags.events_of_whole {
+        Some(whole) => whole.clone(),
+        None => Events::open(flags.events.as_deref(), &out, secrets.clone())?,
+    };
     events.emit(&Event::RunStarted {
         version: env!("CARGO_PKG_VERSION"),
         settings: &settings,

@@ -66,6 +66,7 @@ pub async fn send(api: &Api, base: &str, steps: Vec<Step>, timeout: Duration) ->
         fence: Default::default(),
         per_operation: Vec::new(),
         tls: Default::default(),
+        trace_limit: cartograph::execution::TRACE_LIMIT,
     };
     let script = Script {
         target: base.into(),

@@ -605,6 +605,10 @@ pub(super) fn pointer_ref_targets(docs: &DocSet) -> HashMap<DocId, HashSet<Strin
     for (id, doc) in docs.docs.iter().enumerate() {
         let mut refs = HashSet::new();
         collect_refs(&doc.value, &mut refs);
+        #[expect(
+            clippy::iter_over_hash_type,
+            reason = "each target goes into a set: the order cannot show"
+        )]
         for r in refs {
             if let Some(t) = docs.target(id, r)
                 && named_schema_name(docs, &t).is_none()
