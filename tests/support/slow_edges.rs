@@ -47,11 +47,11 @@
 //!    ("IndexError" in the query parser; as Prefect's event filter, which
 //!    broke on its examples).
 //! 10. `createLink` (`POST /projects/{project_id}/links`): a well-formed
-//!    `board_id` (`brd-` and six hex digits) that names no board
-//!    ("AssertionError: Board … not found", as Prefect's block documents);
-//!    a malformed one is a 422, and so is a `name` that is not lowercase
-//!    letters, digits and dashes, refused in Prefect's words and shape
-//!    (`exception_detail` entries), so the run must learn the rule first.
+//!     `board_id` (`brd-` and six hex digits) that names no board
+//!     ("AssertionError: Board … not found", as Prefect's block documents);
+//!     a malformed one is a 422, and so is a `name` that is not lowercase
+//!     letters, digits and dashes, refused in Prefect's words and shape
+//!     (`exception_detail` entries), so the run must learn the rule first.
 //!
 //! The server counts the requests each operation received, when each came,
 //! and which crashes fired, so a test can say what was and was not reached.
