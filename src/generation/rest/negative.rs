@@ -452,7 +452,7 @@ pub fn negative_inputs(
             api,
             &schema,
             filled.as_ref().unwrap_or(value),
-            place,
+            (place, false),
             &mut Vec::new(),
             &mut per_input,
             rng,
@@ -627,17 +627,29 @@ fn malformed_json(value: &Value) -> String {
 }
 
 /// The body fields of `value` (a value of `schema`) one by one, down to
-/// [`FIELD_DEPTH`]: each required one left out, each given its probes.
+/// [`FIELD_DEPTH`]: each required one left out, each given its probes;
+/// `loose` once inside a union member another member could stand for.
 fn fields(
     api: &Api,
     schema: &crate::model::Schema,
     value: &Value,
-    place: Place,
+    (place, loose): (Place, bool),
     path: &mut Vec<String>,
     out: &mut Vec<Vec<NegativeInput>>,
     rng: &mut Rng64,
 ) {
-    let s = alternative_taken(api, api.resolve(schema), value);
+    let (s, other) = alternative_taken(api, api.resolve(schema), value);
+    // A field changed inside one member of a union may leave a value another
+    // member takes (an assignee by id and by e-mail, minus its id, is one by
+    // e-mail): what the change breaks is then not known, and not judged.
+    let loose = loose || other;
+    let kind = |k: BreachKind| {
+        if loose && k.forbidden() {
+            BreachKind::Unusual
+        } else {
+            k
+        }
+    };
     if path.len() >= FIELD_DEPTH {
         return;
     }
@@ -647,7 +659,7 @@ fn fields(
         && let Some(first) = items.first()
     {
         path.push("0".into());
-        fields(api, item, first, place, path, out, rng);
+        fields(api, item, first, (place, loose), path, out, rng);
         path.pop();
         return;
     }
@@ -664,14 +676,14 @@ fn fields(
         if s.required.contains(name) {
             list.push(NegativeInput {
                 change: Change::OmitField(path.clone()),
-                note: note(&input, missing(api, prop)),
+                note: note(&input, kind(missing(api, prop))),
                 class: EdgeClass::Missing,
             });
         }
         for probe in probes(api, prop, place, rng) {
             list.push(NegativeInput {
                 change: Change::SetField(path.clone(), probe.value),
-                note: note(&input, probe.kind),
+                note: note(&input, kind(probe.kind)),
                 class: probe.class,
             });
         }
@@ -684,7 +696,7 @@ fn fields(
         }
         out.push(list);
         if let Some(inner) = present.get(name) {
-            fields(api, prop, inner, place, path, out, rng);
+            fields(api, prop, inner, (place, loose), path, out, rng);
         }
         path.pop();
     }
@@ -697,16 +709,18 @@ fn fields(
 /// (`anyOf [Filter, null]`) and a tagged union (`invocation_parameters`:
 /// one object per model provider) have their fields tried like any other
 /// (an integer past 64 bits four levels down crashed Arize Phoenix).
-/// Otherwise `s` itself.
+/// Otherwise `s` itself. With it, whether another member could take the
+/// value too (no constant field of its own rules it out).
 fn alternative_taken<'a>(
     api: &'a Api,
     s: &'a crate::model::Schema,
     value: &Value,
-) -> &'a crate::model::Schema {
+) -> (&'a crate::model::Schema, bool) {
     if !s.properties.is_empty() || s.items.is_some() || s.alternatives.is_empty() {
-        return s;
+        return (s, false);
     }
     let mut best: Option<(&crate::model::Schema, usize)> = None;
+    let mut takers = 0;
     for alt in &s.alternatives {
         let a = api.resolve(alt);
         let score = match value {
@@ -727,13 +741,14 @@ fn alternative_taken<'a>(
             }
             _ => None,
         };
-        if let Some(score) = score
-            && best.is_none_or(|(_, b)| score > b)
-        {
-            best = Some((a, score));
+        if let Some(score) = score {
+            takers += 1;
+            if best.is_none_or(|(_, b)| score > b) {
+                best = Some((a, score));
+            }
         }
     }
-    best.map_or(s, |(a, _)| a)
+    best.map_or((s, false), |(a, _)| (a, takers > 1))
 }
 
 /// Per security scheme the operation declares: no credentials (when it
@@ -1699,5 +1714,66 @@ paths:
         // Integers move out of the ids a server hands out.
         assert_eq!(dangling(&json!(73021)), Some(json!(1_000_073_021)));
         assert_eq!(dangling(&json!("")), None);
+    }
+
+    #[test]
+    fn a_change_inside_an_overlapping_union_member_is_not_judged_forbidden() {
+        // An assignee by id or by e-mail: one given with both, its id left
+        // out, is still an assignee by e-mail, which the server rightly
+        // takes. A tagged union's members rule each other out.
+        let api = crate::load::load_text(
+            r#"openapi: 3.1.0
+info: {title: t, version: '1'}
+paths:
+  /tasks:
+    post:
+      operationId: createTask
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                assignee:
+                  oneOf:
+                  - {type: object, required: [userId], properties: {userId: {type: integer}}}
+                  - {type: object, required: [email], properties: {email: {type: string}}}
+                trigger:
+                  oneOf:
+                  - {type: object, required: [type, n], properties: {type: {const: a}, n: {type: integer}}}
+                  - {type: object, required: [type, m], properties: {type: {const: b}, m: {type: integer}}}
+      responses: {'201': {description: ok}}
+"#,
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let genes = Genes {
+            params: Vec::new(),
+            body: Some((
+                "application/json".into(),
+                json!({"assignee": {"userId": 3, "email": "a@b.c"}, "trigger": {"type": "a", "n": 1}}),
+            )),
+            breach: None,
+        };
+        let mut rng = Rng64::seed_from_u64(1);
+        let all = negative_inputs(&api, &api.operations[0], &genes, &mut rng);
+        let kind_of = |input: &str, class| {
+            all.iter()
+                .find(|i| i.note.input == input && i.class == class)
+                .map(|i| i.note.kind)
+        };
+        assert_eq!(
+            kind_of("body /assignee/userId", EdgeClass::Missing),
+            Some(BreachKind::Unusual)
+        );
+        assert_eq!(
+            kind_of("body /trigger/n", EdgeClass::Missing),
+            Some(BreachKind::Missing)
+        );
+        assert_eq!(
+            kind_of("body /trigger/n", EdgeClass::WrongType),
+            Some(BreachKind::WrongType)
+        );
     }
 }
