@@ -47,7 +47,7 @@ async fn run(server: &Stateful, out: &Path, with_reset: bool) -> Value {
         "--max-requests",
         "6000",
         "--seed",
-        "1",
+        "3",
         "--out",
         out.to_str().unwrap(),
     ];

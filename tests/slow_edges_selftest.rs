@@ -285,6 +285,97 @@ async fn each_planted_crash_answers_500_on_its_trigger_alone() {
         (Method::GET, "/users?limit=abc".into(), None, 400),
         (Method::GET, format!("/users?offset={PAST_64}"), None, 400),
         (Method::GET, format!("/projects?limit={PAST_64}"), None, 400),
+        // 8: createAutomation's trigger integers: past 64 bits outside the
+        // trigger, in a body refused for another field, or rounded.
+        (
+            Method::POST,
+            "/automations".into(),
+            Some(
+                r#"{"name": "", "trigger": {"type": "schedule", "schedule": {"cron": "* * * * *", "retries": 18446744073709551616}}}"#,
+            ),
+            422,
+        ),
+        (
+            Method::POST,
+            "/automations".into(),
+            Some(
+                r#"{"name": "a", "trigger": {"type": "webhook", "schedule": {"cron": "x", "retries": 18446744073709551616}}}"#,
+            ),
+            422,
+        ),
+        (
+            Method::POST,
+            "/automations".into(),
+            Some(
+                r#"{"name": "a", "trigger": {"type": "webhook", "webhook": {"path": "/x", "timeout_ms": 1e30}}}"#,
+            ),
+            422,
+        ),
+        (
+            Method::POST,
+            "/automations".into(),
+            Some(
+                r#"{"name": "a", "trigger": {"type": "webhook", "webhook": {"path": "/x", "timeout_ms": 0}}}"#,
+            ),
+            422,
+        ),
+        (
+            Method::POST,
+            "/automations".into(),
+            Some(r#"{"name": "a", "trigger": 18446744073709551616}"#),
+            422,
+        ),
+        // 9: searchActivity's query: without an exclusion, or refused.
+        (
+            Method::POST,
+            "/activity/search".into(),
+            Some(r#"{"filter": {"text": {"query": ""}}}"#),
+            422,
+        ),
+        (
+            Method::POST,
+            "/activity/search".into(),
+            Some(r#"{"filter": {"text": "deploy -staging"}}"#),
+            422,
+        ),
+        (
+            Method::POST,
+            "/activity/search".into(),
+            Some(r#"{"filter": {"actor": "-staging"}, "limit": 3}"#),
+            200,
+        ),
+        (
+            Method::POST,
+            "/activity/search".into(),
+            Some(r#"{"filter": {"text": {"query": "deploy - staging-x"}}}"#),
+            200,
+        ),
+        // 10: createLink's board: malformed, or real, or under a name the
+        // server refuses first (in Prefect's shape).
+        (
+            Method::POST,
+            format!("/projects/{PROJECT}/links"),
+            Some(r#"{"name": "docs", "board_id": "6jmHsi"}"#),
+            422,
+        ),
+        (
+            Method::POST,
+            format!("/projects/{PROJECT}/links"),
+            Some(r#"{"name": "Docs", "board_id": "brd-000000"}"#),
+            422,
+        ),
+        (
+            Method::POST,
+            format!("/projects/{PROJECT}/links"),
+            Some(r#"{"name": "docs", "board_id": "brd-0b5f2"}"#),
+            422,
+        ),
+        (
+            Method::POST,
+            "/projects/prj-000000/links".into(),
+            Some(r#"{"name": "docs", "board_id": "brd-000000"}"#),
+            404,
+        ),
     ];
     for (method, path, body, want) in &near_misses {
         let (status, text) = send(&c, &base, method.clone(), path, *body).await;
@@ -398,6 +489,34 @@ async fn each_planted_crash_answers_500_on_its_trigger_alone() {
         format!("/users?limit=-{PAST_63}1"),
         None,
     ));
+    for body in [
+        r#"{"name": "a", "trigger": {"type": "schedule", "schedule": {"cron": "x", "retries": 18446744073709551616}}}"#,
+        r#"{"name": "a", "trigger": {"type": "webhook", "webhook": {"path": "/x", "timeout_ms": -9223372036854775809}}}"#,
+    ] {
+        triggers.push((
+            Crash::AutomationTriggerInteger,
+            Method::POST,
+            "/automations".into(),
+            Some(body),
+        ));
+    }
+    for body in [
+        r#"{"filter": {"text": {"query": "deploy -staging"}}}"#,
+        r#"{"limit": 5, "filter": {"actor": null, "text": {"query": "-x"}}}"#,
+    ] {
+        triggers.push((
+            Crash::ActivityExclusion,
+            Method::POST,
+            "/activity/search".into(),
+            Some(body),
+        ));
+    }
+    triggers.push((
+        Crash::LinkDanglingBoard,
+        Method::POST,
+        format!("/projects/{PROJECT}/links"),
+        Some(r#"{"name": "docs-2", "board_id": "brd-0b5f26"}"#),
+    ));
     for (crash, method, path, body) in &triggers {
         let (status, text) = send(&c, &base, method.clone(), path, *body).await;
         assert_eq!(
@@ -411,6 +530,7 @@ async fn each_planted_crash_answers_500_on_its_trigger_alone() {
     crashes(&Crash::ALL.map(|c| (c, count(c))));
 
     // What a correct request gets: the documented answers.
+    let link = format!(r#"{{"name": "docs-1", "board_id": "{BOARD}"}}"#);
     let corrects: Vec<(Method, String, Option<&str>, u16)> = vec![
         (Method::GET, format!("{board}/tasks/{TASK}"), None, 200),
         (
@@ -435,6 +555,26 @@ async fn each_planted_crash_answers_500_on_its_trigger_alone() {
             Method::POST,
             format!("{board}/tasks/bulk"),
             Some(r#"[{"title": "a", "status": "open"}, {"title": "b", "status": "done"}]"#),
+            201,
+        ),
+        (
+            Method::POST,
+            "/automations".into(),
+            Some(
+                r#"{"name": "a", "trigger": {"type": "webhook", "webhook": {"path": "/x", "timeout_ms": 9223372036854775807}}}"#,
+            ),
+            201,
+        ),
+        (
+            Method::POST,
+            "/activity/search".into(),
+            Some(r#"{"filter": {"text": {"query": "login"}}}"#),
+            200,
+        ),
+        (
+            Method::POST,
+            format!("/projects/{PROJECT}/links"),
+            Some(&link),
             201,
         ),
         (Method::GET, "/health".into(), None, 200),

@@ -75,7 +75,7 @@ async fn suite_files_take_each_credential_as_a_variable_and_pass_with_them() {
         "--identity",
         &bob,
         "--max-requests",
-        "800",
+        "1500",
         "--seed",
         "1",
         "--out",

@@ -157,6 +157,11 @@ pub enum EdgeClass {
     /// built from every example it lists, optional fields included (a
     /// full-text filter crashed on the fourth of its own examples).
     Examples,
+    /// A well-formed id that names no resource, in an input that takes ids
+    /// (format `uuid`, a name `id` or ending in `_id`/`Id`): the real id
+    /// with its letters and digits changed, its shape kept (a handler that
+    /// asserts what it looks up exists crashes).
+    Dangling,
 }
 
 impl EdgeClass {
@@ -178,6 +183,7 @@ impl EdgeClass {
             EdgeClass::Metacharacters => "metacharacters",
             EdgeClass::Credentials => "credentials",
             EdgeClass::Examples => "examples",
+            EdgeClass::Dangling => "dangling_id",
         }
     }
 }

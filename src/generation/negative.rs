@@ -72,7 +72,7 @@ pub use crate::execution::EdgeClass;
 // beside the probes that send them.
 impl EdgeClass {
     /// Every class, in the order of their prior yield.
-    pub const ALL: [EdgeClass; 15] = [
+    pub const ALL: [EdgeClass; 16] = [
         EdgeClass::Huge,
         EdgeClass::WrongShape,
         EdgeClass::StructureInScalar,
@@ -88,6 +88,7 @@ impl EdgeClass {
         EdgeClass::Metacharacters,
         EdgeClass::Credentials,
         EdgeClass::Examples,
+        EdgeClass::Dangling,
     ];
 
     /// The share of operations a value of this class breaks, before the
@@ -111,6 +112,7 @@ impl EdgeClass {
             EdgeClass::Metacharacters => 0.02,
             EdgeClass::Credentials => 0.01,
             EdgeClass::Examples => 0.05,
+            EdgeClass::Dangling => 0.05,
         }
     }
 
@@ -129,6 +131,7 @@ impl EdgeClass {
                 | EdgeClass::Empty
                 | EdgeClass::Long
                 | EdgeClass::Examples
+                | EdgeClass::Dangling
         )
     }
 

@@ -1,4 +1,4 @@
-//! A purpose-built project tracker (31 operations) that is slow and crashes
+//! A purpose-built project tracker (34 operations) that is slow and crashes
 //! (answers 500) only on the inputs that most often break servers, and only
 //! behind ids that a bare listing alone gives (issue 30):
 //!
@@ -36,6 +36,22 @@
 //!    a string outside the enum, or null, is a 422.
 //! 7. `listUsers` (`GET /users`): a `limit` past 64 bits, the one crash
 //!    that needs no id (a baseline); an ordinary out-of-range limit is a 400.
+//! 8. `createAutomation` (`POST /automations`): an integer past 64 bits in
+//!    a field of the trigger's alternative (`trigger` is a `oneOf`
+//!    discriminated by `type`: `schedule.retries` or `webhook.timeout_ms`),
+//!    in an otherwise valid body (as Arize Phoenix's prompt
+//!    `invocation_parameters.<provider>.seed`).
+//! 9. `searchActivity` (`POST /activity/search`): a text query with a
+//!    `-word` exclusion, as the description's own example of
+//!    `filter.text.query` has, two levels down behind `anyOf [.., null]`
+//!    ("IndexError" in the query parser; as Prefect's event filter, which
+//!    broke on its examples).
+//! 10. `createLink` (`POST /projects/{project_id}/links`): a well-formed
+//!     `board_id` (`brd-` and six hex digits) that names no board
+//!     ("AssertionError: Board … not found", as Prefect's block documents);
+//!     a malformed one is a 422, and so is a `name` that is not lowercase
+//!     letters, digits and dashes, refused in Prefect's words and shape
+//!     (`exception_detail` entries), so the run must learn the rule first.
 //!
 //! The server counts the requests each operation received, when each came,
 //! and which crashes fired, so a test can say what was and was not reached.
@@ -529,6 +545,79 @@ paths:
           content:
             application/json:
               schema: {type: array, items: {type: string}}
+  /automations:
+    post:
+      operationId: createAutomation
+      tags: [automations]
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [name, trigger]
+              properties:
+                name: {type: string, minLength: 1, maxLength: 80}
+                trigger:
+                  oneOf:
+                    - $ref: "#/components/schemas/ScheduleTrigger"
+                    - $ref: "#/components/schemas/WebhookTrigger"
+                  discriminator: {propertyName: type}
+      responses:
+        "201":
+          description: the new automation
+          content: {application/json: {schema: {$ref: "#/components/schemas/Automation"}}}
+        "400": {$ref: "#/components/responses/BadRequest"}
+        "422": {$ref: "#/components/responses/Unprocessable"}
+  /activity/search:
+    post:
+      operationId: searchActivity
+      tags: [search]
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                filter:
+                  anyOf:
+                    - $ref: "#/components/schemas/ActivityFilter"
+                    - {type: "null"}
+                limit: {type: integer, minimum: 1, maximum: 50}
+      responses:
+        "200":
+          description: what happened, filtered
+          content:
+            application/json:
+              schema: {type: array, items: {$ref: "#/components/schemas/Activity"}}
+        "400": {$ref: "#/components/responses/BadRequest"}
+        "422": {$ref: "#/components/responses/Unprocessable"}
+  /projects/{project_id}/links:
+    post:
+      operationId: createLink
+      tags: [projects]
+      parameters:
+        - {$ref: "#/components/parameters/project_id"}
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [name, board_id]
+              properties:
+                name: {type: string, minLength: 1, maxLength: 40}
+                board_id: {type: string, description: the board the link opens}
+      responses:
+        "201":
+          description: the new link
+          content: {application/json: {schema: {$ref: "#/components/schemas/Link"}}}
+        "400": {$ref: "#/components/responses/BadRequest"}
+        "404": {$ref: "#/components/responses/NotFound"}
+        "422":
+          description: a body with wrong fields
+          content: {application/json: {schema: {type: object}}}
 components:
   parameters:
     project_id: {name: project_id, in: path, required: true, schema: {type: string}}
@@ -625,12 +714,76 @@ components:
         task_id: {type: integer, format: int64}
         author: {type: string}
         body: {type: string}
+    ScheduleTrigger:
+      type: object
+      required: [type, schedule]
+      properties:
+        type: {type: string, enum: [schedule]}
+        schedule:
+          type: object
+          required: [cron]
+          properties:
+            cron: {type: string, minLength: 1, maxLength: 60}
+            retries: {type: integer, minimum: 0}
+    WebhookTrigger:
+      type: object
+      required: [type, webhook]
+      properties:
+        type: {type: string, enum: [webhook]}
+        webhook:
+          type: object
+          required: [path]
+          properties:
+            path: {type: string, minLength: 1, maxLength: 100}
+            timeout_ms: {type: integer, minimum: 1}
+    Automation:
+      type: object
+      required: [id, name, trigger]
+      properties:
+        id: {type: string}
+        name: {type: string}
+        trigger: {type: object}
+    ActivityFilter:
+      type: object
+      properties:
+        actor:
+          anyOf:
+            - {type: string}
+            - {type: "null"}
+        text:
+          anyOf:
+            - $ref: "#/components/schemas/TextFilter"
+            - {type: "null"}
+    TextFilter:
+      type: object
+      required: [query]
+      properties:
+        query:
+          type: string
+          minLength: 1
+          maxLength: 200
+          description: words an entry must hold; -word leaves out the entries that hold it
+          examples: ["deploy -staging", "login"]
+    Activity:
+      type: object
+      required: [at, actor, action]
+      properties:
+        at: {type: string, format: date-time}
+        actor: {type: string}
+        action: {type: string}
+    Link:
+      type: object
+      required: [id, name, board_id]
+      properties:
+        id: {type: string}
+        name: {type: string}
+        board_id: {type: string}
 "##;
 
 /// Every operation: its method, path template (as the description writes
 /// it) and operationId. A literal segment comes before a parameter in the
 /// same place (`tasks/bulk` before `tasks/{task_id}`).
-pub const ROUTES: [(&str, &str, &str); 31] = [
+pub const ROUTES: [(&str, &str, &str); 34] = [
     ("GET", "/health", "healthCheck"),
     ("GET", "/version", "getVersion"),
     ("GET", "/me", "getCurrentUser"),
@@ -710,6 +863,9 @@ pub const ROUTES: [(&str, &str, &str); 31] = [
     ("GET", "/search/projects", "searchProjects"),
     ("GET", "/activity", "listActivity"),
     ("GET", "/tags", "listTags"),
+    ("POST", "/automations", "createAutomation"),
+    ("POST", "/activity/search", "searchActivity"),
+    ("POST", "/projects/{project_id}/links", "createLink"),
 ];
 
 /// A planted crash (see the module's list).
@@ -729,11 +885,18 @@ pub enum Crash {
     BulkStatusNotString,
     /// 7: `listUsers` with a `limit` past 64 bits.
     UsersLimit,
+    /// 8: `createAutomation` with an integer past 64 bits in a field of
+    /// the trigger's alternative.
+    AutomationTriggerInteger,
+    /// 9: `searchActivity` with a `-word` in the text query.
+    ActivityExclusion,
+    /// 10: `createLink` with a well-formed `board_id` that names no board.
+    LinkDanglingBoard,
 }
 
 impl Crash {
     /// Every planted crash.
-    pub const ALL: [Crash; 7] = [
+    pub const ALL: [Crash; 10] = [
         Crash::TasksOffset,
         Crash::TaskId,
         Crash::BoardPageLimit,
@@ -741,6 +904,9 @@ impl Crash {
         Crash::LabelNameObject,
         Crash::BulkStatusNotString,
         Crash::UsersLimit,
+        Crash::AutomationTriggerInteger,
+        Crash::ActivityExclusion,
+        Crash::LinkDanglingBoard,
     ];
 
     /// The operationId it crashes.
@@ -753,6 +919,9 @@ impl Crash {
             Crash::LabelNameObject => "createLabel",
             Crash::BulkStatusNotString => "bulkCreateTasks",
             Crash::UsersLimit => "listUsers",
+            Crash::AutomationTriggerInteger => "createAutomation",
+            Crash::ActivityExclusion => "searchActivity",
+            Crash::LinkDanglingBoard => "createLink",
         }
     }
 
@@ -766,6 +935,13 @@ impl Crash {
             Crash::LabelNameObject => "an object or array as name on a listed project",
             Crash::BulkStatusNotString => "a non-string status in a bulk item on a listed board",
             Crash::UsersLimit => "a limit past 64 bits",
+            Crash::AutomationTriggerInteger => {
+                "an integer past 64 bits in the trigger alternative's retries or timeout_ms"
+            }
+            Crash::ActivityExclusion => "a -word in filter.text.query (the description's example)",
+            Crash::LinkDanglingBoard => {
+                "a well-formed board_id that names no board, with a lowercase name, on a listed project"
+            }
         }
     }
 
@@ -775,8 +951,20 @@ impl Crash {
             line 88, in execute\n    cursor.execute(sql, params)\n\
             OverflowError: Python int too large to convert to SQLite INTEGER\n";
         match self {
-            Crash::TasksOffset | Crash::TaskId | Crash::BoardPageLimit | Crash::UsersLimit => {
-                OVERFLOW
+            Crash::TasksOffset
+            | Crash::TaskId
+            | Crash::BoardPageLimit
+            | Crash::UsersLimit
+            | Crash::AutomationTriggerInteger => OVERFLOW,
+            Crash::ActivityExclusion => {
+                "Traceback (most recent call last):\n  File \"/srv/tracker/search.py\", \
+                 line 31, in parse_query\n    excluded.append(terms[i + 1])\n\
+                 IndexError: list index out of range\n"
+            }
+            Crash::LinkDanglingBoard => {
+                "Traceback (most recent call last):\n  File \"/srv/tracker/links.py\", \
+                 line 19, in create_link\n    assert board, f\"Board {board_id} not found\"\n\
+                 AssertionError: Board not found\n"
             }
             Crash::SettingsNotObject => {
                 "TypeError: Cannot read properties of null (reading 'theme')\n    \
@@ -1028,6 +1216,8 @@ fn refuse(status: StatusCode, message: &str) -> Response {
 /// planted crash.
 enum Stop {
     Refuse(StatusCode, String),
+    /// A 422 in Prefect's words and shape: the body field and the message.
+    Invalid(&'static str, String),
     Crash(Crash),
 }
 
@@ -1566,6 +1756,142 @@ fn handle(t: &Tracker, op: &str, req: &Req) -> Result<Response, Stop> {
             StatusCode::OK,
             json!(["saffron-otter", "velvet-knot", "copper-wren"]),
         ),
+        "createAutomation" => {
+            let body = req.object()?;
+            let name = string_field(&body, "name", true, 1..=80)?;
+            let Some(Value::Object(trigger)) = body.get("trigger") else {
+                return Err(unprocessable("trigger must be an object"));
+            };
+            let (inner, text, number) = match trigger.get("type").and_then(Value::as_str) {
+                Some("schedule") => ("schedule", "cron", "retries"),
+                Some("webhook") => ("webhook", "path", "timeout_ms"),
+                _ => return Err(unprocessable("trigger type must be schedule or webhook")),
+            };
+            let Some(Value::Object(fields)) = trigger.get(inner) else {
+                return Err(unprocessable(&format!("trigger.{inner} must be an object")));
+            };
+            string_field(fields, text, true, 1..=100)?;
+            let least = i64::from(number == "timeout_ms");
+            match fields.get(number) {
+                None => {}
+                Some(v) if v.as_i64().is_some_and(|n| n >= least) => {}
+                Some(Value::Number(_)) => {
+                    // The crash: the integer, read whole, is stored in a
+                    // 64-bit column once the body has passed its checks.
+                    let raw = String::from_utf8_lossy(&req.body);
+                    return match number_text(&raw, number).map(int_text) {
+                        Some(IntText::PastSixtyFourBits) => {
+                            Err(Stop::Crash(Crash::AutomationTriggerInteger))
+                        }
+                        _ => Err(unprocessable(&format!("{number} must be an integer"))),
+                    };
+                }
+                Some(_) => return Err(unprocessable(&format!("{number} must be an integer"))),
+            }
+            ok(
+                StatusCode::CREATED,
+                json!({"id": format!("aut-{:x}", data.fresh_id()), "name": name,
+                       "trigger": Value::Object(trigger.clone())}),
+            )
+        }
+        "searchActivity" => {
+            let body = req.object()?;
+            let limit = match body.get("limit") {
+                None => 10,
+                Some(v) => match v.as_i64() {
+                    Some(n) if (1..=50).contains(&n) => n,
+                    _ => return Err(unprocessable("limit must be an integer from 1 to 50")),
+                },
+            };
+            let mut query = None;
+            match body.get("filter") {
+                None | Some(Value::Null) => {}
+                Some(Value::Object(filter)) => {
+                    match filter.get("actor") {
+                        None | Some(Value::Null | Value::String(_)) => {}
+                        Some(_) => return Err(unprocessable("actor must be a string")),
+                    }
+                    match filter.get("text") {
+                        None | Some(Value::Null) => {}
+                        Some(Value::Object(text)) => {
+                            query = string_field(text, "query", true, 1..=200)?;
+                        }
+                        Some(_) => return Err(unprocessable("text must be an object")),
+                    }
+                }
+                Some(_) => return Err(unprocessable("filter must be an object")),
+            }
+            // The crash: an exclusion (`-word`) sends the parser past the
+            // end of its term list.
+            let terms: Vec<&str> = query.as_deref().unwrap_or("").split_whitespace().collect();
+            if terms.iter().any(|t| t.len() > 1 && t.starts_with('-')) {
+                return Err(Stop::Crash(Crash::ActivityExclusion));
+            }
+            let all = [
+                json!({"at": "2024-03-01T09:00:00Z", "actor": "usr-4f1c", "action": "deploy to staging"}),
+                json!({"at": "2024-03-02T10:30:00Z", "actor": "usr-9b2e", "action": "login"}),
+            ];
+            let found: Vec<Value> = all
+                .into_iter()
+                .filter(|a| {
+                    terms
+                        .iter()
+                        .all(|t| a["action"].as_str().unwrap_or("").contains(t))
+                })
+                .take(limit as usize)
+                .collect();
+            ok(StatusCode::OK, Value::Array(found))
+        }
+        "createLink" => {
+            let id = req.param("project_id");
+            data.project(id)?;
+            let body = req.object()?;
+            // Validation first, as pydantic does, in Prefect's words.
+            let name = match body.get("name") {
+                Some(Value::String(n)) if (1..=40).contains(&n.chars().count()) => n.clone(),
+                _ => {
+                    return Err(Stop::Invalid(
+                        "name",
+                        "Input should be a valid string of 1 to 40 characters".into(),
+                    ));
+                }
+            };
+            if !name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            {
+                return Err(Stop::Invalid(
+                    "name",
+                    "Value error, Link name must only contain lowercase letters, numbers, and dashes."
+                        .into(),
+                ));
+            }
+            let board = match body.get("board_id") {
+                Some(Value::String(b))
+                    if b.len() == 10
+                        && b.starts_with("brd-")
+                        && b[4..]
+                            .bytes()
+                            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)) =>
+                {
+                    b.clone()
+                }
+                _ => {
+                    return Err(Stop::Invalid(
+                        "board_id",
+                        "Value error, a board id is brd- and six hex digits".into(),
+                    ));
+                }
+            };
+            // The crash: the handler asserts the board it looks up exists.
+            if !data.boards.iter().any(|b| b["id"] == board.as_str()) {
+                return Err(Stop::Crash(Crash::LinkDanglingBoard));
+            }
+            ok(
+                StatusCode::CREATED,
+                json!({"id": format!("lnk-{:x}", data.fresh_id()), "name": name, "board_id": board}),
+            )
+        }
         _ => Err(stop(StatusCode::NOT_FOUND, "no such operation")),
     }
 }
@@ -1630,6 +1956,15 @@ async fn dispatch(
             match handle(&t, op, &req) {
                 Ok(answer) => answer,
                 Err(Stop::Refuse(status, message)) => refuse(status, &message),
+                Err(Stop::Invalid(field, message)) => (
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    axum::Json(json!({
+                        "exception_message": "Invalid request received.",
+                        "exception_detail": [{"type": "value_error", "loc": ["body", field],
+                                              "msg": message}],
+                    })),
+                )
+                    .into_response(),
                 Err(Stop::Crash(crash)) => {
                     *t.stats.lock().unwrap().fired.entry(crash).or_insert(0) += 1;
                     (

@@ -20,7 +20,7 @@ pub fn from_answer(
 ) -> Vec<(Input, Rule, String)> {
     let mut out = Vec::new();
     // FastAPI / pydantic: {"detail": [{"loc": ["query", "limit"], "type": …, "msg": …, "ctx": …}]}
-    if let Some(Value::Array(entries)) = body.and_then(|b| b.get("detail")) {
+    if let Some(entries) = body.and_then(pydantic_entries) {
         for e in entries {
             let loc: Vec<String> = e
                 .get("loc")
@@ -114,6 +114,26 @@ pub fn from_answer(
         }
     }
     out
+}
+
+/// FastAPI's `detail` entries, or the same entries (each with a `loc` list
+/// and a `msg`) under another key: Prefect answers
+/// `{"exception_message": …, "exception_detail": [{"loc": …, "msg": …}]}`.
+fn pydantic_entries(body: &Value) -> Option<&Vec<Value>> {
+    if let Some(Value::Array(entries)) = body.get("detail") {
+        return Some(entries);
+    }
+    body.as_object()?.values().find_map(|v| match v {
+        Value::Array(entries)
+            if !entries.is_empty()
+                && entries.iter().all(|e| {
+                    e.get("loc").is_some_and(Value::is_array) && e.get("msg").is_some()
+                }) =>
+        {
+            Some(entries)
+        }
+        _ => None,
+    })
 }
 
 /// The rules of one pydantic error entry.

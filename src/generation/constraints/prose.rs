@@ -111,6 +111,9 @@ pub fn rules_in(text: &str) -> Vec<Rule> {
     if unique_in(text) {
         out.push(Rule::Unique);
     }
+    if let Some(p) = characters_in(text) {
+        out.push(Rule::Pattern(p));
+    }
     if let Some(c) = regex(&PATTERN, r#"(?i)(?:match(?:es)?|matching) (?:the )?(?:required )?(?:pattern|regex|regular expression)[:\s]*['"`/]([^'"`]+?)['"`/](?:\s|$|[.,;)])"#).captures(text)
         && crate::generation::pattern::pattern_matches(&c[1], "").is_some() {
             out.push(Rule::Pattern(c[1].to_string()));
@@ -245,4 +248,94 @@ fn unique_in(text: &str) -> bool {
         r"(?i)\b(?:already exists?|already (?:taken|in use|registered|used)|must be unique|is not unique|should be unique|duplicate (?:key|value|entry|name))\b",
     )
     .is_match(text)
+}
+
+/// What a class of characters is called in words, and its regex class
+/// text; longer names first ("lowercase letters" before "letters").
+const CHARACTER_WORDS: [(&str, &str); 19] = [
+    ("lowercase alphanumeric", "a-z0-9"),
+    ("lower case alphanumeric", "a-z0-9"),
+    ("lowercase letter", "a-z"),
+    ("lower case letter", "a-z"),
+    ("lowercase character", "a-z"),
+    ("uppercase letter", "A-Z"),
+    ("upper case letter", "A-Z"),
+    ("alphanumeric", "a-zA-Z0-9"),
+    ("letter", "a-zA-Z"),
+    ("number", "0-9"),
+    ("digit", "0-9"),
+    ("dash", "-"),
+    ("hyphen", "-"),
+    ("underscore", "_"),
+    ("dot", "."),
+    ("period", "."),
+    ("space", " "),
+    ("slash", "/"),
+    ("colon", ":"),
+];
+
+/// "must only contain lowercase letters, numbers, and dashes" (Prefect's
+/// names), "may only contain letters, digits and underscores", "must
+/// consist of lower case alphanumeric characters or '-'" (Kubernetes): the
+/// characters a value is made of, as a pattern (`^[a-z0-9-]+$`).
+fn characters_in(text: &str) -> Option<String> {
+    static ONLY: OnceLock<Regex> = OnceLock::new();
+    let c = regex(
+        &ONLY,
+        r"(?i)\b(?:(?:must|should|can|may) only (?:contain|consist of|include|use|have)|(?:must|should|can|may) (?:contain|include|use|have) only|(?:must|should) consist (?:only )?of|(?:is|are) only allowed to contain|only contains?)\s+(.{1,160})",
+    )
+    .captures(text)?;
+    let list = c[1].to_ascii_lowercase();
+    // The list ends where the sentence goes on about something else.
+    let list = list
+        .split([';', '('])
+        .next()
+        .unwrap_or("")
+        .split(". ")
+        .next()
+        .unwrap_or("")
+        .split(" and must ")
+        .next()
+        .unwrap_or("");
+    let mut class = String::new();
+    // A dash stands for itself last in a class.
+    let mut dash = false;
+    let mut add = |chars: &str, class: &mut String| {
+        if chars == "-" {
+            dash = true;
+        } else if !class.contains(chars) {
+            class.push_str(chars);
+        }
+    };
+    let mut rest = list.to_string();
+    for (name, chars) in CHARACTER_WORDS {
+        if let Some(at) = rest.find(name) {
+            rest.replace_range(at..at + name.len(), "");
+            add(chars, &mut class);
+        }
+    }
+    // Quoted single characters: `'-'`, `"_"`, `` `.` ``.
+    for q in ['\'', '"', '`'] {
+        for piece in rest.split(q).skip(1).step_by(2) {
+            let mut chars = piece.chars();
+            if let (Some(ch), None) = (chars.next(), chars.next())
+                && !ch.is_alphanumeric()
+            {
+                let text = if ch == '-' {
+                    "-".to_string()
+                } else {
+                    regex::escape(&ch.to_string())
+                };
+                add(&text, &mut class);
+            }
+        }
+    }
+    if dash {
+        class.push('-');
+    }
+    if class.is_empty() {
+        return None;
+    }
+    let pattern = format!("^[{class}]+$");
+    Regex::new(&pattern).ok().map(|_| pattern)
 }

@@ -258,3 +258,44 @@ fn a_quoted_integer_rule_makes_values_that_keep_it() {
         assert!(t[1..t.len() - 1].bytes().all(|b| b.is_ascii_digit()), "{t}");
     }
 }
+
+#[test]
+fn prefect_s_wrapped_pydantic_entries_and_the_characters_a_name_is_made_of() {
+    let api = api();
+    let op = &api.operations[0];
+    // Prefect wraps FastAPI's entries as `exception_detail`, and says in
+    // words which characters a block document's name takes.
+    let prefect = json!({"exception_message": "Invalid request received.", "exception_detail": [
+        {"type": "value_error", "loc": ["body", "password"],
+         "msg": "Value error, Block document name must only contain lowercase letters, numbers, and dashes.",
+         "input": "D8d3S1XYrjPz", "ctx": {"error": {}}}
+    ], "request_body": {"password": "D8d3S1XYrjPz"}});
+    assert_eq!(
+        pairs(from_answer(&api, op, Some(&prefect), "")),
+        vec![(field("password"), Rule::Pattern("^[a-z0-9-]+$".into()))]
+    );
+    for (text, pattern) in [
+        (
+            "Names may only contain letters, digits and underscores.",
+            "^[a-zA-Z0-9_]+$",
+        ),
+        (
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+            "^[a-z0-9-]+$",
+        ),
+        (
+            "The slug can contain only lowercase letters and dots.",
+            "^[a-z.]+$",
+        ),
+    ] {
+        assert_eq!(
+            rules_in(text),
+            vec![Rule::Pattern(pattern.into())],
+            "{text}"
+        );
+        let re = regex::Regex::new(pattern).unwrap();
+        assert!(!re.is_match("Mixed Case"));
+    }
+    // What a value must hold somewhere is not what it is made of.
+    assert!(rules_in("The password must contain at least one digit.").is_empty());
+}

@@ -37,6 +37,13 @@ pub enum Change {
     SetField(Vec<String>, Value),
     /// The body field at this path is left out.
     OmitField(Vec<String>),
+    /// Parameter `.0` (its position) takes a well-formed id that names
+    /// nothing: the value the request was to send ([`dangling`]), or `.1`
+    /// when it sends none.
+    DangleParam(usize, Value),
+    /// The body field at this path takes a well-formed id that names
+    /// nothing, made like [`Change::DangleParam`]'s.
+    DangleField(Vec<String>, Value),
     /// The body is sent as this text.
     RawBody(String),
     /// The body goes with this media type.
@@ -127,13 +134,19 @@ impl Queue {
         self.tried[input.class.index()].insert(input.note.input.clone());
     }
 
-    /// The position of the input to try next: the first value of an edge
-    /// pass pair, then the first of any other pair, then second values;
-    /// within each, the class that has broken the most operations so far.
+    /// The position of the input to try next: the operation's first
+    /// example (a request its description's authors wrote, as
+    /// Schemathesis's examples phase sends before anything else: one per
+    /// operation, so a slow server's pass cannot end before it), then the
+    /// first value of an edge pass pair, then the first of any other pair,
+    /// then second values; within each, the class that has broken the most
+    /// operations so far.
     fn next(&self, yields: &[f64]) -> Option<usize> {
+        let no_example_yet = self.tried[EdgeClass::Examples.index()].is_empty();
         let mut best: Option<(usize, (u8, f64))> = None;
         for (k, input) in self.inputs.iter().enumerate() {
             let rank = match (self.first(input), input.class.in_pass()) {
+                (true, true) if no_example_yet && input.class == EdgeClass::Examples => 3,
                 (true, true) => 2,
                 (true, false) => 1,
                 _ => 0,
@@ -305,7 +318,9 @@ impl Rest {
             tally.operations_broken.insert(op);
         }
         let on_path = input.note.input.starts_with("path ");
-        if on_path || !matches!(status, Some(404 | 410)) {
+        // A 404 is the right answer to an id that names nothing.
+        let dangling = input.class == EdgeClass::Dangling;
+        if on_path || dangling || !matches!(status, Some(404 | 410)) {
             return;
         }
         let Some(queue) = self.negatives.queues[op].as_mut() else {
@@ -350,6 +365,13 @@ pub fn negative_inputs(
                 change: Change::SetParam(j, probe.value),
                 note: note(&input, probe.kind),
                 class: probe.class,
+            });
+        }
+        if let Some(fallback) = dangle_fallback(api, &p.name, &p.schema, None, rng) {
+            list.push(NegativeInput {
+                change: Change::DangleParam(j, fallback),
+                note: note(&input, BreachKind::Unusual),
+                class: EdgeClass::Dangling,
             });
         }
         // The parameter's own examples (its schema's are among the probes).
@@ -430,7 +452,7 @@ pub fn negative_inputs(
             api,
             &schema,
             filled.as_ref().unwrap_or(value),
-            place,
+            (place, false),
             &mut Vec::new(),
             &mut per_input,
             rng,
@@ -438,7 +460,9 @@ pub fn negative_inputs(
         if let Some(filled) = &filled {
             for input in per_input[from..].iter_mut().flatten() {
                 let (path, new) = match &input.change {
-                    Change::SetField(path, v) => (path, Some(v.clone())),
+                    Change::SetField(path, v) | Change::DangleField(path, v) => {
+                        (path, Some(v.clone()))
+                    }
                     Change::OmitField(path) => (path, None),
                     _ => continue,
                 };
@@ -603,17 +627,29 @@ fn malformed_json(value: &Value) -> String {
 }
 
 /// The body fields of `value` (a value of `schema`) one by one, down to
-/// [`FIELD_DEPTH`]: each required one left out, each given its probes.
+/// [`FIELD_DEPTH`]: each required one left out, each given its probes;
+/// `loose` once inside a union member another member could stand for.
 fn fields(
     api: &Api,
     schema: &crate::model::Schema,
     value: &Value,
-    place: Place,
+    (place, loose): (Place, bool),
     path: &mut Vec<String>,
     out: &mut Vec<Vec<NegativeInput>>,
     rng: &mut Rng64,
 ) {
-    let s = api.resolve(schema);
+    let (s, other) = alternative_taken(api, api.resolve(schema), value);
+    // A field changed inside one member of a union may leave a value another
+    // member takes (an assignee by id and by e-mail, minus its id, is one by
+    // e-mail): what the change breaks is then not known, and not judged.
+    let loose = loose || other;
+    let kind = |k: BreachKind| {
+        if loose && k.forbidden() {
+            BreachKind::Unusual
+        } else {
+            k
+        }
+    };
     if path.len() >= FIELD_DEPTH {
         return;
     }
@@ -623,7 +659,7 @@ fn fields(
         && let Some(first) = items.first()
     {
         path.push("0".into());
-        fields(api, item, first, place, path, out, rng);
+        fields(api, item, first, (place, loose), path, out, rng);
         path.pop();
         return;
     }
@@ -640,23 +676,79 @@ fn fields(
         if s.required.contains(name) {
             list.push(NegativeInput {
                 change: Change::OmitField(path.clone()),
-                note: note(&input, missing(api, prop)),
+                note: note(&input, kind(missing(api, prop))),
                 class: EdgeClass::Missing,
             });
         }
         for probe in probes(api, prop, place, rng) {
             list.push(NegativeInput {
                 change: Change::SetField(path.clone(), probe.value),
-                note: note(&input, probe.kind),
+                note: note(&input, kind(probe.kind)),
                 class: probe.class,
+            });
+        }
+        if let Some(fallback) = dangle_fallback(api, name, prop, present.get(name), rng) {
+            list.push(NegativeInput {
+                change: Change::DangleField(path.clone(), fallback),
+                note: note(&input, BreachKind::Unusual),
+                class: EdgeClass::Dangling,
             });
         }
         out.push(list);
         if let Some(inner) = present.get(name) {
-            fields(api, prop, inner, place, path, out, rng);
+            fields(api, prop, inner, (place, loose), path, out, rng);
         }
         path.pop();
     }
+}
+
+/// The alternative of a `oneOf`/`anyOf` schema `s` that `value` takes, when
+/// `s` has no fields of its own: the object alternative whose constant
+/// fields (a discriminator's `type`) `value` matches and which holds most of
+/// its keys, or the array alternative for an array. A nullable filter
+/// (`anyOf [Filter, null]`) and a tagged union (`invocation_parameters`:
+/// one object per model provider) have their fields tried like any other
+/// (an integer past 64 bits four levels down crashed Arize Phoenix).
+/// Otherwise `s` itself. With it, whether another member could take the
+/// value too (no constant field of its own rules it out).
+fn alternative_taken<'a>(
+    api: &'a Api,
+    s: &'a crate::model::Schema,
+    value: &Value,
+) -> (&'a crate::model::Schema, bool) {
+    if !s.properties.is_empty() || s.items.is_some() || s.alternatives.is_empty() {
+        return (s, false);
+    }
+    let mut best: Option<(&crate::model::Schema, usize)> = None;
+    let mut takers = 0;
+    for alt in &s.alternatives {
+        let a = api.resolve(alt);
+        let score = match value {
+            Value::Array(_) if a.items.is_some() => Some(0),
+            Value::Object(fields) if !a.properties.is_empty() => {
+                // A constant field (`type: {enum: [xai]}`) the value gives
+                // otherwise rules the alternative out.
+                let contradicts = a.properties.iter().any(|(name, prop)| {
+                    let p = api.resolve(prop);
+                    p.enum_values.len() == 1
+                        && fields.get(name).is_some_and(|v| *v != p.enum_values[0])
+                });
+                let known = fields
+                    .keys()
+                    .filter(|k| a.properties.contains_key(*k))
+                    .count();
+                (!contradicts).then_some(known)
+            }
+            _ => None,
+        };
+        if let Some(score) = score {
+            takers += 1;
+            if best.is_none_or(|(_, b)| score > b) {
+                best = Some((a, score));
+            }
+        }
+    }
+    best.map_or((s, false), |(a, _)| (a, takers > 1))
 }
 
 /// Per security scheme the operation declares: no credentials (when it
@@ -734,7 +826,8 @@ pub fn apply_to_inputs(
     params: &mut Vec<(Location, String, Value)>,
     body: &mut Option<(String, Value)>,
 ) {
-    if let Change::SetParam(j, _) | Change::OmitParam(j) = &input.change {
+    if let Change::SetParam(j, _) | Change::OmitParam(j) | Change::DangleParam(j, _) = &input.change
+    {
         // Alone with the required parameters: an optional filter the base
         // happened to send can keep the server from ever reading this one
         // (no item left to match a malformed regex against).
@@ -760,6 +853,24 @@ pub fn apply_to_inputs(
         Change::OmitParam(j) => {
             let p = &op.parameters[*j];
             params.retain(|(l, n, _)| !(*l == p.location && *n == p.name));
+        }
+        Change::DangleParam(j, fallback) => {
+            let p = &op.parameters[*j];
+            match params
+                .iter_mut()
+                .find(|(l, n, _)| *l == p.location && *n == p.name)
+            {
+                Some(slot) => slot.2 = dangling(&slot.2).unwrap_or_else(|| fallback.clone()),
+                None => params.push((p.location, p.name.clone(), fallback.clone())),
+            }
+        }
+        Change::DangleField(path, fallback) => {
+            if let Some((_, value)) = body {
+                let new = get_at(value, path)
+                    .and_then(dangling)
+                    .unwrap_or_else(|| fallback.clone());
+                set_at(value, path, Some(new));
+            }
         }
         Change::SetField(path, v) => {
             if let Some((_, value)) = body {
@@ -845,6 +956,101 @@ pub fn apply_to_request(input: &NegativeInput, request: &mut RequestSpec) {
 
 /// Sets (or, with `None`, removes) the field at `path` inside `value`, when
 /// its parent object is there; an empty path replaces the whole value.
+/// The value at `path` in `value` (array items by their index).
+fn get_at<'a>(value: &'a Value, path: &[String]) -> Option<&'a Value> {
+    path.iter().try_fold(value, |at, p| match at {
+        Value::Array(items) => p.parse::<usize>().ok().and_then(|k| items.get(k)),
+        _ => at.get(p.as_str()),
+    })
+}
+
+/// Whether an input named `name` of `schema` takes ids: format `uuid`, or
+/// a name `id` or ending in `_id`, `Id`, `ID`, `-id` or `_uuid`; a string
+/// or an integer.
+fn takes_ids(api: &Api, name: &str, schema: &crate::model::Schema) -> bool {
+    let s = api.resolve(schema);
+    let scalar = |s: &crate::model::Schema| {
+        s.types.is_empty()
+            || s.types.iter().any(|t| {
+                matches!(
+                    t,
+                    crate::model::SchemaType::String | crate::model::SchemaType::Integer
+                )
+            })
+    };
+    let uuid = |s: &crate::model::Schema| s.format.as_deref() == Some("uuid");
+    let named = name.eq_ignore_ascii_case("id")
+        || ["_id", "Id", "ID", "-id", "_uuid"]
+            .iter()
+            .any(|end| name.ends_with(end));
+    let alternatives = || s.alternatives.iter().map(|a| api.resolve(a));
+    (named || uuid(s) || alternatives().any(uuid))
+        && s.enum_values.is_empty()
+        && (scalar(s) && s.alternatives.is_empty()
+            || alternatives().any(|a| scalar(a) && !a.types.is_empty()))
+}
+
+/// For an input that takes ids, the dangling id sent when the request has
+/// no value there to change: one made from `current` (the base's value) or
+/// from a value of the schema.
+fn dangle_fallback(
+    api: &Api,
+    name: &str,
+    schema: &crate::model::Schema,
+    current: Option<&Value>,
+    rng: &mut Rng64,
+) -> Option<Value> {
+    if !takes_ids(api, name, schema) {
+        return None;
+    }
+    current
+        .and_then(dangling)
+        .or_else(|| dangling(&crate::generation::values::value_for(api, schema, rng)))
+}
+
+/// A well-formed id that names nothing, made from `id`, one the server
+/// gave or took: its last run of letters and digits (a UUID's last group,
+/// what follows a type prefix such as `brd-` or `cus_`) with each digit and
+/// letter changed to another of its kind (hex letters stay hex letters,
+/// case is kept), the rest kept; an integer moved by 10^9. `None` for a
+/// value with no letter or digit, or of another kind.
+pub fn dangling(id: &Value) -> Option<Value> {
+    match id {
+        Value::String(text) => {
+            let chars: Vec<char> = text.chars().collect();
+            let end = chars.iter().rposition(char::is_ascii_alphanumeric)? + 1;
+            let start = chars[..end]
+                .iter()
+                .rposition(|c| !c.is_ascii_alphanumeric())
+                .map_or(0, |k| k + 1);
+            let shift =
+                |c: char, from: u8, n: u8, by: u8| char::from(from + (c as u8 - from + by) % n);
+            let out: String = chars
+                .iter()
+                .enumerate()
+                .map(|(k, &c)| {
+                    if !(start..end).contains(&k) {
+                        return c;
+                    }
+                    match c {
+                        '0'..='9' => shift(c, b'0', 10, 5),
+                        'a'..='f' => shift(c, b'a', 6, 3),
+                        'A'..='F' => shift(c, b'A', 6, 3),
+                        'g'..='z' => shift(c, b'g', 20, 7),
+                        'G'..='Z' => shift(c, b'G', 20, 7),
+                        _ => c,
+                    }
+                })
+                .collect();
+            Some(Value::String(out))
+        }
+        Value::Number(n) => n
+            .as_i64()
+            .map(|i| Value::from(i.checked_add(1_000_000_000).unwrap_or(i - 1_000_000_000))),
+        _ => None,
+    }
+}
+
 pub(super) fn set_at(value: &mut Value, path: &[String], new: Option<Value>) {
     let Some((last, parents)) = path.split_last() else {
         if let Some(v) = new {
@@ -1305,5 +1511,269 @@ components:
             vec![("Authorization".to_string(), "Token abc".to_string())]
         );
         assert!(request.without_credentials());
+    }
+
+    #[test]
+    fn the_fields_of_the_alternative_a_body_takes_are_tried_one_by_one() {
+        // Arize Phoenix's prompt: `invocation_parameters` is a tagged union
+        // (one object per model provider) and crashed on an integer past
+        // 64 bits in the provider's `seed`; Prefect's filters sit behind
+        // `anyOf [Filter, null]`.
+        let api = crate::load::load_text(
+            r#"openapi: 3.1.0
+info: {title: t, version: '1'}
+paths:
+  /prompts:
+    post:
+      operationId: createPrompt
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                version:
+                  type: object
+                  properties:
+                    invocation_parameters:
+                      oneOf:
+                      - $ref: '#/components/schemas/Openai'
+                      - $ref: '#/components/schemas/Xai'
+                      discriminator: {propertyName: type}
+                filter:
+                  anyOf:
+                  - {type: object, properties: {limit: {type: integer}}}
+                  - {type: 'null'}
+      responses: {'200': {description: ok}}
+components:
+  schemas:
+    Openai:
+      type: object
+      properties:
+        type: {const: openai}
+        openai: {type: object, properties: {temperature: {type: number}}}
+    Xai:
+      type: object
+      properties:
+        type: {const: xai}
+        xai: {type: object, properties: {seed: {type: integer}}}
+"#,
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let genes = Genes {
+            params: Vec::new(),
+            body: Some((
+                "application/json".into(),
+                json!({"version": {"invocation_parameters": {"type": "xai", "xai": {"seed": 441}}},
+                       "filter": {"limit": 3}}),
+            )),
+            breach: None,
+        };
+        let mut rng = Rng64::seed_from_u64(1);
+        let all = negative_inputs(&api, &api.operations[0], &genes, &mut rng);
+        let huge_at = |path: &[&str]| {
+            all.iter().any(|i| {
+                i.class == EdgeClass::Huge
+                    && matches!(&i.change, Change::SetField(p, _) if p.iter().map(String::as_str).eq(path.iter().copied()))
+            })
+        };
+        assert!(huge_at(&[
+            "version",
+            "invocation_parameters",
+            "xai",
+            "seed"
+        ]));
+        assert!(huge_at(&["filter", "limit"]));
+        // Only the alternative the body takes: no other provider's fields.
+        assert!(!all.iter().any(|i| i.note.input.contains("/openai")));
+    }
+
+    #[test]
+    fn an_operation_s_first_example_goes_before_every_other_edge_value() {
+        // Prefect's event filter broke on its own example text query; at 40
+        // requests a second the pass gave it four values, all of classes
+        // with a higher yield, and never its example.
+        let input = |name: &str, class| NegativeInput {
+            change: Change::SetField(vec![name.into()], json!(1)),
+            note: note(name, BreachKind::Unusual),
+            class,
+        };
+        let base = RestTest::of(Vec::new(), Sampler::Negative, 0);
+        let mut queue = Queue::new(
+            base,
+            Quality::Untried,
+            vec![
+                input("body /limit", EdgeClass::Huge),
+                input("body /filter", EdgeClass::Null),
+                input("body (examples 1)", EdgeClass::Examples),
+                input("body (examples 2)", EdgeClass::Examples),
+            ],
+        );
+        let yields: Vec<f64> = EdgeClass::ALL.iter().map(|c| c.prior_yield()).collect();
+        let k = queue.next(&yields).unwrap();
+        assert_eq!(queue.inputs[k].note.input, "body (examples 1)");
+        let first = queue.inputs.remove(k).unwrap();
+        queue.mark_tried(&first);
+        // One example only: then the classes by their yield.
+        let k = queue.next(&yields).unwrap();
+        assert_eq!(queue.inputs[k].note.input, "body /limit");
+    }
+
+    #[test]
+    fn an_input_that_takes_ids_gets_the_id_it_was_to_send_changed_to_name_nothing() {
+        // Prefect's `POST /block_documents/` asserts that its
+        // `block_type_id` names a block type: a well-formed id that names
+        // none crashed it, a malformed one is refused first.
+        let api = crate::load::load_text(
+            r#"openapi: 3.1.0
+info: {title: t, version: '1'}
+paths:
+  /boards/{board_id}/docs:
+    post:
+      operationId: createDoc
+      parameters:
+      - {name: board_id, in: path, required: true, schema: {type: string}}
+      - {name: page, in: query, schema: {type: integer}}
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                name: {type: string}
+                block_type_id: {type: string, format: uuid}
+                owner: {type: string, format: uuid}
+                kind: {type: string, enum: [a, b]}
+      responses: {'201': {description: ok}}
+"#,
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let op = &api.operations[0];
+        let genes = Genes {
+            params: Vec::new(),
+            body: Some((
+                "application/json".into(),
+                json!({"name": "n", "block_type_id": "e17a3fc3-1def-4672-93bf-54a278e5f252",
+                       "owner": "0b5d2a9e-3c1f-4e6a-8b7d-9f0e1a2b3c4d", "kind": "a"}),
+            )),
+            breach: None,
+        };
+        let mut rng = Rng64::seed_from_u64(1);
+        let all = negative_inputs(&api, op, &genes, &mut rng);
+        let dangling_inputs: std::collections::BTreeSet<&str> = all
+            .iter()
+            .filter(|i| i.class == EdgeClass::Dangling)
+            .map(|i| i.note.input.as_str())
+            .collect();
+        assert_eq!(
+            dangling_inputs,
+            ["body /block_type_id", "body /owner", "path board_id"]
+                .into_iter()
+                .collect()
+        );
+        // The value the request was to send (bound from an earlier answer
+        // after the test was made) is the one changed.
+        let input = |name: &str| {
+            all.iter()
+                .find(|i| i.class == EdgeClass::Dangling && i.note.input == name)
+                .unwrap()
+                .clone()
+        };
+        let mut params = vec![(Location::Path, "board_id".to_string(), json!("brd-5e0c71"))];
+        let mut body = genes.body.clone();
+        body.as_mut().unwrap().1["block_type_id"] = json!("0f2b8c55-6a1d-4e0b-a3f9-27c4d8e61b90");
+        apply_to_inputs(op, &input("body /block_type_id"), &mut params, &mut body);
+        let sent = body.as_ref().unwrap().1["block_type_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_ne!(sent, "0f2b8c55-6a1d-4e0b-a3f9-27c4d8e61b90");
+        assert!(
+            crate::generation::negative::breaks(
+                &api,
+                &crate::model::Schema {
+                    format: Some("uuid".into()),
+                    ..crate::model::Schema::of_type(crate::model::SchemaType::String)
+                },
+                &json!(sent),
+                Place::Json
+            )
+            .is_none(),
+            "{sent}"
+        );
+        assert_eq!(&sent[14..15], "4");
+        assert_eq!(&sent[19..20], "a");
+        apply_to_inputs(op, &input("path board_id"), &mut params, &mut body);
+        let board = params[0].2.as_str().unwrap();
+        // The type prefix stays, the rest keeps its kind of characters.
+        assert_eq!(board, "brd-0b5f26");
+        // Integers move out of the ids a server hands out.
+        assert_eq!(dangling(&json!(73021)), Some(json!(1_000_073_021)));
+        assert_eq!(dangling(&json!("")), None);
+    }
+
+    #[test]
+    fn a_change_inside_an_overlapping_union_member_is_not_judged_forbidden() {
+        // An assignee by id or by e-mail: one given with both, its id left
+        // out, is still an assignee by e-mail, which the server rightly
+        // takes. A tagged union's members rule each other out.
+        let api = crate::load::load_text(
+            r#"openapi: 3.1.0
+info: {title: t, version: '1'}
+paths:
+  /tasks:
+    post:
+      operationId: createTask
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                assignee:
+                  oneOf:
+                  - {type: object, required: [userId], properties: {userId: {type: integer}}}
+                  - {type: object, required: [email], properties: {email: {type: string}}}
+                trigger:
+                  oneOf:
+                  - {type: object, required: [type, n], properties: {type: {const: a}, n: {type: integer}}}
+                  - {type: object, required: [type, m], properties: {type: {const: b}, m: {type: integer}}}
+      responses: {'201': {description: ok}}
+"#,
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let genes = Genes {
+            params: Vec::new(),
+            body: Some((
+                "application/json".into(),
+                json!({"assignee": {"userId": 3, "email": "a@b.c"}, "trigger": {"type": "a", "n": 1}}),
+            )),
+            breach: None,
+        };
+        let mut rng = Rng64::seed_from_u64(1);
+        let all = negative_inputs(&api, &api.operations[0], &genes, &mut rng);
+        let kind_of = |input: &str, class| {
+            all.iter()
+                .find(|i| i.note.input == input && i.class == class)
+                .map(|i| i.note.kind)
+        };
+        assert_eq!(
+            kind_of("body /assignee/userId", EdgeClass::Missing),
+            Some(BreachKind::Unusual)
+        );
+        assert_eq!(
+            kind_of("body /trigger/n", EdgeClass::Missing),
+            Some(BreachKind::Missing)
+        );
+        assert_eq!(
+            kind_of("body /trigger/n", EdgeClass::WrongType),
+            Some(BreachKind::WrongType)
+        );
     }
 }
