@@ -34,6 +34,7 @@ step() {
   : >"$tmp/headers"
   # A step that tests credentials sends its own, or none.
   local auth=("${extra[@]}") url="$BASE$path" n v
+  sent_as="${IDENTITY:-CARTOGRAPH_HEADER}"
   if [ -n "${NO_CREDENTIALS:-}" ]; then
     auth=()
   elif [ -n "${IDENTITY:-}" ]; then
@@ -235,6 +236,20 @@ PY
   fi
 }
 
+# refused SAW: the last step was answered 401 where the run saw SAW: the
+# credentials it needs are missing or refused, so the sequence cannot run
+# (it would only say the fault did not show).
+refused() {
+  if [ "$status" = 401 ] && [ "$1" != 401 ]; then
+    local hint="set $sent_as='Header: value' to valid ones"
+    if [ "$sent_as" = CARTOGRAPH_HEADER ]; then
+      hint="$hint (CARTOGRAPH_QUERY='name=value' for a key sent in the query)"
+    fi
+    echo "cannot run: answered 401 where the run was answered $1: the credentials are missing or refused; $hint" >&2
+    exit 2
+  fi
+}
+
 # need NAME VALUE: stops when a response did not give a value a later request needs.
 need() {
   if [ -z "$2" ] || [ "$2" = null ]; then
@@ -246,6 +261,7 @@ need() {
 # 1. Query.book (the run saw 200)
 # Deliberately: argument id: unusual
 step 'POST' '' -H 'Content-Type: application/json' --data-binary '{"query":"query Q($id: ID!) { book(id: $id) { id price stock } }","variables":{"id":"abc"}}'
+refused 200
 
 if [ "$status" = 200 ] && graphql_error 'data.book' 'called `result::unwrap()`'; then
   echo 'FAULT SHOWS: errors[0] reports an internal failure: called `Result::unwrap()` on an `Err` value: ParseIntError { kind: InvalidDigit }' >&2

@@ -34,6 +34,7 @@ step() {
   : >"$tmp/headers"
   # A step that tests credentials sends its own, or none.
   local auth=("${extra[@]}") url="$BASE$path" n v
+  sent_as="${IDENTITY:-CARTOGRAPH_HEADER}"
   if [ -n "${NO_CREDENTIALS:-}" ]; then
     auth=()
   elif [ -n "${IDENTITY:-}" ]; then
@@ -231,6 +232,20 @@ sys.exit(1)
 PY
   else
     echo "this script needs jq or python3 to read JSON" >&2
+    exit 2
+  fi
+}
+
+# refused SAW: the last step was answered 401 where the run saw SAW: the
+# credentials it needs are missing or refused, so the sequence cannot run
+# (it would only say the fault did not show).
+refused() {
+  if [ "$status" = 401 ] && [ "$1" != 401 ]; then
+    local hint="set $sent_as='Header: value' to valid ones"
+    if [ "$sent_as" = CARTOGRAPH_HEADER ]; then
+      hint="$hint (CARTOGRAPH_QUERY='name=value' for a key sent in the query)"
+    fi
+    echo "cannot run: answered 401 where the run was answered $1: the credentials are missing or refused; $hint" >&2
     exit 2
   fi
 }
