@@ -429,7 +429,7 @@ pub async fn prove(
         outcomes,
         originals,
     } = confirmed;
-    let order: Vec<usize> = (0..outcomes.len())
+    let mut order: Vec<usize> = (0..outcomes.len())
         .filter(|&i| outcomes[i].confirmation == Confirmation::Confirmed)
         .collect();
     // Each first run once on a fresh server, then shrunk against resets
@@ -446,6 +446,32 @@ pub async fn prove(
             o.fresh = Some(fresh);
         }
         o.requests += before.saturating_sub(channel.requests);
+    }
+    // A fault the run's state no longer showed (what its witness names was
+    // renamed or deleted since) may still show on a fresh server, where its
+    // completed witness makes everything again.
+    for (i, o) in outcomes.iter_mut().enumerate() {
+        if o.confirmation != Confirmation::Flaky {
+            continue;
+        }
+        let Some(job) = originals.iter().find(|j| j.signature == o.signature) else {
+            continue;
+        };
+        if !channel.affords(job.script.steps.len()) {
+            break;
+        }
+        let before = channel.requests;
+        let ran = fresh_run(api, checker, &o.signature, &job.script, channel).await?;
+        o.requests += before.saturating_sub(channel.requests);
+        if let Some((Fresh::Shows, check)) = ran {
+            o.confirmation = Confirmation::Confirmed;
+            o.script = job.script.clone();
+            if let (Some(f), Some(check)) = (o.script.fault.as_mut(), check) {
+                f.check = check;
+            }
+            o.fresh = Some(Fresh::Shows);
+            order.push(i);
+        }
     }
     for i in order {
         if !channel.affords(outcomes[i].script.steps.len()) {

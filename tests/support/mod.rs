@@ -21,6 +21,7 @@ pub mod list_flow;
 pub mod misbehaving;
 pub mod notes;
 pub mod recording;
+pub mod renames;
 pub mod security;
 pub mod slow_edges;
 pub mod stateful;
