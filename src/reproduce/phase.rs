@@ -113,6 +113,10 @@ pub struct Channel {
     /// Time the phase's engine runs took, and the requests they sent:
     /// what a request costs, for planning.
     busy: (Duration, u64),
+    /// Whether nothing was sent since the last reset: the next proof needs
+    /// none of its own (a reset that took longer than planned leaves its
+    /// fresh server to a proof that still fits).
+    pristine: bool,
     /// Why the last engine run stopped.
     stopped: Option<execution::StopReason>,
 }
@@ -144,6 +148,7 @@ impl Channel {
             resets: 0,
             reset_times: Vec::new(),
             busy: (Duration::ZERO, 0),
+            pristine: false,
             stopped: None,
         })
     }
@@ -175,7 +180,17 @@ impl Channel {
         self.time = self.time.saturating_sub(took);
         self.resets += 1;
         self.reset_times.push(took);
+        self.pristine = true;
         Ok(())
+    }
+
+    /// Puts the target in its start state for a proof: a reset, unless
+    /// nothing was sent since the last one.
+    pub async fn fresh(&mut self) -> Result<(), ResetError> {
+        if self.pristine {
+            return Ok(());
+        }
+        self.reset().await
     }
 
     /// The slowest reset of the run so far.
@@ -206,9 +221,14 @@ impl Channel {
     /// `requests` requests fit in what is left: a proof begun without the
     /// time to end it is a reset spent for nothing.
     pub fn affords(&self, requests: usize) -> bool {
+        let reset = if self.pristine {
+            Duration::ZERO
+        } else {
+            self.slowest_reset()
+        };
         !self.spent()
             && self.requests >= requests as u64
-            && self.time >= self.slowest_reset() + self.cost_of(requests)
+            && self.time >= reset + self.cost_of(requests)
     }
 
     /// Runs `test` alone; the test back with its exchanges, or `None` when
@@ -226,6 +246,7 @@ impl Channel {
     }
 
     async fn run(&mut self, driver: Arc<Mutex<dyn Driver>>) -> execution::RunOutcome {
+        self.pristine = false;
         let mut config = self.config.clone();
         config.budget = Some(self.time);
         config.max_requests = Some(self.requests);
@@ -382,7 +403,7 @@ async fn fresh_run(
     if !channel.affords(script.steps.len()) {
         return Ok(None);
     }
-    channel.reset().await?;
+    channel.fresh().await?;
     let location = checker.clone();
     let run = Box::new(ScriptRun::new(
         script.clone(),
@@ -489,7 +510,7 @@ pub async fn prove(
             let Some(test) = driver.next_test() else {
                 break;
             };
-            channel.reset().await?;
+            channel.fresh().await?;
             let Some((test, exchanges)) = channel.run_one(test).await else {
                 break;
             };
@@ -695,7 +716,21 @@ pub async fn prove_suite(
             );
             break;
         }
-        channel.reset().await?;
+        channel.fresh().await?;
+        if channel.time < channel.cost_of(first) {
+            // The reset took longer than the slowest before it: its fresh
+            // server goes to a proof that still fits (a reproducer).
+            why = format!(
+                "not run on a fresh server: the reset before it took {:.1}s, and left no time for the suite",
+                channel
+                    .reset_times
+                    .last()
+                    .copied()
+                    .unwrap_or_default()
+                    .as_secs_f64()
+            );
+            break;
+        }
         proof.rounds += 1;
         // A test that made the same requests as an earlier one shares its
         // file ([`write_suite`]): it runs once, as hurl will run it.
