@@ -1204,8 +1204,11 @@ fn write_suite_in(
             &["hurl"],
         );
         let file = format!("{folder}/{stem}.hurl");
-        dir.write(&file, secrets.redact(&text).as_bytes())
-            .map_err(|e| WriteError::new("write", &dir.path(&file), e))?;
+        dir.write(
+            &file,
+            redact_keeping(&text, secrets, credentials).as_bytes(),
+        )
+        .map_err(|e| WriteError::new("write", &dir.path(&file), e))?;
         seen.insert(body, file.clone());
         written.files += 1;
         written.tests.push((s.archived, file));
@@ -1213,9 +1216,51 @@ fn write_suite_in(
     Ok(written)
 }
 
+/// `text` with every secret redacted but in the names of the variables
+/// that carry `credentials`: those are the file's own (`{{cartograph_authorization}}`),
+/// and a secret that is a plain word (Jupyter's token `cartograph`) made
+/// them `{{[REDACTED]_authorization}}`, which Hurl cannot parse.
+fn redact_keeping(text: &str, secrets: &Secrets, credentials: &hurl::Credentials) -> String {
+    let names: Vec<String> = credentials
+        .variables()
+        .into_iter()
+        .map(|(v, _)| v)
+        .collect();
+    // Longest first, so that no name is replaced inside a longer one.
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(names[i].len()));
+    let mark = |i: usize| format!("\u{1}{}\u{2}", "\u{3}".repeat(i + 1));
+    let mut kept = text.to_string();
+    for &i in &order {
+        kept = kept.replace(&names[i], &mark(i));
+    }
+    let mut out = secrets.redact(&kept).into_owned();
+    for &i in &order {
+        out = out.replace(&mark(i), &names[i]);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::slug;
+
+    #[test]
+    fn a_secret_that_is_a_word_of_a_variable_name_leaves_the_name_whole() {
+        let secrets = crate::execution::secrets::Secrets::default();
+        secrets.add_header("Authorization", "token cartograph");
+        let credentials = super::hurl::Credentials::new(&["Authorization".to_string()], &[], &[]);
+        let (var, _) = credentials.variables().remove(0);
+        assert!(var.contains("cartograph"), "{var}");
+        let text = format!(
+            "# --secret '{var}=…'\nAuthorization: {{{{{var}}}}}\n{{\"note\":\"cartograph\"}}\n"
+        );
+        let out = super::redact_keeping(&text, &secrets, &credentials);
+        assert!(out.contains(&format!("{{{{{var}}}}}")), "{out}");
+        assert!(out.contains(&format!("--secret '{var}=…'")), "{out}");
+        // The secret itself, elsewhere, is still redacted.
+        assert!(!out.contains("\"cartograph\""), "{out}");
+    }
 
     #[test]
     fn file_names_are_bounded_slugs() {
