@@ -31,6 +31,7 @@ mod engine;
 mod false_alarms;
 mod fault_checks;
 mod faults;
+mod fresh_truth;
 mod graph_petstore;
 mod graphql_errors;
 mod graphql_fault_kinds;

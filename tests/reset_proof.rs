@@ -280,3 +280,108 @@ async fn a_slow_reset_still_leaves_time_to_prove_reproducers() {
         "{proven} reproducer(s) run on a fresh server: {stderr}"
     );
 }
+
+/// A reset that is quick before the search and slow after it (Jupyter's:
+/// 3.6 s at start, 22 s once the run had started kernels) still leaves a
+/// suite: one reset, then every file in order, proves the files that ran
+/// to their end; what the time left unproven is written apart, with why
+/// (never no file at all). The summary says what the resets cost and what
+/// budget would have proven everything, and the proven files pass in hurl
+/// after one reset.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reset_that_slows_down_still_proves_the_suite_and_says_what_resets_cost() {
+    let server = Stateful::start().await;
+    let out = out_dir();
+    let counter = tempfile::tempdir().unwrap();
+    let count = counter.path().join("resets");
+    let command = format!(
+        "n=$(cat '{c}' 2>/dev/null || echo 0); echo $((n+1)) > '{c}'; if [ \"$n\" -gt 0 ]; then sleep 1.5; fi; curl -sSf -X POST {}/__reset",
+        server.base_url,
+        c = count.display()
+    );
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join(SPEC_PATH);
+    let list = [
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &server.base_url,
+        "--budget",
+        "30s",
+        "--seed",
+        "1",
+        "--reset-command",
+        &command,
+        "--out",
+        out.path().to_str().unwrap(),
+    ];
+    let result = cartograph(args(&list)).await;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(1), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("reset(s) of the target"))
+        .unwrap_or_else(|| panic!("no line on the resets: {stderr}"));
+    assert!(line.contains("slowest 1."), "{line}");
+    assert!(
+        line.contains("--budget") || line.contains("every reproducer and suite file was run"),
+        "{line}"
+    );
+    assert!(
+        stderr.contains("proven on a fresh server (one reset, then every file in order)"),
+        "{stderr}"
+    );
+    // suite.json says of each file whether a fresh server proved it.
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path().join("suite.json")).unwrap())
+            .unwrap();
+    assert!(
+        doc["fresh"]["resets_s"].as_array().unwrap().len() >= 2,
+        "{:#}",
+        doc["fresh"]
+    );
+    let mut proven = 0;
+    for t in doc["tests"].as_array().unwrap() {
+        let Some(file) = t["hurl"].as_str() else {
+            assert!(t["left_out"].is_string(), "{t:#}");
+            continue;
+        };
+        assert!(out.path().join(file).is_file(), "{file}");
+        if t["proven"] == true {
+            assert!(!file.starts_with("tests/unproven/"), "{t:#}");
+            proven += 1;
+        } else {
+            assert_eq!(t["proven"], false, "{t:#}");
+            assert!(file.starts_with("tests/unproven/"), "{t:#}");
+            assert!(
+                t["unproven"].as_str().is_some_and(|w| !w.is_empty()),
+                "{t:#}"
+            );
+        }
+    }
+    assert!(proven >= 3, "{proven} proven suite test(s): {stderr}");
+    let Some(hurl) = hurl() else {
+        support::skip_for("hurl is not installed (set HURL or put it on PATH)");
+        return;
+    };
+    let mut suite: Vec<_> = std::fs::read_dir(out.path().join("tests"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "hurl"))
+        .collect();
+    suite.sort();
+    reset(&server.base_url).await;
+    let mut command = Command::new(hurl);
+    command
+        .args(["--test", "--jobs", "1", "--variable"])
+        .arg(format!("base={}", server.base_url))
+        .args(&suite);
+    let ran = tokio::task::spawn_blocking(move || command.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "hurl --test failed after one reset:\n{}\n{}",
+        String::from_utf8_lossy(&ran.stdout),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+}

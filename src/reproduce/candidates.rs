@@ -153,9 +153,34 @@ pub fn fault_script(
                 check: check_of(api, checker, w, &kept.fault.signature)
                     .unwrap_or_else(|| kept.check.clone()),
             });
+            if kept.fault.status == Some(409) && script.planted == 0 {
+                makes_its_conflict(&mut script);
+            }
             script
         })
         .collect()
+}
+
+/// Puts before the last step of a 409 conflict's script the same request,
+/// sent once more: a creation refused because an earlier one of the run
+/// made the same name conflicts on a fresh server only after a creation of
+/// its own (Prefect's `POST /work_pools/ {"name": "FE5xmh2"}`). On the run's
+/// state both answer 409; on a fresh server the first makes what the last
+/// conflicts with. Shrinking keeps it ([`Script::makes_its_conflict`]).
+fn makes_its_conflict(script: &mut Script) {
+    let Some(last) = script
+        .steps
+        .last()
+        .filter(|s| matches!(s.method.as_str(), "POST" | "PUT"))
+    else {
+        return;
+    };
+    let mut first = last.clone();
+    // The run never sent this one: it saw no status for it.
+    first.status = None;
+    first.captures.clear();
+    let at = script.steps.len() - 1;
+    script.steps.insert(at, first);
 }
 
 /// Tells, of what `script` (built from `exchanges`) names in its paths

@@ -123,6 +123,36 @@ impl Script {
     }
 }
 
+impl Script {
+    /// Whether the step before the last makes what the last one's 409
+    /// conflict needs: the same creation (method and path), sent once
+    /// before, as [`candidates`] puts it for a conflict. Shrinking keeps
+    /// it and its values: without it a fresh server answers the last one
+    /// 2xx, while the run's state, which already holds the name, still
+    /// shows the conflict.
+    pub fn makes_its_conflict(&self) -> bool {
+        let n = self.steps.len();
+        let conflict = self
+            .fault
+            .as_ref()
+            .is_some_and(|f| f.signature.ends_with(":409"));
+        n >= 2 && conflict && {
+            let (a, b) = (&self.steps[n - 2], &self.steps[n - 1]);
+            let path = |s: &Step| s.path.split('?').next().map(str::to_string);
+            matches!(b.method.as_str(), "POST" | "PUT")
+                && a.method == b.method
+                && path(a) == path(b)
+        }
+    }
+
+    /// Whether shrinking must keep step `i`, with its values: one of the
+    /// `planted` first ones, or, for a conflict, the creation just before
+    /// the last ([`Script::makes_its_conflict`]).
+    pub fn kept_by_shrinking(&self, i: usize) -> bool {
+        i < self.planted || (self.makes_its_conflict() && i + 2 == self.steps.len())
+    }
+}
+
 fn push_once(reasons: &mut Vec<String>, reason: String) {
     if !reasons.contains(&reason) {
         reasons.push(reason);

@@ -27,16 +27,29 @@ pub const REPLAY_BUDGET: Duration = Duration::from_secs(30);
 /// and no more than this.
 pub const REPLAY_REQUESTS: u64 = 4_000;
 
-/// Resets the search leaves time for, beyond the phase's share, in a run
-/// with `--reset-command`: every reproducer and the suite are proven after
-/// a reset of their own, and a reset of a real service takes seconds.
-pub const PROOF_RESETS: u32 = 8;
+/// Resets as long as the first the search leaves time for, beyond the
+/// phase's share, in a run with `--reset-command`: every reproducer and
+/// the suite are proven after a reset, a reset of a real service takes
+/// seconds, and the later ones take longer than the first (Jupyter: 3.6 s
+/// before the search, 22 s after it, stopping the kernels the run
+/// started).
+pub const PROOF_RESETS: u32 = 40;
 
 /// The time the search leaves the phase for proofs on a fresh server when
-/// one reset took `took`: [`PROOF_RESETS`] of them, at most a third of the
-/// budget (the search keeps the rest).
+/// the first reset took `took`: [`PROOF_RESETS`] of them, at most a third
+/// of the budget (the search keeps the rest). A reset of milliseconds (the
+/// demo's) takes next to nothing from the search.
 pub fn proof_reserve(budget: Duration, took: Duration) -> Duration {
     (took * PROOF_RESETS).min(budget / 3)
+}
+
+/// The smallest `--budget` (in whole tens of seconds, up to a day) whose
+/// replay phase would have `needed`, when the first reset takes `took`;
+/// `None` when no budget gives that much (the proofs' share is capped).
+pub fn budget_for(needed: Duration, took: Duration) -> Option<Duration> {
+    (1..=8_640u64)
+        .map(|n| Duration::from_secs(n * 10))
+        .find(|&b| allowance(Some(b), None).0 + proof_reserve(b, took) >= needed)
 }
 
 /// The phase's allowance for a run with this budget and request cap.
@@ -94,6 +107,16 @@ pub struct Channel {
     pub reset: Option<Reset>,
     /// Resets done by the phase.
     pub resets: usize,
+    /// How long each reset of the run took, in order (the one before the
+    /// search first): proofs are planned with the slowest.
+    pub reset_times: Vec<Duration>,
+    /// Time the phase's engine runs took, and the requests they sent:
+    /// what a request costs, for planning.
+    busy: (Duration, u64),
+    /// Whether nothing was sent since the last reset: the next proof needs
+    /// none of its own (a reset that took longer than planned leaves its
+    /// fresh server to a proof that still fits).
+    pristine: bool,
     /// Why the last engine run stopped.
     stopped: Option<execution::StopReason>,
 }
@@ -124,6 +147,9 @@ impl Channel {
             trace_error: None,
             reset: None,
             resets: 0,
+            reset_times: Vec::new(),
+            busy: (Duration::ZERO, 0),
+            pristine: false,
             stopped: None,
         })
     }
@@ -154,7 +180,57 @@ impl Channel {
         let took = reset.run().await?;
         self.time = self.time.saturating_sub(took);
         self.resets += 1;
+        self.reset_times.push(took);
+        self.pristine = true;
         Ok(())
+    }
+
+    /// Puts the target in its start state for a proof: a reset, unless
+    /// nothing was sent since the last one.
+    pub async fn fresh(&mut self) -> Result<(), ResetError> {
+        if self.pristine {
+            return Ok(());
+        }
+        self.reset().await
+    }
+
+    /// The slowest reset of the run so far.
+    pub fn slowest_reset(&self) -> Duration {
+        self.reset_times.iter().max().copied().unwrap_or_default()
+    }
+
+    /// The median reset of the run so far.
+    pub fn typical_reset(&self) -> Duration {
+        let mut times = self.reset_times.clone();
+        times.sort();
+        times.get(times.len() / 2).copied().unwrap_or_default()
+    }
+
+    /// What `requests` requests take, as the phase's have so far (a
+    /// twentieth of a second each before any).
+    pub fn cost_of(&self, requests: usize) -> Duration {
+        let (time, sent) = self.busy;
+        let each = if sent == 0 {
+            Duration::from_millis(50)
+        } else {
+            time / u32::try_from(sent).unwrap_or(u32::MAX)
+        };
+        each * u32::try_from(requests).unwrap_or(u32::MAX)
+    }
+
+    /// Whether a reset (as slow as the slowest so far, and a quarter more:
+    /// Jupyter's took 28.4 s, then 29.2 s) and then `requests` requests fit
+    /// in what is left: a proof begun without the time to end it is a
+    /// reset spent for nothing.
+    pub fn affords(&self, requests: usize) -> bool {
+        let reset = if self.pristine {
+            Duration::ZERO
+        } else {
+            self.slowest_reset() * 5 / 4
+        };
+        !self.spent()
+            && self.requests >= requests as u64
+            && self.time >= reset + self.cost_of(requests)
     }
 
     /// Runs `test` alone; the test back with its exchanges, or `None` when
@@ -200,6 +276,10 @@ impl Channel {
         }
         self.time = self.time.saturating_sub(outcome.elapsed);
         self.requests = self.requests.saturating_sub(outcome.requests);
+        self.busy.0 += outcome.elapsed;
+        self.busy.1 += outcome.requests;
+        // A run the time ended before it sent anything left the server fresh.
+        self.pristine &= outcome.requests == 0;
         self.stopped = Some(outcome.stop);
         outcome
     }
@@ -221,12 +301,23 @@ impl Driver for Single {
     }
 }
 
+/// The faults as the run's state confirmed them, in the order given (each
+/// cause's first fault first), with the jobs a proof after resets shrinks
+/// again ([`prove`]).
+pub struct Confirmed {
+    /// What became of each fault.
+    pub outcomes: Vec<Outcome>,
+    /// The unshrunk jobs, when the run has a reset (shrinking is then done
+    /// against resets).
+    pub originals: Vec<Job>,
+}
+
 /// Confirms and shrinks each fault (skipping, in read-only mode, those whose
 /// scripts would change state), within [`REPLAY_BUDGET`]. Faults whose
 /// scripts call one of the `slow` operations come last and are confirmed
 /// but not shrunk, so that waiting on them cannot leave the others
-/// unreplayed. With a reset, each confirmed script is then proven on a
-/// fresh server (`prove`).
+/// unreplayed. With a reset, they are confirmed unshrunk on the run's
+/// state: [`prove`] then proves them on a fresh server.
 pub async fn confirm(
     api: Arc<Api>,
     checker: Checker,
@@ -234,7 +325,7 @@ pub async fn confirm(
     read_only: bool,
     slow: &[String],
     channel: &mut Channel,
-) -> Result<Vec<Outcome>, ResetError> {
+) -> Confirmed {
     let reads = |s: &Script| {
         s.steps
             .iter()
@@ -296,10 +387,10 @@ pub async fn confirm(
             fresh: None,
         });
     }
-    if channel.reset.is_some() {
-        prove(&api, &checker, &mut outcomes, originals, channel).await?;
+    Confirmed {
+        outcomes,
+        originals,
     }
-    Ok(outcomes)
 }
 
 /// Runs `script` once after a reset and says what it did: whether it ran
@@ -312,7 +403,10 @@ async fn fresh_run(
     script: &Script,
     channel: &mut Channel,
 ) -> Result<Option<(Fresh, Option<crate::oracles::FaultCheck>)>, ResetError> {
-    channel.reset().await?;
+    if !channel.affords(script.steps.len()) {
+        return Ok(None);
+    }
+    channel.fresh().await?;
     let location = checker.clone();
     let run = Box::new(ScriptRun::new(
         script.clone(),
@@ -345,25 +439,29 @@ async fn fresh_run(
 /// fault needs on a fresh server (a write answered 500 that kept its record
 /// included) and nothing else. A fault no script of which shows after a
 /// reset keeps the script the run's state confirmed, with what it did on a
-/// fresh server. Shorter scripts go first, so that long ones cannot leave
-/// the others unproven. What each did is its `fresh`.
-async fn prove(
+/// fresh server. Faults go in the order confirmed, which is by value (each
+/// cause's first fault, defects first, before any second one), and a
+/// proof begins only when a reset as slow as the slowest so far and the
+/// script fit in the time left. What each did is its `fresh`.
+pub async fn prove(
     api: &Arc<Api>,
     checker: &Checker,
-    outcomes: &mut [Outcome],
-    originals: Vec<Job>,
+    confirmed: &mut Confirmed,
     channel: &mut Channel,
 ) -> Result<(), ResetError> {
+    let Confirmed {
+        outcomes,
+        originals,
+    } = confirmed;
     let mut order: Vec<usize> = (0..outcomes.len())
         .filter(|&i| outcomes[i].confirmation == Confirmation::Confirmed)
         .collect();
-    order.sort_by_key(|&i| outcomes[i].script.steps.len());
     // Each first run once on a fresh server, then shrunk against resets
     // with the time left: a shrink takes a reset per try, and against a
     // service that resets in seconds the first faults' shrinks left every
     // other fault unproven.
     for &i in &order {
-        if channel.spent() {
+        if !channel.affords(outcomes[i].script.steps.len()) {
             break;
         }
         let o = &mut outcomes[i];
@@ -373,8 +471,34 @@ async fn prove(
         }
         o.requests += before.saturating_sub(channel.requests);
     }
+    // A fault the run's state no longer showed (what its witness names was
+    // renamed or deleted since) may still show on a fresh server, where its
+    // completed witness makes everything again.
+    for (i, o) in outcomes.iter_mut().enumerate() {
+        if o.confirmation != Confirmation::Flaky {
+            continue;
+        }
+        let Some(job) = originals.iter().find(|j| j.signature == o.signature) else {
+            continue;
+        };
+        if !channel.affords(job.script.steps.len()) {
+            break;
+        }
+        let before = channel.requests;
+        let ran = fresh_run(api, checker, &o.signature, &job.script, channel).await?;
+        o.requests += before.saturating_sub(channel.requests);
+        if let Some((Fresh::Shows, check)) = ran {
+            o.confirmation = Confirmation::Confirmed;
+            o.script = job.script.clone();
+            if let (Some(f), Some(check)) = (o.script.fault.as_mut(), check) {
+                f.check = check;
+            }
+            o.fresh = Some(Fresh::Shows);
+            order.push(i);
+        }
+    }
     for i in order {
-        if channel.spent() {
+        if !channel.affords(outcomes[i].script.steps.len()) {
             break;
         }
         let o = &mut outcomes[i];
@@ -384,11 +508,12 @@ async fn prove(
         let mut driver =
             ShrinkDriver::new(api.clone(), checker.clone(), vec![job.clone()]).by_spans();
         let before = channel.requests;
-        while !channel.spent() {
+        let steps = job.script.steps.len();
+        while channel.affords(steps) {
             let Some(test) = driver.next_test() else {
                 break;
             };
-            channel.reset().await?;
+            channel.fresh().await?;
             let Some((test, exchanges)) = channel.run_one(test).await else {
                 break;
             };
@@ -457,31 +582,10 @@ fn script_run(script: &Script, checker: &Checker) -> Box<dyn TestRun> {
     ))
 }
 
-/// Runs each test once, each after a reset, and returns their exchanges
-/// (none for those the allowance left unrun).
-pub async fn record_fresh(
-    tests: Vec<Box<dyn TestRun>>,
-    channel: &mut Channel,
-) -> Result<Vec<Vec<Exchange>>, ResetError> {
-    let mut recorded = Vec::with_capacity(tests.len());
-    for test in tests {
-        if channel.spent() {
-            recorded.push(Vec::new());
-            continue;
-        }
-        channel.reset().await?;
-        let ran = channel.run_one(test).await;
-        recorded.push(ran.map(|(_, e)| e).unwrap_or_default());
-    }
-    Ok(recorded)
-}
-
-/// Runs each script once and keeps those that ran to their end, with the
-/// statuses this run saw: a suite file asserts what its own requests get,
-/// not what the test met amid the search's state. With a reset, each runs
-/// after one, and what a fresh server answered is what it asserts; then
-/// the files kept must also pass one after another after a single reset
-/// (`in_sequence`).
+/// Runs each script once on the run's state and keeps those that ran to
+/// their end, with the statuses this run saw: a suite file asserts what
+/// its own requests get, not what the test met amid the search's state.
+/// (With a reset, [`prove_suite`] runs them on a fresh server instead.)
 pub async fn settle(
     scripts: Vec<SuiteScript>,
     api: &Api,
@@ -489,18 +593,12 @@ pub async fn settle(
     echoes: &Echoes,
     channel: &mut Channel,
     left_out: &mut SuiteLeftOut,
-) -> Result<Vec<SuiteScript>, ResetError> {
-    let fresh = channel.reset.is_some();
+) -> Vec<SuiteScript> {
     let runs = scripts
         .iter()
         .map(|s| script_run(&s.script, checker))
         .collect();
-    let recorded = if fresh {
-        record_fresh(runs, channel).await?
-    } else {
-        record(runs, channel).await
-    };
-    let mut recorded = recorded.into_iter();
+    let mut recorded = record(runs, channel).await.into_iter();
     let mut kept = Vec::new();
     for mut s in scripts {
         let ran = recorded.next().unwrap_or_default();
@@ -520,8 +618,6 @@ pub async fn settle(
         // A step with only literal values whose answer changed since the
         // test was recorded depends on what else happened on the server
         // (an id that another test created meanwhile): not a regression test.
-        // After a reset, what the server answered is what a fresh server
-        // answers: the guesses below about the run's history are moot.
         let unstable = s
             .script
             .steps
@@ -552,115 +648,106 @@ pub async fn settle(
                 } else {
                     None
                 }
-            })
-            .filter(|_| !fresh);
+            });
         if let Some(why) = unstable {
             left_out.leave(s.archived, Why::Unstable, why);
             continue;
         }
         let history = crash_after_plants(&ran, echoes)
-            .or_else(|| crash_reading_all(api, checker, &ran, echoes))
-            .filter(|_| !fresh);
+            .or_else(|| crash_reading_all(api, checker, &ran, echoes));
         if let Some(why) = history {
             left_out.leave(s.archived, Why::History, why);
             continue;
         }
         for (step, ex) in s.script.steps.iter_mut().zip(&ran) {
             step.status = ex.status;
-            // A fresh server's errors: the file asserts the status alone.
-            if fresh && step.graphql_clean && graphql_errors(ex) {
-                step.graphql_clean = false;
-            }
         }
         kept.push(s);
     }
-    if fresh {
-        // Each passes alone after a reset; now one after another after one.
-        kept = in_sequence(kept, checker, channel, left_out).await?;
-    }
-    Ok(kept)
+    kept
 }
 
-/// Rounds of [`in_sequence`], at most: each leaves out the files that
-/// failed after those before them, which changes what the later ones meet.
+/// Rounds of [`prove_suite`], at most: each after one reset, the files
+/// that could not run to their end set aside, until one round runs whole.
 const SEQUENCE_ROUNDS: usize = 3;
 
-/// Whether `ran` is what `script` asserts: every call made, each with its
-/// status, and a GraphQL call that asserts no errors without any.
-fn passes(script: &Script, ran: &[Exchange]) -> Option<String> {
-    if ran.len() != script.steps.len() {
-        return Some(format!(
-            "stopped after {} of {} calls",
-            ran.len(),
-            script.steps.len()
-        ));
-    }
-    let status = |s: Option<u16>| s.map_or("no answer".into(), |s| s.to_string());
-    script
-        .steps
-        .iter()
-        .zip(ran)
-        .enumerate()
-        .find_map(|(i, (step, ex))| {
-            if step.status != ex.status {
-                Some(format!(
-                    "call {} ({}) answered {}, not the {} it answered alone",
-                    i + 1,
-                    step.operation,
-                    status(ex.status),
-                    status(step.status)
-                ))
-            } else if step.graphql_clean && graphql_errors(ex) {
-                Some(format!(
-                    "call {} ({}) answered errors, none alone",
-                    i + 1,
-                    step.operation
-                ))
-            } else {
-                None
-            }
-        })
+/// The regression suite as proven on a fresh server.
+#[derive(Debug, Default)]
+pub struct SuiteProof {
+    /// Files that ran, in order, after one reset, each to its end: they
+    /// assert what that fresh server answered (`tests/`).
+    pub proven: Vec<SuiteScript>,
+    /// Files written without that proof, each with why (`tests/unproven/`).
+    pub unproven: Vec<(SuiteScript, String)>,
+    /// Rounds run (a reset each).
+    pub rounds: usize,
 }
 
-/// Runs the suite's files one after another after a single reset, as
-/// `hurl --test --jobs 1 tests/*.hurl` does, and leaves out each that
-/// fails there (it passes alone on a fresh server, but not after what the
-/// files before it leave), until a round passes whole.
-async fn in_sequence(
-    mut kept: Vec<SuiteScript>,
+/// Proves the suite on a fresh server as hurl runs it (`hurl --test --jobs
+/// 1 tests/*.hurl`, one file after another): one reset, then every file in
+/// order; each file asserts what that fresh server answered it. A file
+/// that cannot run to its end there (an answer lacked a value it needs) is
+/// set aside with its reason, and the files after it, which met what it
+/// left, are proven again in another round without it. What the time left
+/// does not prove (a reset as slow as the slowest so far must fit, and the
+/// run's own files are run only while time is left) is written unproven,
+/// with why, rather than not at all.
+pub async fn prove_suite(
+    scripts: Vec<SuiteScript>,
     checker: &Checker,
     channel: &mut Channel,
     left_out: &mut SuiteLeftOut,
-) -> Result<Vec<SuiteScript>, ResetError> {
-    for round in 0..SEQUENCE_ROUNDS {
-        if kept.is_empty() {
+) -> Result<SuiteProof, ResetError> {
+    let mut proof = SuiteProof::default();
+    let mut pending = scripts;
+    // Files of `pending` from this one on are not proven in its order.
+    let mut unproven_from = 0;
+    let mut why = String::new();
+    while !pending.is_empty() {
+        let first = pending[0].script.steps.len();
+        if proof.rounds == SEQUENCE_ROUNDS {
+            why = format!(
+                "the files before it were set aside in {SEQUENCE_ROUNDS} rounds, each run after one reset: whether it passes after the files kept is unproven"
+            );
             break;
         }
-        if channel.spent() {
-            // Unproven in sequence: left out rather than written untried.
-            for s in kept.drain(..) {
-                left_out.leave(
-                    s.archived,
-                    Why::Unfinished,
-                    "not run in sequence with the other files after a reset: the replay allowance ran out first".into(),
-                );
-            }
+        if !channel.affords(first) {
+            why = format!(
+                "not run on a fresh server: the replay time left ({:.0}s) held no reset ({:.1}s the slowest) and the files before it",
+                channel.time.as_secs_f64(),
+                channel.slowest_reset().as_secs_f64()
+            );
             break;
         }
-        channel.reset().await?;
+        channel.fresh().await?;
+        if channel.time < channel.cost_of(first) {
+            // The reset took longer than the slowest before it: its fresh
+            // server goes to a proof that still fits (a reproducer).
+            why = format!(
+                "not run on a fresh server: the reset before it took {:.1}s, and left no time for the suite",
+                channel
+                    .reset_times
+                    .last()
+                    .copied()
+                    .unwrap_or_default()
+                    .as_secs_f64()
+            );
+            break;
+        }
+        proof.rounds += 1;
         // A test that made the same requests as an earlier one shares its
         // file ([`write_suite`]): it runs once, as hurl will run it.
-        let twin: Vec<Option<usize>> = (0..kept.len())
-            .map(|i| (0..i).find(|&j| kept[j].script.steps == kept[i].script.steps))
+        let twin: Vec<Option<usize>> = (0..pending.len())
+            .map(|i| (0..i).find(|&j| pending[j].script.steps == pending[i].script.steps))
             .collect();
-        let runs = kept
+        let runs = pending
             .iter()
             .zip(&twin)
             .filter(|(_, t)| t.is_none())
             .map(|(s, _)| script_run(&s.script, checker))
             .collect();
         let mut recorded = record(runs, channel).await.into_iter();
-        let mut ran_by: Vec<Vec<Exchange>> = Vec::with_capacity(kept.len());
+        let mut ran_by: Vec<Vec<Exchange>> = Vec::with_capacity(pending.len());
         for t in &twin {
             let ran = match t {
                 Some(j) => ran_by[*j].clone(),
@@ -668,43 +755,75 @@ async fn in_sequence(
             };
             ran_by.push(ran);
         }
-        let before = kept.len();
-        let mut passed = Vec::with_capacity(kept.len());
-        let spent = channel.spent();
-        for (s, ran) in kept.into_iter().zip(ran_by) {
-            match passes(&s.script, &ran) {
-                None => passed.push(s),
-                Some(_) if spent && ran.len() < s.script.steps.len() => left_out.leave(
-                    s.archived,
-                    Why::Unfinished,
-                    "not run whole in sequence with the other files after a reset: the replay allowance ran out first".into(),
-                ),
-                Some(why) => left_out.leave(
-                    s.archived,
-                    Why::Unstable,
-                    format!(
-                        "run after one reset with the suite's files before it, {why}: it depends on what those leave on the server"
-                    ),
-                ),
+        let out_of_time = channel.spent();
+        let mut kept = Vec::with_capacity(pending.len());
+        let mut set_aside = None;
+        let mut unrun = None;
+        for (mut s, ran) in pending.into_iter().zip(ran_by) {
+            let whole = ran.len() == s.script.steps.len();
+            if !whole && out_of_time {
+                // Cut off by the time, not by the server: unproven.
+                unrun.get_or_insert(kept.len());
+                why = format!(
+                    "not run to its end on a fresh server: the replay time ran out during the suite's run after a reset ({:.1}s the slowest reset)",
+                    channel.slowest_reset().as_secs_f64()
+                );
+                kept.push(s);
+                continue;
             }
-        }
-        kept = passed;
-        if kept.len() == before {
-            break;
-        }
-        if round + 1 == SEQUENCE_ROUNDS {
-            // The last round left some out: what the others met changed
-            // once more, unproven; they go too rather than fail in hurl.
-            for s in kept.drain(..) {
+            if !whole {
                 left_out.leave(
                     s.archived,
-                    Why::Unstable,
-                    format!("the suite did not settle in {SEQUENCE_ROUNDS} rounds run after one reset each: whether it passes after the others is unproven"),
+                    Why::Unfinished,
+                    format!(
+                        "run after one reset with the suite's files before it, it stopped after {} of {} calls (an answer lacked a value a later call needs)",
+                        ran.len(),
+                        s.script.steps.len()
+                    ),
                 );
+                set_aside.get_or_insert(kept.len());
+                continue;
+            }
+            if unrun.is_none() {
+                for (step, ex) in s.script.steps.iter_mut().zip(&ran) {
+                    step.status = ex.status;
+                    // A fresh server's errors: the file asserts the status alone.
+                    if step.graphql_clean && graphql_errors(ex) {
+                        step.graphql_clean = false;
+                    }
+                }
+            }
+            kept.push(s);
+        }
+        pending = kept;
+        match (set_aside, unrun) {
+            (None, None) => {
+                unproven_from = pending.len();
+                break;
+            }
+            (Some(at), Some(cut)) => {
+                // Those after a file set aside met what it left; those the
+                // time cut off never ran: another round is not affordable.
+                unproven_from = at.min(cut);
+                if at < cut {
+                    why = "run after one reset, but after a file that was then set aside: the suite without it was not run again (the replay time ran out)".to_string();
+                }
+                break;
+            }
+            (None, Some(cut)) => {
+                unproven_from = cut;
+                break;
+            }
+            (Some(at), None) => {
+                unproven_from = at;
+                why = "run after one reset, but after a file that was then set aside: the suite without it was not run again".to_string();
             }
         }
     }
-    Ok(kept)
+    let unproven = pending.split_off(unproven_from.min(pending.len()));
+    proof.proven = pending;
+    proof.unproven = unproven.into_iter().map(|s| (s, why.clone())).collect();
+    Ok(proof)
 }
 
 /// Why a recorded suite test asserts the run's history: a call crashed
@@ -773,6 +892,9 @@ pub enum Fate {
     /// It is in this Hurl file (relative to the output folder), alone or
     /// with tests that made the same requests.
     Written(String),
+    /// It is in this Hurl file, under `tests/unproven/`: no run on a fresh
+    /// server proved it, for this reason.
+    Unproven(String, String),
     /// It was left out, for this reason.
     LeftOut(String),
 }
@@ -1018,13 +1140,50 @@ pub fn write_suite(
     credentials: &hurl::Credentials,
     secrets: &Secrets,
 ) -> Result<Written, WriteError> {
+    let scripts = scripts.into_iter().map(|s| (s, None)).collect();
+    write_suite_in(dir, "tests", scripts, credentials, secrets)
+}
+
+/// Writes files that no run on a fresh server proved under
+/// `tests/unproven/`, apart from the suite `hurl --test tests/*.hurl`
+/// runs: each says in its header why it is unproven.
+pub fn write_unproven(
+    dir: &OutDir,
+    scripts: Vec<(SuiteScript, String)>,
+    credentials: &hurl::Credentials,
+    secrets: &Secrets,
+) -> Result<Written, WriteError> {
+    if scripts.is_empty() {
+        return Ok(Written::default());
+    }
+    let scripts = scripts.into_iter().map(|(s, why)| (s, Some(why))).collect();
+    write_suite_in(dir, UNPROVEN, scripts, credentials, secrets)
+}
+
+/// Where the suite's files that no run on a fresh server proved go.
+pub const UNPROVEN: &str = "tests/unproven";
+
+fn write_suite_in(
+    dir: &OutDir,
+    folder: &str,
+    scripts: Vec<(SuiteScript, Option<String>)>,
+    credentials: &hurl::Credentials,
+    secrets: &Secrets,
+) -> Result<Written, WriteError> {
     // The folder, even for an empty suite: `hurl --test tests/*.hurl` finds it.
-    dir.folder("tests")
-        .map_err(|e| WriteError::new("create", &dir.path("tests"), e))?;
+    dir.folder(folder)
+        .map_err(|e| WriteError::new("create", &dir.path(folder), e))?;
+    // Numbered wide enough that `tests/*.hurl` lists them in the order
+    // they run (`1000-…` sorts before `101-…`).
+    let width = if scripts.len() > 999 { 4 } else { 3 };
     let mut seen: std::collections::HashMap<String, String> = std::collections::HashMap::new();
     let mut written = Written::default();
-    for s in scripts {
-        let text = hurl::render_redacted(&s.script, &s.title, credentials, secrets);
+    for (s, unproven) in scripts {
+        let title = match &unproven {
+            Some(why) => format!("{}\nUnproven: {why}", s.title),
+            None => s.title.clone(),
+        };
+        let text = hurl::render_redacted(&s.script, &title, credentials, secrets);
         let body: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
         if s.script.steps.is_empty() {
             continue;
@@ -1041,13 +1200,16 @@ pub fn write_suite(
             .map(|s| s.operation.clone())
             .unwrap_or_default();
         let stem = dir.free_stem(
-            "tests",
-            &format!("{:03}-{}", seen.len() + 1, slug(&op)),
+            folder,
+            &format!("{:0width$}-{}", seen.len() + 1, slug(&op)),
             &["hurl"],
         );
-        let file = format!("tests/{stem}.hurl");
-        dir.write(&file, secrets.redact(&text).as_bytes())
-            .map_err(|e| WriteError::new("write", &dir.path(&file), e))?;
+        let file = format!("{folder}/{stem}.hurl");
+        dir.write(
+            &file,
+            redact_keeping(&text, secrets, credentials).as_bytes(),
+        )
+        .map_err(|e| WriteError::new("write", &dir.path(&file), e))?;
         seen.insert(body, file.clone());
         written.files += 1;
         written.tests.push((s.archived, file));
@@ -1055,9 +1217,51 @@ pub fn write_suite(
     Ok(written)
 }
 
+/// `text` with every secret redacted but in the names of the variables
+/// that carry `credentials`: those are the file's own (`{{cartograph_authorization}}`),
+/// and a secret that is a plain word (Jupyter's token `cartograph`) made
+/// them `{{[REDACTED]_authorization}}`, which Hurl cannot parse.
+fn redact_keeping(text: &str, secrets: &Secrets, credentials: &hurl::Credentials) -> String {
+    let names: Vec<String> = credentials
+        .variables()
+        .into_iter()
+        .map(|(v, _)| v)
+        .collect();
+    // Longest first, so that no name is replaced inside a longer one.
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(names[i].len()));
+    let mark = |i: usize| format!("\u{1}{}\u{2}", "\u{3}".repeat(i + 1));
+    let mut kept = text.to_string();
+    for &i in &order {
+        kept = kept.replace(&names[i], &mark(i));
+    }
+    let mut out = secrets.redact(&kept).into_owned();
+    for &i in &order {
+        out = out.replace(&mark(i), &names[i]);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::slug;
+
+    #[test]
+    fn a_secret_that_is_a_word_of_a_variable_name_leaves_the_name_whole() {
+        let secrets = crate::execution::secrets::Secrets::default();
+        secrets.add_header("Authorization", "token cartograph");
+        let credentials = super::hurl::Credentials::new(&["Authorization".to_string()], &[], &[]);
+        let (var, _) = credentials.variables().remove(0);
+        assert!(var.contains("cartograph"), "{var}");
+        let text = format!(
+            "# --secret '{var}=…'\nAuthorization: {{{{{var}}}}}\n{{\"note\":\"cartograph\"}}\n"
+        );
+        let out = super::redact_keeping(&text, &secrets, &credentials);
+        assert!(out.contains(&format!("{{{{{var}}}}}")), "{out}");
+        assert!(out.contains(&format!("--secret '{var}=…'")), "{out}");
+        // The secret itself, elsewhere, is still redacted.
+        assert!(!out.contains("\"cartograph\""), "{out}");
+    }
 
     #[test]
     fn file_names_are_bounded_slugs() {

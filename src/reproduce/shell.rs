@@ -483,6 +483,12 @@ pub fn render(script: &Script) -> String {
             "# {steps} what the fault needs: inputs the description forbids that the server\n# accepted earlier in the run, before the fault first showed.\n"
         ));
     }
+    if script.makes_its_conflict() {
+        out.push_str(&format!(
+            "# Step {} makes what the last one's conflict needs: the same creation, sent\n# once before (on a fresh server it succeeds, and the last one conflicts).\n",
+            script.steps.len() - 1
+        ));
+    }
     match script.fresh {
         Some(crate::oracles::Fresh::Shows) => out.push_str(
             "# Fresh: shows. Run after the reset (--reset-command) before it was written,\n# it showed its fault.\n",

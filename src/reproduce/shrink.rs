@@ -164,7 +164,7 @@ fn apply(script: &Script, cut: &Cut) -> Option<Script> {
     match cut {
         Cut::Span(start, len) => {
             for i in (*start..start + len).rev() {
-                if i + 1 >= s.steps.len() || i < s.planted || feeds(&s, i) {
+                if i + 1 >= s.steps.len() || s.kept_by_shrinking(i) || feeds(&s, i) {
                     return None;
                 }
                 s.steps.remove(i);
@@ -174,7 +174,7 @@ fn apply(script: &Script, cut: &Cut) -> Option<Script> {
             // The planting steps stay: the fault began after them, and once
             // replayed they are on the server, so every later replay would
             // show it whether the script still planted or not.
-            if *i + 1 >= s.steps.len() || *i < s.planted || feeds(&s, *i) {
+            if *i + 1 >= s.steps.len() || s.kept_by_shrinking(*i) || feeds(&s, *i) {
                 return None;
             }
             s.steps.remove(*i);
@@ -211,7 +211,7 @@ fn apply(script: &Script, cut: &Cut) -> Option<Script> {
 fn value_cuts(script: &Script, graphql: bool) -> Vec<Cut> {
     let mut cuts = Vec::new();
     for (i, step) in script.steps.iter().enumerate().rev() {
-        if i < script.planted {
+        if script.kept_by_shrinking(i) {
             continue;
         }
         let breached = step.breach.as_ref().map(|b| b.input.as_str());
@@ -665,5 +665,38 @@ mod tests {
         let kept = apply(&s, &Cut::Step(1)).unwrap();
         assert_eq!(kept.planted, 1);
         assert_eq!(kept.steps.len(), 2);
+    }
+
+    /// A 409 conflict's script makes what it conflicts with: the same
+    /// creation just before the last step. On the run's state both answer
+    /// 409, so shrinking there would cut it, and on a fresh server the
+    /// last one would then be created.
+    #[test]
+    fn the_creation_a_conflict_needs_is_never_cut() {
+        let pool = r#"{"name":"FE5xmh2","description":null}"#;
+        let mut s = script(vec![
+            step("/block_schemas/filter", "{}", None),
+            step("/work_pools/", pool, None),
+            step("/work_pools/", pool, None),
+        ]);
+        s.fault = Some(crate::reproduce::ScriptFault {
+            code: "undocumented_status".into(),
+            signature: "undocumented_status:create_work_pool:409".into(),
+            message: "status 409 is not documented".into(),
+            check: crate::oracles::FaultCheck::Status { status: 409 },
+        });
+        assert!(s.makes_its_conflict());
+        assert!(apply(&s, &Cut::Step(1)).is_none());
+        assert!(apply(&s, &Cut::Span(0, 2)).is_none());
+        assert!(apply(&s, &Cut::Step(0)).is_some());
+        let cuts = value_cuts(&s, false);
+        assert!(
+            cuts.iter().all(|c| !matches!(c, Cut::Field(1, _))),
+            "{cuts:?}"
+        );
+        // Another fault of the same steps keeps no such step.
+        s.fault.as_mut().unwrap().signature = "server_error:create_work_pool:500".into();
+        assert!(!s.makes_its_conflict());
+        assert!(apply(&s, &Cut::Step(1)).is_some());
     }
 }

@@ -50,8 +50,14 @@ pub enum Suite {
 /// What became of the archive's tests.
 #[derive(Debug, Clone, Default)]
 pub struct SuiteOutcome {
-    /// Hurl files written.
+    /// Hurl files written in `tests/` (with a reset: proven on a fresh
+    /// server, one after another after one reset).
     pub files: usize,
+    /// Hurl files written in `tests/unproven/`: no run on a fresh server
+    /// proved them.
+    pub unproven: usize,
+    /// The resets of a run with `--reset-command`.
+    pub resets: Option<Resets>,
     /// Per archived test, in the archive's order: its file, or why it was
     /// left out.
     pub fates: Vec<Fate>,
@@ -68,7 +74,11 @@ pub struct Files<'a> {
 
 /// Confirms, shrinks and writes the faults' reproducers (recorded on
 /// `report`'s faults), then writes the regression suite: `suite`'s tests
-/// recorded again, or as they were.
+/// recorded again, or as they were. With a reset, everything that needs
+/// the run's state comes first (the faults confirmed, the suite's tests
+/// recorded), then the proofs after resets, by value: the suite (one
+/// reset proves every file), each fault once (each cause's first fault
+/// first), then shrinking against resets with the time left.
 pub async fn replay(
     mut replays: Replays,
     suite: Suite,
@@ -80,6 +90,7 @@ pub async fn replay(
 ) -> anyhow::Result<SuiteOutcome> {
     let mut channel = link.channel(options, out, secrets, left)?;
     let allowance = channel.requests;
+    let granted = channel.time;
     if !replays.faults.is_empty() {
         eprintln!(
             "cartograph: replaying {} fault(s) to confirm and shrink them, then the final suite (at most {:.0}s and {} requests; --no-replay skips this)",
@@ -88,10 +99,34 @@ pub async fn replay(
             channel.requests
         );
     }
+    let fresh = channel.reset.is_some();
+    let mut proof = None;
     let (scripts, mut left_out) = match suite {
         Suite::Recorded(scripts) => {
-            confirm_faults(&mut replays, report, &mut channel, out, options, secrets).await?;
-            (scripts, SuiteLeftOut::default())
+            let mut confirmed = confirm_faults(&mut replays, &mut channel, options).await;
+            let mut left_out = SuiteLeftOut::default();
+            let scripts = if fresh {
+                let proven = reproduce::phase::prove_suite(
+                    scripts,
+                    &replays.checker,
+                    &mut channel,
+                    &mut left_out,
+                )
+                .await?;
+                let scripts = proven.proven.clone();
+                proof = Some(proven);
+                scripts
+            } else {
+                scripts
+            };
+            prove_faults(&replays, &mut confirmed, &mut channel).await?;
+            reproduce::phase::attach_reproducers(
+                &mut report.faults,
+                out,
+                &confirmed.outcomes,
+                secrets,
+            )?;
+            (scripts, left_out)
         }
         Suite::Rerun(runs) => {
             // Half of the allowance is kept for the suite, so that shrinking
@@ -99,17 +134,73 @@ pub async fn replay(
             let (suite_time, suite_requests) = (channel.time / 2, channel.requests / 2);
             channel.time -= suite_time;
             channel.requests -= suite_requests;
-            confirm_faults(&mut replays, report, &mut channel, out, options, secrets).await?;
+            let mut confirmed = confirm_faults(&mut replays, &mut channel, options).await;
             channel.grant(suite_time, suite_requests);
-            rerun(replays, runs, &mut channel, link).await?
+            if fresh {
+                // The run's state goes with the first reset: the suite's
+                // tests are recorded on it before.
+                let (scripts, mut left_out) =
+                    suite_scripts(&mut replays, runs, &mut channel, link).await;
+                let proven = reproduce::phase::prove_suite(
+                    scripts,
+                    &replays.checker,
+                    &mut channel,
+                    &mut left_out,
+                )
+                .await?;
+                prove_faults(&replays, &mut confirmed, &mut channel).await?;
+                reproduce::phase::attach_reproducers(
+                    &mut report.faults,
+                    out,
+                    &confirmed.outcomes,
+                    secrets,
+                )?;
+                let scripts = proven.proven.clone();
+                proof = Some(proven);
+                (scripts, left_out)
+            } else {
+                reproduce::phase::attach_reproducers(
+                    &mut report.faults,
+                    out,
+                    &confirmed.outcomes,
+                    secrets,
+                )?;
+                let (scripts, mut left_out) =
+                    suite_scripts(&mut replays, runs, &mut channel, link).await;
+                let Replays {
+                    api,
+                    checker,
+                    echoes,
+                    ..
+                } = &replays;
+                let scripts = reproduce::phase::settle(
+                    scripts,
+                    api,
+                    checker,
+                    echoes,
+                    &mut channel,
+                    &mut left_out,
+                )
+                .await;
+                (scripts, left_out)
+            }
         }
     };
     if let Some(search) = report.search.as_mut() {
         let sent = allowance.saturating_sub(channel.requests);
         search.phases.insert("replay".into(), sent);
     }
-    let written = reproduce::phase::write_suite(out, scripts, &link.suite_credentials(), secrets)?;
-    close(channel)?;
+    let credentials = link.suite_credentials();
+    let written = reproduce::phase::write_suite(out, scripts, &credentials, secrets)?;
+    let unproven_scripts = proof
+        .as_mut()
+        .map(|p| std::mem::take(&mut p.unproven))
+        .unwrap_or_default();
+    let whys: std::collections::HashMap<usize, String> = unproven_scripts
+        .iter()
+        .map(|(s, why)| (s.archived, why.clone()))
+        .collect();
+    let unproven = reproduce::phase::write_unproven(out, unproven_scripts, &credentials, secrets)?;
     let mut fates = vec![Fate::LeftOut(String::new()); left_out.archived];
     for (k, why) in std::mem::take(&mut left_out.reasons) {
         if let Some(f) = fates.get_mut(k) {
@@ -121,29 +212,96 @@ pub async fn replay(
             *f = Fate::Written(file);
         }
     }
+    for (k, file) in unproven.tests {
+        if let Some(f) = fates.get_mut(k) {
+            *f = Fate::Unproven(file, whys.get(&k).cloned().unwrap_or_default());
+        }
+    }
+    let resets = fresh.then(|| Resets {
+        times: channel.reset_times.clone(),
+        typical: channel.typical_reset(),
+        slowest: channel.slowest_reset(),
+        budget: needed_budget(report, &channel, granted, unproven.files, link, options),
+    });
+    close(channel)?;
     let outcome = SuiteOutcome {
         files: written.files,
+        unproven: unproven.files,
         fates,
+        resets,
     };
     say_confirmed(report, &outcome, &left_out, link, options);
     Ok(outcome)
 }
 
-/// Runs the archive's tests again through `channel` and records them as
-/// the suite's scripts, with why the others were left out.
-async fn rerun(
-    replays: Replays,
+/// Resets made in a run with `--reset-command`, for its summary.
+#[derive(Debug, Clone, Default)]
+pub struct Resets {
+    /// Each reset's time, in order (the one before the search first).
+    pub times: Vec<Duration>,
+    /// Their median.
+    pub typical: Duration,
+    /// The slowest.
+    pub slowest: Duration,
+    /// The `--budget` that would have proven every reproducer and suite
+    /// file (`Some(None)`: none would; `None`: all were proven).
+    pub budget: Option<Option<Duration>>,
+}
+
+/// The `--budget` under which the replays would have had the time to
+/// prove what this run left unproven: every confirmed fault once and the
+/// suite in one round, each after a reset as slow as the slowest seen
+/// (`None` when nothing was left; `Some(None)` when no budget gives the
+/// proofs that much).
+fn needed_budget(
+    report: &Report,
+    channel: &Channel,
+    granted: Duration,
+    unproven_files: usize,
+    link: &Link,
+    options: &RunOptions,
+) -> Option<Option<Duration>> {
+    let unproven: Vec<usize> = report
+        .faults
+        .iter()
+        .filter_map(|f| f.reproducer.as_ref())
+        .filter(|r| r.fresh.is_none())
+        .map(|r| r.steps.len())
+        .collect();
+    if unproven.is_empty() && unproven_files == 0 {
+        return None;
+    }
+    let slowest = channel.slowest_reset();
+    let mut owed = unproven
+        .iter()
+        .map(|&steps| slowest + channel.cost_of(steps))
+        .sum::<Duration>();
+    if unproven_files > 0 {
+        // One more round of the whole suite (about two calls a file).
+        owed += slowest + channel.cost_of(unproven_files * 2);
+    }
+    let needed = granted.saturating_sub(channel.time) + owed;
+    let first = link.first_reset.unwrap_or(slowest);
+    let budget = reproduce::phase::budget_for(needed, first);
+    // A budget no longer than this run's proves no more.
+    Some(budget.map(|b| {
+        options
+            .budget
+            .map_or(b, |given| b.max(given + Duration::from_secs(10)))
+    }))
+}
+
+/// The suite's scripts: the archive's tests run again through `channel`
+/// (on the run's state, where what they name exists) and completed with
+/// what made what they use, with why the others were left out.
+async fn suite_scripts(
+    replays: &mut Replays,
     runs: Vec<(Box<dyn TestRun>, String)>,
     channel: &mut Channel,
     link: &Link,
-) -> anyhow::Result<(Vec<SuiteScript>, SuiteLeftOut)> {
-    let Replays {
-        api,
-        checker,
-        mut ledger,
-        echoes,
-        ..
-    } = replays;
+) -> (Vec<SuiteScript>, SuiteLeftOut) {
+    let mut ledger = std::mem::take(&mut replays.ledger);
+    let Replays { api, checker, .. } = replays;
     // What the replays created and changed, after the search's own history.
     for (i, mut e) in std::mem::take(&mut channel.seen).into_iter().enumerate() {
         e.seq = u64::MAX / 4 + i as u64;
@@ -154,24 +312,21 @@ async fn rerun(
         ..SuiteLeftOut::default()
     };
     let (runs, titles): (Vec<_>, Vec<_>) = runs.into_iter().unzip();
-    // On the run's state, where what they name exists: completed with
-    // what made it, each then proves itself after a reset (`settle`).
     let recorded = reproduce::phase::record(runs, channel).await;
     let scripts = reproduce::suite::scripts(
-        &api,
+        api,
         link.config.target.as_str(),
         recorded,
         titles,
         &mut ledger,
-        &checker,
+        checker,
         &mut left_out,
     );
-    let scripts =
-        reproduce::phase::settle(scripts, &api, &checker, &echoes, channel, &mut left_out).await?;
-    Ok((scripts, left_out))
+    (scripts, left_out)
 }
 
-/// The line on what the replays confirmed and the suite they wrote.
+/// The line on what the replays confirmed and the suite they wrote; with
+/// a reset, a second one on the resets and the budget proofs need.
 fn say_confirmed(
     report: &Report,
     outcome: &SuiteOutcome,
@@ -185,14 +340,37 @@ fn say_confirmed(
         .iter()
         .filter(|f| f.confirmation == Confirmation::Confirmed)
         .count();
-    let suite = if n == 0 {
-        format!("no regression test: {}", left_out.explain())
+    let dir = options.out.join("tests").display().to_string();
+    let fresh = outcome.resets.is_some();
+    let unproven = if outcome.unproven > 0 {
+        format!(
+            "; {} unproven on a fresh server, in {} (suite.json says why)",
+            outcome.unproven,
+            crate::model::text::one_line(
+                &options
+                    .out
+                    .join(reproduce::phase::UNPROVEN)
+                    .display()
+                    .to_string()
+            )
+        )
     } else {
-        let dir = options.out.join("tests").display().to_string();
+        String::new()
+    };
+    let suite = if n == 0 && outcome.unproven == 0 {
+        format!("no regression test: {}", left_out.explain())
+    } else if n == 0 {
+        format!("no regression test proven on a fresh server{unproven}")
+    } else {
         // Each credential the files take is a `--secret` (suite.json says
         // what to give each).
         format!(
-            "regression suite: {n} Hurl file(s) in {} ({} {}/*.hurl)",
+            "regression suite: {n} Hurl file(s){} in {} ({} {}/*.hurl){unproven}",
+            if fresh {
+                " proven on a fresh server (one reset, then every file in order)"
+            } else {
+                ""
+            },
             crate::model::text::one_line(&dir),
             link.suite_command(),
             crate::model::text::shell_arg(&dir)
@@ -206,8 +384,13 @@ fn say_confirmed(
                 .filter(|f| f.reproducer.as_ref().and_then(|r| r.fresh) == Some(fresh))
                 .count()
         };
+        let unrun = report
+            .faults
+            .iter()
+            .filter(|f| f.reproducer.as_ref().is_some_and(|r| r.fresh.is_none()))
+            .count();
         format!(
-            " ({} proven on a fresh server after the reset: {} did not show there, {} could not run there)",
+            " ({} proven on a fresh server after a reset: {} did not show there, {} could not run there, {unrun} not run there for lack of time)",
             with(crate::oracles::Fresh::Shows),
             with(crate::oracles::Fresh::DoesNotShow),
             with(crate::oracles::Fresh::CannotRun)
@@ -220,20 +403,42 @@ fn say_confirmed(
         report.faults.len(),
         options.out.join("reproducers").display(),
     );
+    if let Some(r) = &outcome.resets {
+        eprintln!("cartograph: {}", resets_line(r));
+    }
 }
 
-/// Confirms and shrinks each fault through `channel` and writes the
-/// reproducers, recording on `report`'s faults what each replay showed;
-/// faults calling a `slow` operation come last, unshrunk.
+/// What the resets cost, and what budget would have proven everything.
+pub fn resets_line(r: &Resets) -> String {
+    let budget = match r.budget {
+        None => "every reproducer and suite file was run on a fresh server".to_string(),
+        Some(Some(b)) => format!(
+            "--budget {}s would have run every reproducer and the whole suite on a fresh server",
+            b.as_secs()
+        ),
+        Some(None) => format!(
+            "no --budget gives the proofs the time to run every reproducer on a fresh server (they get at most {} times the first reset, and a third of the budget): --include fewer operations, or a faster --reset-command",
+            reproduce::phase::PROOF_RESETS
+        ),
+    };
+    format!(
+        "{} reset(s) of the target ({} during the replays), typical {:.1}s, slowest {:.1}s; {budget}",
+        r.times.len(),
+        r.times.len().saturating_sub(1),
+        r.typical.as_secs_f64(),
+        r.slowest.as_secs_f64(),
+    )
+}
+
+/// Confirms and shrinks each fault through `channel` (unshrunk on the
+/// run's state, with a reset: [`prove_faults`] shrinks them against
+/// resets); faults calling a `slow` operation come last, unshrunk.
 async fn confirm_faults(
     replays: &mut Replays,
-    report: &mut Report,
     channel: &mut Channel,
-    out: &OutDir,
     options: &RunOptions,
-    secrets: &Secrets,
-) -> anyhow::Result<()> {
-    let outcomes = reproduce::phase::confirm(
+) -> reproduce::phase::Confirmed {
+    reproduce::phase::confirm(
         replays.api.clone(),
         replays.checker.clone(),
         std::mem::take(&mut replays.faults),
@@ -241,8 +446,19 @@ async fn confirm_faults(
         &replays.slow,
         channel,
     )
-    .await?;
-    reproduce::phase::attach_reproducers(&mut report.faults, out, &outcomes, secrets)?;
+    .await
+}
+
+/// With a reset, runs each confirmed fault on a fresh server and shrinks
+/// it against resets, as the time left allows ([`reproduce::phase::prove`]).
+async fn prove_faults(
+    replays: &Replays,
+    confirmed: &mut reproduce::phase::Confirmed,
+    channel: &mut Channel,
+) -> anyhow::Result<()> {
+    if channel.reset.is_some() {
+        reproduce::phase::prove(&replays.api, &replays.checker, confirmed, channel).await?;
+    }
     Ok(())
 }
 

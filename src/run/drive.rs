@@ -62,6 +62,7 @@ pub async fn drive<S: Source>(
         // own, which the replays' share alone could not pay for on a real
         // service (a 90 s run against one resetting in 3-10 s proved none).
         let took = began.elapsed();
+        link.first_reset = Some(took);
         if let (Some(budget), false) = (options.budget, options.no_replay) {
             link.proofs = crate::reproduce::phase::proof_reserve(budget, took);
             link.config.budget = link
@@ -196,7 +197,7 @@ pub async fn drive<S: Source>(
         .map_err(|e| RuntimeFailure::error("the replays could not go on", format!("{e:#}")))?;
         events.phase_finished(Phase::Replay, phase);
         if let Some(doc) = &mut suite_doc {
-            annotate_suite(doc, &done.fates);
+            annotate_suite(doc, &done);
             how_to_run(doc, &link);
             write_suite_document(&out, doc, &secrets)?;
         }
@@ -440,7 +441,20 @@ fn how_to_run(doc: &mut serde_json::Value, link: &Link) {
 
 /// Records on each test of `suite.json` its Hurl file (`hurl`) or why it
 /// was left out of the regression suite (`left_out`).
-fn annotate_suite(doc: &mut serde_json::Value, fates: &[crate::reproduce::phase::Fate]) {
+fn annotate_suite(doc: &mut serde_json::Value, done: &confirm::SuiteOutcome) {
+    if let (Some(r), Some(doc)) = (&done.resets, doc.as_object_mut()) {
+        doc.insert(
+            "fresh".into(),
+            serde_json::json!({
+                "proven_files": done.files,
+                "unproven_files": done.unproven,
+                "resets_s": r.times.iter().map(|t| (t.as_secs_f64() * 10.0).round() / 10.0).collect::<Vec<_>>(),
+                "summary": confirm::resets_line(r),
+            }),
+        );
+    }
+    let fresh = done.resets.is_some();
+    let fates = &done.fates;
     let Some(tests) = doc.get_mut("tests").and_then(|t| t.as_array_mut()) else {
         return;
     };
@@ -450,6 +464,14 @@ fn annotate_suite(doc: &mut serde_json::Value, fates: &[crate::reproduce::phase:
         };
         match fate {
             crate::reproduce::phase::Fate::Written(file) => {
+                if fresh {
+                    test.insert("proven".into(), true.into());
+                }
+                test.insert("hurl".into(), file.clone().into())
+            }
+            crate::reproduce::phase::Fate::Unproven(file, why) => {
+                test.insert("proven".into(), false.into());
+                test.insert("unproven".into(), why.clone().into());
                 test.insert("hurl".into(), file.clone().into())
             }
             crate::reproduce::phase::Fate::LeftOut(why) => {

@@ -24,6 +24,8 @@ pub struct Link {
     /// Time the search left the replays beyond their share, for proofs
     /// after resets ([`proof_reserve`](crate::reproduce::phase::proof_reserve)).
     pub proofs: std::time::Duration,
+    /// How long the reset before the search took, with `--reset-command`.
+    pub first_reset: Option<Duration>,
 }
 
 impl Link {
@@ -48,6 +50,7 @@ impl Link {
             transport,
             credentials,
             proofs: std::time::Duration::ZERO,
+            first_reset: None,
         })
     }
 
@@ -114,6 +117,7 @@ impl Link {
             (time, requests),
         )?;
         channel.reset = options.reset.clone();
+        channel.reset_times.extend(self.first_reset);
         Ok(channel)
     }
 }

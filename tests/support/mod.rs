@@ -22,6 +22,7 @@ pub mod misbehaving;
 pub mod named;
 pub mod notes;
 pub mod recording;
+pub mod renames;
 pub mod security;
 pub mod slow_edges;
 pub mod stateful;

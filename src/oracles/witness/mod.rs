@@ -81,6 +81,60 @@ fn decoded(path: &str) -> String {
         .into_owned()
 }
 
+/// Where a successful change that created nothing moved its resource to,
+/// as (id, resource path): a rename answered with a `Location` elsewhere
+/// than its own path (and not below it), or one whose identifying field
+/// (`path`, `name`, `key`…) the answer echoes with a value its path does
+/// not name, under the same collection (`PATCH /contents/a {"path": "b"}`
+/// answering `{"path": "b"}` moved `a` to `/contents/b`). An update that
+/// answers with its own id (`PATCH /users/5 {"name": "Bob"}` answering
+/// `{"id": 5, …}`) moved nothing.
+fn moved_to(ex: &Exchange, path: &str) -> Option<(String, String)> {
+    if !matches!(ex.request.method.as_str(), "PATCH" | "PUT" | "POST") {
+        return None;
+    }
+    let here = decoded(path);
+    if let Some(l) = ex.header("location") {
+        let to = location_path(l);
+        let at = decoded(&to);
+        if at == here || at.starts_with(&format!("{here}/")) {
+            return None;
+        }
+        let id = at.rsplit('/').next().filter(|id| !id.is_empty())?;
+        return Some((id.to_string(), to));
+    }
+    let parent = path.trim_end_matches('/').rsplit_once('/')?.0;
+    let last = here.rsplit('/').next().unwrap_or("");
+    let answer = ex.json().filter(|a| a.is_object())?;
+    let sent = ex
+        .request
+        .body
+        .as_deref()
+        .filter(|b| b.trim_start().starts_with('{'))
+        .and_then(|b| serde_json::from_str::<Value>(b).ok())?;
+    // An answer that names its resource by the id its path gave is an update.
+    if crate::execution::wire::body_id(answer)
+        .and_then(text)
+        .is_some_and(|id| id == last)
+    {
+        return None;
+    }
+    let fields = sent.as_object()?;
+    fields.iter().find_map(|(k, v)| {
+        let identifying = k == "path"
+            || names::words(k)
+                .last()
+                .is_some_and(|w| names::is_identifying(w));
+        let value = v.as_str().filter(|s| !s.is_empty() && identifying)?;
+        let echoed = answer.get(k).and_then(Value::as_str) == Some(value);
+        let named = here.split('/').any(|seg| seg == value) || here.ends_with(&format!("/{value}"));
+        (echoed && !named).then(|| {
+            let segment = crate::execution::wire::encode_segment(&Value::String(value.into()));
+            (value.to_string(), format!("{parent}/{segment}"))
+        })
+    })
+}
+
 /// The path of a `Location` (absolute or relative), without query.
 fn location_path(location: &str) -> String {
     let path = if location.starts_with("http://") || location.starts_with("https://") {
@@ -297,6 +351,23 @@ impl Ledger {
                 self.count(&place);
             }
             self.resource(id, at).creator = Some(shared());
+        }
+        if created.is_empty()
+            && let Some((id, at)) = moved_to(ex, path)
+        {
+            // A rename made the resource at its new place: a later request
+            // that names it there needs this one, and a fresh server has
+            // nothing there (Jupyter's `PATCH /api/contents/p {"path":
+            // "IhoLE9Ek1"}`, then `GET /api/contents/IhoLE9Ek1`).
+            let place = decoded(&at);
+            if !self.seed.contains(&place) {
+                if self.made.len() >= MADE {
+                    self.made.shift_remove_index(0);
+                }
+                self.made.insert(place);
+            }
+            self.resource(id, at).creator = Some(shared());
+            return;
         }
         for (value, hint) in acted_on(ex, !created.is_empty()) {
             let made = if hint.starts_with('/') {

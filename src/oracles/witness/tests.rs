@@ -145,6 +145,57 @@ fn a_name_the_client_chose_is_the_identity_of_what_an_empty_answer_made() {
     assert!(!ledger.run_made("x1"));
 }
 
+/// Jupyter's rename: `PATCH /api/contents/p {"path": "n"}` moves the file
+/// the run made to `n`, which a later read names; a fresh server has no
+/// `n`, so a witness of the read needs the rename, and the file's creation.
+#[test]
+fn a_rename_makes_the_resource_at_its_new_name() {
+    for located in [true, false] {
+        let mut ledger = Ledger::new();
+        let made = ex(
+            3,
+            "PUT",
+            "/api/contents/p",
+            Some("{}"),
+            201,
+            r#"{"path":"p"}"#,
+        );
+        let mut made = made;
+        made.headers = vec![("location".into(), "/api/contents/p".into())];
+        ledger.note(&made);
+        let mut rename = ex(
+            7,
+            "PATCH",
+            "/api/contents/p",
+            Some(r#"{"path":"IhoLE9Ek1"}"#),
+            200,
+            r#"{"name":"IhoLE9Ek1","path":"IhoLE9Ek1","type":"file"}"#,
+        );
+        if located {
+            rename.headers = vec![("location".into(), "/api/contents/IhoLE9Ek1".into())];
+        }
+        ledger.note(&rename);
+        assert!(ledger.run_made_at("/api/contents/IhoLE9Ek1"), "{located}");
+        assert_eq!(
+            ledger.maker_at("/api/contents/IhoLE9Ek1").map(|e| e.seq),
+            Some(7)
+        );
+        let read = [ex(9, "GET", "/api/contents/IhoLE9Ek1", None, 200, "{}")];
+        assert_eq!(seqs(&ledger.complete(&read)), [3, 7, 9], "{located}");
+    }
+    // An update that answers with its own id moved nothing.
+    let mut ledger = Ledger::new();
+    ledger.note(&ex(
+        4,
+        "PATCH",
+        "/users/5",
+        Some(r#"{"name":"Bob"}"#),
+        200,
+        r#"{"id":5,"name":"Bob"}"#,
+    ));
+    assert!(!ledger.run_made_at("/users/Bob"));
+}
+
 #[test]
 fn what_the_run_made_is_known_by_its_place_long_after() {
     let mut ledger = Ledger::new();
