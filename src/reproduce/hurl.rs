@@ -312,6 +312,15 @@ fn value(text: &str, known: &HashSet<&str>) -> String {
     out
 }
 
+/// Whether Hurl would read a JSON body's line as a section header and
+/// refuse the file: an array whose first item is a bare word (`[null]`,
+/// `[true]`); such a body goes as a raw string instead.
+fn reads_as_a_section(body: &str) -> bool {
+    body.strip_prefix('[')
+        .and_then(|rest| rest.chars().next())
+        .is_some_and(|c| c.is_ascii_alphabetic())
+}
+
 /// Whether a raw body can go between ```` ``` ```` lines as it is: no
 /// ```` ``` ```` that would end it, no `{{` that is not one of ours, no
 /// control character but line breaks and tabs.
@@ -493,8 +502,18 @@ pub fn render(script: &Script, title: &str, credentials: &Credentials) -> String
         if let Some(ct) = &step.content_type {
             out.push_str(&format!("Content-Type: {}\n", value(ct, &known)));
         }
+        // The run followed redirects but for operations that document one
+        // (their redirect is the answer): Hurl does not unless told, and
+        // would meet the 302 where the run recorded what came after it.
+        let follow = !script.direct.contains(&step.operation);
+        if dotted || follow {
+            out.push_str("[Options]\n");
+        }
         if dotted {
-            out.push_str("[Options]\npath-as-is: true\n");
+            out.push_str("path-as-is: true\n");
+        }
+        if follow {
+            out.push_str("location: true\n");
         }
         if !query.is_empty() {
             out.push_str("[QueryStringParams]\n");
@@ -513,6 +532,7 @@ pub fn render(script: &Script, title: &str, credentials: &Credentials) -> String
             // read that as a JSON body, so it goes as raw text.
             if json
                 && (trimmed.starts_with('{') || trimmed.starts_with('['))
+                && !reads_as_a_section(trimmed)
                 && !body.contains('\n')
                 && parses_with_captures(body, &known)
             {
@@ -733,6 +753,8 @@ mod tests {
                 || line.starts_with("Content-Type: text/plain")
                 || line.starts_with("base64,")
                 || line == "HTTP 200"
+                || line == "[Options]"
+                || line == "location: true"
                 || line == "[Captures]"
                 || line.starts_with("id: jsonpath \"$['\\n[Options]");
             assert!(ours, "{line}\n{text}");
@@ -740,6 +762,36 @@ mod tests {
         // The body with a captured value and text a raw string cannot hold
         // is left out, saying so.
         assert!(text.contains("# The body is left out"), "{text}");
+    }
+
+    #[test]
+    fn an_array_of_a_bare_word_is_no_section_and_redirects_are_followed_as_the_run_did() {
+        let mut array = step("createLogs", "POST", "/logs");
+        array.body = Some("[null]".into());
+        array.content_type = Some("application/json".into());
+        let mut login = step("login", "POST", "/login");
+        login.body = Some("[true,1]".into());
+        login.content_type = Some("application/json".into());
+        let script = Script {
+            target: "http://h".into(),
+            fault: None,
+            steps: vec![array, login],
+            standalone: true,
+            unmade: vec![],
+            not_standalone: vec![],
+            // `login` documents its redirect: the run did not follow it.
+            direct: vec!["login".into()],
+            planted: 0,
+            fresh: None,
+        };
+        let text = render(&script, "t", &Credentials::default());
+        // Hurl reads a line `[null]` outside a raw string as a section
+        // header and refuses the file.
+        assert!(text.contains("```\n[null]\n```\n"), "{text}");
+        assert!(text.contains("```\n[true,1]\n```\n"), "{text}");
+        let (first, second) = text.split_once("POST {{base}}/../login").unwrap();
+        assert!(first.contains("[Options]\nlocation: true\n"), "{text}");
+        assert!(!second.contains("location: true"), "{text}");
     }
 
     #[test]
@@ -893,7 +945,9 @@ mod tests {
         };
         let text = render(&script, "t", &Credentials::default());
         assert!(
-            text.contains("GET {{base}}/files/../x/\n[Options]\npath-as-is: true\nHTTP 200"),
+            text.contains(
+                "GET {{base}}/files/../x/\n[Options]\npath-as-is: true\nlocation: true\nHTTP 200"
+            ),
             "{text}"
         );
     }
