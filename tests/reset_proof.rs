@@ -263,7 +263,7 @@ async fn a_slow_reset_still_leaves_time_to_prove_reproducers() {
     let stderr = String::from_utf8_lossy(&result.stderr);
     assert_eq!(result.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("more to prove reproducers after resets"),
+        stderr.contains("of the budget for running reproducers and the suite after resets"),
         "{stderr}"
     );
     // Each fault is first run once on a fresh server, before any is shrunk
