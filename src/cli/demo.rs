@@ -216,16 +216,19 @@ impl Plan {
         // The demo resets itself: every reproducer and suite file is proven
         // on a fresh demo API before it is written.
         let reset = crate::execution::reset::Reset::post(format!("{base}/__reset"));
-        // The demo lists the causes of both parts in its own summary.
-        let with_reset = |flags: &RunOptions| RunOptions {
+        // Each part is one of the demo's: it lists both parts' causes in
+        // its own summary, and one seed repeats both, said by the first.
+        let part = |flags: &RunOptions, first: bool| RunOptions {
             reset: Some(reset.clone()),
-            causes_said: true,
-            events_of_whole: Some(events.clone()),
+            part: Some(crate::run::Part {
+                events: events.clone(),
+                first,
+            }),
             ..flags.clone()
         };
         let mut rest_run = None;
         if let Some((api, source, flags)) = &self.rest {
-            let run = execute(api.clone(), source, &base, &with_reset(flags)).await?;
+            let run = execute(api.clone(), source, &base, &part(flags, true)).await?;
             if run.unreachable {
                 return Ok(Err(run.exit_code()));
             }
@@ -242,11 +245,7 @@ impl Plan {
         let mut graphql_run = None;
         if let Some((api, source, flags)) = &self.graphql {
             let endpoint = format!("{base}/graphql");
-            // One seed for both parts: said once, by the first.
-            let flags = RunOptions {
-                seed_said: self.rest.is_some(),
-                ..with_reset(flags)
-            };
+            let flags = part(flags, self.rest.is_none());
             graphql_run = Some(execute(api.clone(), source, &endpoint, &flags).await?);
         }
         Ok(Ok([rest_run, graphql_run]))

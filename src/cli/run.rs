@@ -52,17 +52,11 @@ pub(super) struct RunArgs {
 /// One an `--include` pattern names is kept: the user asked for it.
 fn leave_out_session_enders(api: &mut crate::model::Api, include: &[String]) -> anyhow::Result<()> {
     let asked = crate::model::select::Selection::parse(include, &[]).map_err(anyhow::Error::msg)?;
-    let (ends, kept): (Vec<_>, Vec<_>) =
-        std::mem::take(&mut api.operations)
-            .into_iter()
-            .partition(|op| {
-                crate::model::select::ends_session(op)
-                    && !asked.include.iter().any(|p| p.matches(op))
-            });
-    api.operations = kept;
-    if ends.is_empty() {
+    let n = asked.leave_out_session_enders(api);
+    if n == 0 {
         return Ok(());
     }
+    let ends = &api.left_out[api.left_out.len() - n..];
     if api.operations.is_empty() {
         anyhow::bail!(
             "every operation left ends the session (logout): add --call-logout to call them"
@@ -86,7 +80,6 @@ fn leave_out_session_enders(api: &mut crate::model::Api, include: &[String]) -> 
             ""
         }
     );
-    api.left_out.extend(ends);
     Ok(())
 }
 

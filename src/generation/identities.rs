@@ -164,10 +164,10 @@ pub struct Planner {
     /// Identity tests on a created resource whose creation gave what the
     /// item paths take: the ones that tested something.
     ran_on_resources: u64,
-    /// Per creating operation seen answered 2xx by the run's own identity:
-    /// why it was not planned (no item path, no id and no name), for the
-    /// warning when nothing was.
-    unplannable: BTreeMap<usize, &'static str>,
+    /// Creating operations answered 2xx by the run's own identity, under
+    /// item paths, whose answer gave no id and whose body no name those
+    /// paths take: named in the warning when nothing was planned.
+    unnamed: BTreeSet<usize>,
     /// Replayed creations that failed, by creating operation: the last
     /// status.
     failed: BTreeMap<usize, Option<u16>>,
@@ -195,7 +195,7 @@ impl Planner {
             path_properties: None,
             named: 0,
             ran_on_resources: 0,
-            unplannable: BTreeMap::new(),
+            unnamed: BTreeSet::new(),
             failed: BTreeMap::new(),
             items: items_under(&api),
             api,
@@ -267,19 +267,14 @@ impl Planner {
             if !ok || !matches!(method, "POST" | "PUT") {
                 continue;
             }
-            let why_not = if self.items[op].is_empty() {
-                Some("no operation reads, changes or deletes one resource under its path")
-            } else if given_ids(ex).is_empty() && self.named_in(op, &ex.request).is_none() {
-                Some(
-                    "its answer gives no id (no Location, no body id) and its body no name the item paths take",
-                )
+            // No operation reads, changes or deletes one resource under its path.
+            if self.items[op].is_empty() {
+                continue;
+            }
+            if given_ids(ex).is_empty() && self.named_in(op, &ex.request).is_none() {
+                self.unnamed.insert(op);
             } else {
-                None
-            };
-            if let Some(why) = why_not {
-                self.unplannable.entry(op).or_insert(why);
-            } else {
-                self.unplannable.remove(&op);
+                self.unnamed.remove(&op);
                 let tests = self.tests;
                 self.creations
                     .entry(op)
@@ -352,13 +347,7 @@ impl Planner {
                 shown.join(", ")
             )
         } else {
-            let named: Vec<String> = self
-                .unplannable
-                .iter()
-                .filter(|(_, why)| why.starts_with("its answer"))
-                .take(4)
-                .map(|(op, _)| name(*op))
-                .collect();
+            let named: Vec<String> = self.unnamed.iter().take(4).map(|&op| name(op)).collect();
             if named.is_empty() {
                 "no creation (POST, PUT) by the run's own identity was answered 2xx under a path whose item operations (`/things/{thingId}`) the description lists: check that the first identity may create, and that the creating operations are not excluded".to_string()
             } else {

@@ -105,12 +105,8 @@ impl ValuePool {
             }
             other => other == value,
         };
-        let identifies = |key: &str| {
-            let last = key.rsplit('.').next().unwrap_or(key);
-            crate::model::names::words(last)
-                .last()
-                .is_some_and(|w| crate::model::names::is_id_like(w))
-        };
+        let identifies =
+            |key: &str| crate::model::names::is_id_name(key.rsplit('.').next().unwrap_or(key));
         // Whether a key identifies takes splitting its name into words:
         // asked only of the few lists that hold the value.
         #[expect(

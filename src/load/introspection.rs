@@ -114,7 +114,7 @@ pub async fn fetch(
                 Path::new(endpoint.as_str()),
                 format!(
                     "the introspection answer is larger than {}; refused",
-                    super::size_text(super::MAX_DESCRIPTION_BYTES)
+                    crate::model::text::size_text(super::MAX_DESCRIPTION_BYTES)
                 ),
             )
             .hint("pass the schema file (SDL or introspection JSON) instead")

@@ -164,19 +164,10 @@ impl fmt::Display for Unreadable {
             Unreadable::TooLarge(limit) => write!(
                 f,
                 "is larger than {}; refused (a description and its files may weigh {} in all)",
-                size_text(*limit),
-                size_text(MAX_DESCRIPTION_BYTES)
+                crate::model::text::size_text(*limit),
+                crate::model::text::size_text(MAX_DESCRIPTION_BYTES)
             ),
         }
-    }
-}
-
-/// `n` bytes, in MiB when whole.
-fn size_text(n: usize) -> String {
-    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
-        format!("{} MiB", n >> 20)
-    } else {
-        format!("{n} bytes")
     }
 }
 

@@ -171,12 +171,12 @@ async fn get(
             &shown,
             format!(
                 "the description is larger than {}; refused",
-                super::size_text(limit)
+                crate::model::text::size_text(limit)
             ),
         )
         .hint(format!(
             "a description and the files its $refs name may weigh {} in all; check the URL",
-            super::size_text(super::MAX_DESCRIPTION_BYTES)
+            crate::model::text::size_text(super::MAX_DESCRIPTION_BYTES)
         ))
     };
     let body = body_within(answer, limit)

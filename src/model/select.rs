@@ -196,12 +196,28 @@ impl Selection {
     /// Moves the operations this selection leaves out of `api` to its
     /// `left_out`.
     pub fn apply(&self, api: &mut Api) {
-        let (kept, left): (Vec<_>, Vec<_>) = std::mem::take(&mut api.operations)
-            .into_iter()
-            .partition(|op| self.keeps(op));
-        api.operations = kept;
-        api.left_out.extend(left);
+        leave_out(api, |op| !self.keeps(op));
     }
+
+    /// Leaves out of `api` the operations that end the session
+    /// ([`ends_session`]) but those an `--include` pattern names (the user
+    /// asked for them); how many.
+    pub fn leave_out_session_enders(&self, api: &mut Api) -> usize {
+        leave_out(api, |op| {
+            ends_session(op) && !self.include.iter().any(|p| p.matches(op))
+        })
+    }
+}
+
+/// Moves the operations of `api` that `out` says to its `left_out`; how many.
+fn leave_out(api: &mut Api, out: impl Fn(&Operation) -> bool) -> usize {
+    let (left, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut api.operations)
+        .into_iter()
+        .partition(|op| out(op));
+    api.operations = kept;
+    let n = left.len();
+    api.left_out.extend(left);
+    n
 }
 
 #[cfg(test)]

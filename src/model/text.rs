@@ -5,6 +5,15 @@
 
 use std::borrow::Cow;
 
+/// `n` bytes, in MiB when whole.
+pub fn size_text(n: usize) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{} MiB", n >> 20)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
 /// Whether `c` acts instead of showing, or shows as nothing: C0 and C1
 /// controls and DEL, the Unicode line and paragraph separators, and every
 /// format character (Unicode category Cf: the bidirectional controls that

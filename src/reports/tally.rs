@@ -54,17 +54,16 @@ struct Readable {
     cut: u64,
     /// JSON nested deeper than the parser reads.
     too_deep: u64,
-    /// 404 or 405 where no operation answered: GraphQL's endpoint, or a
-    /// REST path with no parameter (a missing route, not a missing id).
+    /// 404 or 405 (before any answer could be read): GraphQL's endpoint,
+    /// or, when no answer but these ever comes, a wrong base URL.
     not_found: u64,
     /// GraphQL answers below 500 with neither `data` nor `errors`.
     not_graphql: u64,
 }
 
 impl Readable {
-    /// Counts one answer (`ex` has a status) to `path`, the operation's
-    /// path as the description writes it.
-    fn see(&mut self, ex: &Exchange, path: &str, graphql: bool) {
+    /// Counts one answer (`ex` has a status).
+    fn see(&mut self, ex: &Exchange, graphql: bool) {
         let Some(status) = ex.status else {
             return;
         };
@@ -80,7 +79,7 @@ impl Readable {
             self.over_max_body += 1;
         } else if ex.too_deep() {
             self.too_deep += 1;
-        } else if matches!(status, 404 | 405) && (graphql || !path.contains('{')) {
+        } else if matches!(status, 404 | 405) {
             self.not_found += 1;
         } else if graphql && status < 500 && !shaped() {
             self.not_graphql += 1;
@@ -123,8 +122,13 @@ impl Readable {
                 )
             } else {
                 format!(
-                    "{} were 404 or 405 on paths with no parameter: the requests go to the wrong place; check --target's path (or the description's base path)",
-                    self.not_found
+                    "{} were 404 or 405{}: the requests go to the wrong place; check the base URL (--target's path, or the description's servers)",
+                    self.not_found,
+                    if self.not_found == self.answers {
+                        " (every operation answered 404 or 405, none 2xx)"
+                    } else {
+                        ""
+                    }
                 )
             });
         }
@@ -196,7 +200,7 @@ impl Tally {
         };
         let op = &mut self.operations[i];
         if !self.readable.read {
-            self.readable.see(ex, &op.path, self.graphql);
+            self.readable.see(ex, self.graphql);
         }
         if let Some(s) = ex.status {
             if self.early.0 < EARLY_ANSWERS {
@@ -332,27 +336,6 @@ impl Tally {
     /// could, or none came.
     pub fn unreadable(&self) -> Option<String> {
         self.readable.verdict(self.graphql)
-    }
-
-    /// When no operation ever answered 2xx and every answer was 404 (or
-    /// 405): the requests went to the wrong place, most often a wrong base
-    /// URL, and nothing was tested. What to tell the user.
-    pub fn wrong_place(&self, base: &str) -> Option<String> {
-        let mut answers = 0u64;
-        let mut not_found = 0u64;
-        for op in &self.operations {
-            for (status, n) in &op.status_counts {
-                answers += n;
-                if status == "404" || status == "405" {
-                    not_found += n;
-                }
-            }
-        }
-        (self.reached == 0 && answers > 0 && not_found == answers).then(|| {
-            format!(
-                "every operation answered 404 ({answers} answers, none 2xx): nothing was tested; the description's paths are sent under {base}: check the base URL (--target, or the description's servers)"
-            )
-        })
     }
 
     /// Operations with at least one 2xx.

@@ -100,92 +100,49 @@ pub async fn replay(
         );
     }
     let fresh = channel.reset.is_some();
-    let mut proof = None;
-    let (scripts, mut left_out) = match suite {
+    // The faults are confirmed on the run's state; the archive's tests are
+    // recorded on it too, before any reset takes it away.
+    let (mut confirmed, scripts, mut left_out, recorded_now) = match suite {
         Suite::Recorded(scripts) => {
-            let mut confirmed = confirm_faults(&mut replays, &mut channel, options).await;
-            let mut left_out = SuiteLeftOut::default();
-            let scripts = if fresh {
-                let proven = reproduce::phase::prove_suite(
-                    scripts,
-                    &replays.checker,
-                    &mut channel,
-                    &mut left_out,
-                )
-                .await?;
-                let scripts = proven.proven.clone();
-                proof = Some(proven);
-                scripts
-            } else {
-                scripts
-            };
-            prove_faults(&replays, &mut confirmed, &mut channel).await?;
-            reproduce::phase::attach_reproducers(
-                &mut report.faults,
-                out,
-                &confirmed.outcomes,
-                secrets,
-            )?;
-            (scripts, left_out)
+            let confirmed = confirm_faults(&mut replays, &mut channel, options).await;
+            (confirmed, scripts, SuiteLeftOut::default(), false)
         }
         Suite::Rerun(runs) => {
             // Half of the allowance is kept for the suite, so that shrinking
-            // many faults cannot leave it nothing.
+            // the faults cannot leave it nothing.
             let (suite_time, suite_requests) = (channel.time / 2, channel.requests / 2);
             channel.time -= suite_time;
             channel.requests -= suite_requests;
-            let mut confirmed = confirm_faults(&mut replays, &mut channel, options).await;
+            let confirmed = confirm_faults(&mut replays, &mut channel, options).await;
             channel.grant(suite_time, suite_requests);
-            if fresh {
-                // The run's state goes with the first reset: the suite's
-                // tests are recorded on it before.
-                let (scripts, mut left_out) =
-                    suite_scripts(&mut replays, runs, &mut channel, link).await;
-                let proven = reproduce::phase::prove_suite(
-                    scripts,
-                    &replays.checker,
-                    &mut channel,
-                    &mut left_out,
-                )
-                .await?;
-                prove_faults(&replays, &mut confirmed, &mut channel).await?;
-                reproduce::phase::attach_reproducers(
-                    &mut report.faults,
-                    out,
-                    &confirmed.outcomes,
-                    secrets,
-                )?;
-                let scripts = proven.proven.clone();
-                proof = Some(proven);
-                (scripts, left_out)
-            } else {
-                reproduce::phase::attach_reproducers(
-                    &mut report.faults,
-                    out,
-                    &confirmed.outcomes,
-                    secrets,
-                )?;
-                let (scripts, mut left_out) =
-                    suite_scripts(&mut replays, runs, &mut channel, link).await;
-                let Replays {
-                    api,
-                    checker,
-                    echoes,
-                    ..
-                } = &replays;
-                let scripts = reproduce::phase::settle(
-                    scripts,
-                    api,
-                    checker,
-                    echoes,
-                    &mut channel,
-                    &mut left_out,
-                )
-                .await;
-                (scripts, left_out)
-            }
+            let (scripts, left_out) = suite_scripts(&mut replays, runs, &mut channel, link).await;
+            (confirmed, scripts, left_out, true)
         }
     };
+    // With a reset, the proofs by value: the suite (one reset proves every
+    // file), then each fault once and shrinking against resets. Without,
+    // the tests just recorded keep what they met there.
+    let mut proof = None;
+    let scripts = if fresh {
+        let mut proven =
+            reproduce::phase::prove_suite(scripts, &replays.checker, &mut channel, &mut left_out)
+                .await?;
+        let scripts = std::mem::take(&mut proven.proven);
+        proof = Some(proven);
+        scripts
+    } else if recorded_now {
+        let Replays {
+            api,
+            checker,
+            echoes,
+            ..
+        } = &replays;
+        reproduce::phase::settle(scripts, api, checker, echoes, &mut channel, &mut left_out).await
+    } else {
+        scripts
+    };
+    prove_faults(&replays, &mut confirmed, &mut channel).await?;
+    reproduce::phase::attach_reproducers(&mut report.faults, out, &confirmed.outcomes, secrets)?;
     if let Some(search) = report.search.as_mut() {
         let sent = allowance.saturating_sub(channel.requests);
         search.phases.insert("replay".into(), sent);
@@ -465,7 +422,9 @@ async fn prove_faults(
 /// Finishes `replay.ndjson`, warning when a write to it failed.
 fn close(channel: Channel) -> anyhow::Result<()> {
     let counts = channel.trace.finish()?;
-    if let Some(note) = counts.note("replay.ndjson", channel.config.trace_limit) {
+    if let Some(note) =
+        super::outputs::trace_note("replay.ndjson", counts, channel.config.trace_limit)
+    {
         eprintln!("cartograph: {note}");
     }
     if let Some(e) = &channel.trace_error {

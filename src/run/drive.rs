@@ -113,7 +113,6 @@ pub async fn drive<S: Source>(
     // A run that sent nothing, or read none of its answers, tested nothing:
     // no pass (a failed auth command, no connection and an interrupt say
     // so themselves).
-    let wrong_place = tally.wrong_place(target.path());
     let untested = if outcome.auth_error.is_some()
         || outcome.unreachable.is_some()
         || outcome.stop == StopReason::Interrupted
@@ -122,7 +121,7 @@ pub async fn drive<S: Source>(
     } else if outcome.requests == 0 {
         Some(nothing_sent(&outcome, options))
     } else {
-        tally.unreadable().or_else(|| wrong_place.clone())
+        tally.unreadable()
     };
     let Collected {
         mut report,
@@ -146,9 +145,10 @@ pub async fn drive<S: Source>(
         eprintln!("error: {}", one_line(&secrets.redact(why)));
         report.warnings.push(why.clone());
     }
-    if wrong_place.is_some() {
-        // The 404s say where the requests went, not what the API does: no
-        // cause, and nothing for the overlay to document.
+    if untested.is_some() {
+        // Nothing was tested: the 404s say where the requests went (a wrong
+        // base URL), not what the API does: no cause, and nothing for the
+        // overlay to document.
         report
             .faults
             .retain(|f| !(f.code == "undocumented_status" && matches!(f.status, Some(404 | 405))));
@@ -268,7 +268,7 @@ pub async fn drive<S: Source>(
     if let Some(line) = &spec_fixes {
         eprintln!("{line}");
     }
-    if !options.causes_said {
+    if options.part.is_none() {
         for line in cause_lines(&report, CAUSES_SHOWN) {
             eprintln!("{}", secrets.redact(&line));
         }
@@ -287,7 +287,7 @@ pub async fn drive<S: Source>(
         suite_files,
         spec_fixes,
     };
-    if options.events_of_whole.is_none() {
+    if options.part.is_none() {
         events.finish(&summary.report, summary.exit_status(), &options.out);
     }
     Ok(summary)

@@ -29,7 +29,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 pub use drive::drive;
-pub use options::RunOptions;
+pub use options::{Part, RunOptions};
 pub use session::{Session, introspect, open_session, with_base_path};
 
 use crate::generation::Search;
@@ -127,7 +127,7 @@ pub async fn execute(
         Ok(session) => session,
         Err(unreachable) => return Ok(unreachable),
     };
-    if !options.seed_said {
+    if options.part.as_ref().is_none_or(|p| p.first) {
         eprintln!(
             "cartograph: seed {} (repeat this run with --seed {})",
             session.seed, session.seed

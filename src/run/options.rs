@@ -80,16 +80,11 @@ pub struct RunOptions {
     pub trace_limit: usize,
     /// Say more on the terminal (the search's own bookkeeping).
     pub verbose: bool,
-    /// The seed was already printed (the demo's second part).
-    pub seed_said: bool,
-    /// The caller lists the causes itself (the demo, for both parts at once).
-    pub causes_said: bool,
     /// Where newline-delimited JSON events go as the run goes (`-`: stdout).
     pub events: Option<PathBuf>,
-    /// The events of a larger run this run is a part of (the demo's two
-    /// parts), used instead of `events`: the whole run ends them with one
-    /// `run_finished` that agrees with its merged report.
-    pub events_of_whole: Option<crate::reports::events::Events>,
+    /// The larger run this run is a part of (the demo's two parts), which
+    /// says the seed once, lists both parts' causes and ends the events.
+    pub part: Option<Part>,
     /// The `--include` patterns the operations were selected by (recorded).
     pub include: Vec<String>,
     /// The `--exclude` patterns (recorded).
@@ -129,10 +124,8 @@ impl Default for RunOptions {
             out: PathBuf::from("cartograph-out"),
             trace_limit: execution::TRACE_LIMIT,
             verbose: false,
-            seed_said: false,
-            causes_said: false,
             events: None,
-            events_of_whole: None,
+            part: None,
             include: Vec::new(),
             exclude: Vec::new(),
         }
@@ -140,6 +133,15 @@ impl Default for RunOptions {
 }
 
 impl RunOptions {
+    /// Whether the run sends credentials of its own or of other identities.
+    pub fn sends_credentials(&self) -> bool {
+        !self.headers.is_empty()
+            || !self.query_keys.is_empty()
+            || self.auth_command.is_some()
+            || !self.identities.is_empty()
+            || self.auth_file.is_some()
+    }
+
     /// The share of `--budget` the replays after the search may use (a
     /// fifth, at most 30 s): the search gets the rest, so that the budget
     /// bounds the whole run.
@@ -223,15 +225,16 @@ impl RunOptions {
     }
 }
 
-impl RunOptions {
-    /// Whether the run sends credentials of its own or of other identities.
-    pub fn sends_credentials(&self) -> bool {
-        !self.headers.is_empty()
-            || !self.query_keys.is_empty()
-            || self.auth_command.is_some()
-            || !self.identities.is_empty()
-            || self.auth_file.is_some()
-    }
+/// One part of a larger run (the demo tests its REST API, then its GraphQL
+/// endpoint): the whole lists both parts' causes in its own summary and
+/// ends the events stream with one `run_finished` that agrees with its
+/// merged report.
+#[derive(Debug, Clone)]
+pub struct Part {
+    /// The whole run's events, used instead of `--events`.
+    pub events: crate::reports::events::Events,
+    /// Whether this is the first part, which says the seed both share.
+    pub first: bool,
 }
 
 /// The operations of `api` that `pattern` names (none when it is not one).

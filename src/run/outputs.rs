@@ -38,6 +38,23 @@ fn changes_line(changes: &[crate::graph::feedback::Change], verbose: bool) -> Op
     })
 }
 
+/// A line for the terminal when the exchange log `file`, limited to
+/// `limit` bytes (`--trace-limit`), left exchanges out; none otherwise.
+pub fn trace_note(
+    file: &str,
+    counts: crate::execution::TraceCounts,
+    limit: usize,
+) -> Option<String> {
+    (counts.left_out > 0).then(|| {
+        format!(
+            "{file} holds the first {} exchange(s), {} (--trace-limit); the {} later one(s) were counted, not written (--trace-limit 0 keeps all)",
+            counts.written,
+            crate::model::text::size_text(limit),
+            counts.left_out
+        )
+    })
+}
+
 /// Writes the graph's JSON export as `name` in the output folder.
 pub fn write_graph(
     out: &crate::execution::OutDir,
@@ -55,6 +72,22 @@ pub fn write_graph(
 mod tests {
     use super::*;
     use crate::graph::feedback::Change;
+
+    #[test]
+    fn a_trace_that_left_exchanges_out_says_how_many() {
+        let counts = crate::execution::TraceCounts {
+            written: 7,
+            left_out: 43,
+        };
+        let note = trace_note("trace.ndjson", counts, 1000).unwrap();
+        assert!(note.contains(&counts.left_out.to_string()), "{note}");
+        assert!(note.contains("first 7 exchange(s), 1000 bytes"), "{note}");
+        let all = crate::execution::TraceCounts {
+            written: 50,
+            left_out: 0,
+        };
+        assert_eq!(trace_note("trace.ndjson", all, 1000), None);
+    }
 
     #[test]
     fn the_line_on_feedback_is_plain_unless_verbose() {

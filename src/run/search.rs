@@ -78,7 +78,8 @@ pub async fn search(
     progress.finish();
     events.phase_finished(Phase::Search, phase);
     let counts = trace.finish()?;
-    if let Some(note) = counts.note("trace.ndjson", link.config.trace_limit) {
+    if let Some(note) = super::outputs::trace_note("trace.ndjson", counts, link.config.trace_limit)
+    {
         eprintln!("cartograph: {note}");
     }
     if let Some(e) = trace_error {

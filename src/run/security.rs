@@ -367,7 +367,9 @@ pub async fn probe(
         reads: second.reads,
     };
     let counts = trace.finish()?;
-    if let Some(note) = counts.note("security.ndjson", link.config.trace_limit) {
+    if let Some(note) =
+        super::outputs::trace_note("security.ndjson", counts, link.config.trace_limit)
+    {
         warnings.push(note);
     }
     let mut faults = Vec::new();

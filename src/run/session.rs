@@ -219,14 +219,11 @@ pub async fn open_session(
         insecure: flags.tls.insecure,
     };
 
-    let tally = Tally::new(api).with_lines(&source.lines).with_credentials(
-        !headers.is_empty()
-            || flags.auth_command.is_some()
-            || !flags.query_keys.is_empty()
-            || !given.is_empty(),
-    );
-    let events = match &flags.events_of_whole {
-        Some(whole) => whole.clone(),
+    let tally = Tally::new(api)
+        .with_lines(&source.lines)
+        .with_credentials(flags.sends_credentials());
+    let events = match &flags.part {
+        Some(part) => part.events.clone(),
         None => Events::open(flags.events.as_deref(), &out, secrets.clone())?,
     };
     events.emit(&Event::RunStarted {
