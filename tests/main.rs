@@ -19,6 +19,7 @@ mod architecture;
 mod causes;
 mod chains;
 mod cli_graph;
+mod confirm_first;
 mod conforming;
 mod corpus;
 mod corpus_schemas;

@@ -33,6 +33,10 @@ pub struct Replays {
     pub echoes: Echoes,
     /// Per fault, the scripts to try, best first.
     pub faults: Vec<Vec<Script>>,
+    /// How many of `faults`, from the first, are their causes'
+    /// representatives: with a reset, only they are confirmed before the
+    /// proofs, and the others with the time the proofs leave.
+    pub first: usize,
     /// The operations the search found slow.
     pub slow: Vec<String>,
 }
@@ -75,10 +79,11 @@ pub struct Files<'a> {
 /// Confirms, shrinks and writes the faults' reproducers (recorded on
 /// `report`'s faults), then writes the regression suite: `suite`'s tests
 /// recorded again, or as they were. With a reset, everything that needs
-/// the run's state comes first (the faults confirmed, the suite's tests
-/// recorded), then the proofs after resets, by value: the suite (one
-/// reset proves every file), each fault once (each cause's first fault
-/// first), then shrinking against resets with the time left.
+/// the run's state comes first (each cause's first fault confirmed, the
+/// suite's tests recorded), then the proofs after resets, by value: the
+/// suite (one reset proves every file), each fault once, then shrinking
+/// against resets; the other faults are confirmed and proven last, with
+/// the time left.
 pub async fn replay(
     mut replays: Replays,
     suite: Suite,
@@ -100,6 +105,23 @@ pub async fn replay(
         );
     }
     let fresh = channel.reset.is_some();
+    // With a reset, each cause's representative is confirmed, and the
+    // suite and those reproducers proven after resets, before any other
+    // fault is confirmed: on Prefect, confirming 468 faults first took the
+    // whole replay time and proved nothing. The time planned for the
+    // proofs' resets is kept from the part on the run's state.
+    let later = if fresh {
+        let first = replays.first.min(replays.faults.len());
+        replays.faults.split_off(first)
+    } else {
+        Vec::new()
+    };
+    let reserve = if fresh {
+        link.proofs.min(channel.time)
+    } else {
+        Duration::ZERO
+    };
+    channel.time -= reserve;
     // The faults are confirmed on the run's state; the archive's tests are
     // recorded on it too, before any reset takes it away.
     let (mut confirmed, scripts, mut left_out, recorded_now) = match suite {
@@ -119,6 +141,7 @@ pub async fn replay(
             (confirmed, scripts, left_out, true)
         }
     };
+    channel.grant(reserve, 0);
     // With a reset, the proofs by value: the suite (one reset proves every
     // file), then each fault once and shrinking against resets. Without,
     // the tests just recorded keep what they met there.
@@ -142,6 +165,7 @@ pub async fn replay(
         scripts
     };
     prove_faults(&replays, &mut confirmed, &mut channel).await?;
+    let later = confirm_later(&mut replays, later, &mut confirmed, &mut channel, options).await?;
     reproduce::phase::attach_reproducers(&mut report.faults, out, &confirmed.outcomes, secrets)?;
     if let Some(search) = report.search.as_mut() {
         let sent = allowance.saturating_sub(channel.requests);
@@ -187,8 +211,94 @@ pub async fn replay(
         fates,
         resets,
     };
-    say_confirmed(report, &outcome, &left_out, link, options);
+    say_confirmed(report, &outcome, &left_out, link, options, later);
+    if let Some(w) = later.and_then(|l| l.warning()) {
+        eprintln!("warning: {w}");
+        report.warnings.push(w);
+    }
     Ok(outcome)
+}
+
+/// What became of the faults beyond their causes' first, which a run with
+/// a reset confirms only after the proofs.
+#[derive(Debug, Clone, Copy)]
+struct Later {
+    /// How many there were.
+    faults: usize,
+    /// Those the time left replayed to an answer.
+    replayed: usize,
+    /// Those whose replay showed them.
+    confirmed: usize,
+}
+
+impl Later {
+    /// What a reader of the report must know of them: those not replayed,
+    /// and those replayed only where the run's state was gone.
+    fn warning(self) -> Option<String> {
+        let unreplayed = self.faults - self.replayed;
+        let unshown = self.replayed - self.confirmed;
+        let mut parts = Vec::new();
+        if unreplayed > 0 {
+            parts.push(format!(
+                "{unreplayed} were not replayed to an answer (no confirmation, no reproducer): the replay time went first to each cause's first fault and to proving it and the suite on a fresh server; a longer --budget replays them"
+            ));
+        }
+        if unshown > 0 {
+            parts.push(format!(
+                "{unshown} did not show when replayed after the proofs' resets, where what the run had left on the server was gone"
+            ));
+        }
+        (!parts.is_empty()).then(|| {
+            format!(
+                "of the {} fault(s) beyond each cause's first, {}",
+                self.faults,
+                parts.join("; ")
+            )
+        })
+    }
+}
+
+/// With the time the proofs left, confirms `later` (the faults beyond
+/// their causes' first), proves them as time allows, and adds them to
+/// `confirmed`; what became of them (`None` when there were none).
+async fn confirm_later(
+    replays: &mut Replays,
+    later: Vec<Vec<Script>>,
+    confirmed: &mut reproduce::phase::Confirmed,
+    channel: &mut Channel,
+    options: &RunOptions,
+) -> anyhow::Result<Option<Later>> {
+    if later.is_empty() {
+        return Ok(None);
+    }
+    replays.faults = later;
+    let faults = replays.faults.len();
+    let mut more = confirm_faults(replays, channel, options).await;
+    prove_faults(replays, &mut more, channel).await?;
+    // A replay the time cut off before its answer (no answer) tells
+    // nothing: not replayed.
+    let replayed = more
+        .outcomes
+        .iter()
+        .filter(|o| {
+            matches!(
+                o.confirmation,
+                Confirmation::Confirmed | Confirmation::Flaky
+            )
+        })
+        .count();
+    let shown = more
+        .outcomes
+        .iter()
+        .filter(|o| o.confirmation == Confirmation::Confirmed)
+        .count();
+    confirmed.outcomes.append(&mut more.outcomes);
+    confirmed.originals.append(&mut more.originals);
+    Ok(Some(Later {
+        faults,
+        replayed,
+        confirmed: shown,
+    }))
 }
 
 /// Resets made in a run with `--reset-command`, for its summary.
@@ -290,6 +400,7 @@ fn say_confirmed(
     left_out: &SuiteLeftOut,
     link: &Link,
     options: &RunOptions,
+    later: Option<Later>,
 ) {
     let n = outcome.files;
     let confirmed = report
@@ -355,8 +466,18 @@ fn say_confirmed(
     } else {
         String::new()
     };
+    // Said only when the order left faults unreplayed.
+    let first = later
+        .filter(|l| l.replayed < l.faults)
+        .map_or(String::new(), |l| {
+            format!(
+                " (each cause's first fault was confirmed and proven first; {} of the {} other(s) were not replayed in the time left)",
+                l.faults - l.replayed,
+                l.faults
+            )
+        });
     eprintln!(
-        "cartograph: {confirmed} of {} fault(s) confirmed, reproducers in {}{proven}; {suite}",
+        "cartograph: {confirmed} of {} fault(s) confirmed{first}, reproducers in {}{proven}; {suite}",
         report.faults.len(),
         options.out.join("reproducers").display(),
     );

@@ -227,7 +227,7 @@ impl Source for Logged {
         });
         // A logged request names what the log's mutations made on this server.
         let mutated = self.sent.iter().any(|q| q.kind == OpKind::Mutation);
-        let fault_scripts = faults
+        let fault_scripts: Vec<Vec<reproduce::Script>> = faults
             .kept()
             .take_while(|_| super::source::replays_ahead(ended.until))
             .map(|k| {
@@ -258,6 +258,7 @@ impl Source for Logged {
                 checker,
                 ledger,
                 echoes,
+                first: fault_scripts.len(),
                 faults: fault_scripts,
                 slow: Vec::new(),
             },

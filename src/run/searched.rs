@@ -98,6 +98,13 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
         // the least telling faults unreplayed.
         let kept: Vec<_> = search.faults().kept().collect();
         let order = crate::oracles::causes::replay_order(&report.faults);
+        // The order's first round: one fault per cause.
+        let first = report
+            .faults
+            .iter()
+            .map(|f| &f.cause)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
         let faults: Vec<_> = order
             .into_iter()
             .filter_map(|i| kept.get(i))
@@ -123,6 +130,7 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
                 ledger,
                 echoes,
                 faults,
+                first,
                 slow: slow.into_iter().map(|s| s.operation).collect(),
             },
             suite,

@@ -18,6 +18,7 @@ pub mod graphql_flow;
 pub mod hostile;
 pub mod input_edges;
 pub mod list_flow;
+pub mod many_faults;
 pub mod misbehaving;
 pub mod named;
 pub mod notes;
