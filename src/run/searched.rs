@@ -6,7 +6,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::confirm::{Replays, Suite};
 use super::outputs;
 use super::search::Found;
 use super::source::{Collected, Ended, Source};
@@ -18,6 +17,7 @@ use crate::graph;
 use crate::model::text::one_line;
 use crate::reports::{self, Report};
 use crate::reproduce;
+use crate::reproduce::phase::{Replays, Suite};
 
 /// A search, and what only its protocol adds to the report.
 pub struct Searched<P: Protocol, F> {
