@@ -67,4 +67,5 @@ mod spec_fixes;
 mod suite_credentials;
 mod target_path;
 mod tls;
+mod unavailable;
 mod wire;
