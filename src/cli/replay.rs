@@ -10,7 +10,7 @@ use clap::Args;
 use crate::execution::{self, Credentials, RunConfig, Transport, secrets::Secrets};
 use crate::model::text::one_line;
 use crate::reproduce::Script;
-use crate::reproduce::phase::Recorder;
+use crate::reproduce::channel::Recorder;
 use crate::reproduce::script_run::{ScriptRun, shows};
 use crate::run::{EXIT_FAULTS, EXIT_UNREACHABLE};
 

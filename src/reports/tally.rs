@@ -343,6 +343,17 @@ impl Tally {
         self.reached
     }
 
+    /// Whether `operation` got an answer other than a request to wait (429
+    /// or 503): it was tested, whatever the server asked later.
+    pub fn answered_beyond_waits(&self, operation: &str) -> bool {
+        self.positions.get(operation).is_some_and(|&i| {
+            self.operations[i]
+                .status_counts
+                .keys()
+                .any(|k| k != "429" && k != "503")
+        })
+    }
+
     /// Operations counted.
     pub fn operation_count(&self) -> usize {
         self.operations.len()

@@ -334,12 +334,35 @@ pub enum Source {
 
 pub mod build;
 pub mod candidates;
+pub mod channel;
+pub mod confirm;
+pub mod files;
 pub mod hurl;
 pub mod phase;
 pub mod script_run;
 pub mod shell;
 pub mod shrink;
 pub mod suite;
+
+/// A file of the phase (a reproducer, a suite file, `replay.ndjson`) could
+/// not be written; the message names it.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {verb} {}: {error}", path.display())]
+pub struct WriteError {
+    verb: &'static str,
+    path: std::path::PathBuf,
+    error: std::io::Error,
+}
+
+impl WriteError {
+    fn new(verb: &'static str, path: &std::path::Path, error: std::io::Error) -> WriteError {
+        WriteError {
+            verb,
+            path: path.to_path_buf(),
+            error,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

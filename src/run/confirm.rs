@@ -1,67 +1,17 @@
-//! The confirm phase, after the search, as the run drives it (the report
-//! updated, the time left of `--budget` handed down): each fault's witness
-//! is replayed to confirm it, shrunk, and written as a reproducer; then the
-//! archive's tests are recorded again as the Hurl regression suite (how,
-//! step by step, is `reproduce::phase`). Half of the phase's
-//! allowance is kept for the suite, so that shrinking many faults cannot
-//! leave it nothing; `--budget` bounds the phase with the rest of the run.
+//! The confirm phase as the run drives it: the report updated, the time
+//! left of `--budget` handed down, and what the phase did said on stderr.
+//! The phase itself, from entry to result, is `reproduce::phase`.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::link::Link;
 use super::options::RunOptions;
-use crate::execution::{OutDir, TestRun, secrets::Secrets};
-use crate::model::Api;
-use crate::oracles::{Checker, Confirmation, echoes::Echoes, witness::Ledger};
+use crate::execution::{OutDir, secrets::Secrets};
+use crate::oracles::Confirmation;
 use crate::reports::Report;
-use crate::reproduce::phase::{Channel, Fate, SuiteLeftOut, SuiteScript};
-use crate::reproduce::{self, Script};
-
-/// What the phase replays, and what judges the replays.
-pub struct Replays {
-    /// The API tested.
-    pub api: Arc<Api>,
-    /// The run's oracles.
-    pub checker: Checker,
-    /// What the run made and changed on the server, as the suite's scripts
-    /// name it.
-    pub ledger: Ledger,
-    /// What the run's accepted wrong inputs planted, and when requests
-    /// worked and crashed: a suite test that crashes only after them is
-    /// left out.
-    pub echoes: Echoes,
-    /// Per fault, the scripts to try, best first.
-    pub faults: Vec<Vec<Script>>,
-    /// The operations the search found slow.
-    pub slow: Vec<String>,
-}
-
-/// Where the regression suite's tests come from.
-pub enum Suite {
-    /// The archive's tests, ready to run again and be recorded, with their
-    /// titles (those calling a slow operation last).
-    Rerun(Vec<(Box<dyn TestRun>, String)>),
-    /// Tests recorded already, written as they are (a log's requests, each
-    /// sent once in the search).
-    Recorded(Vec<SuiteScript>),
-}
-
-/// What became of the archive's tests.
-#[derive(Debug, Clone, Default)]
-pub struct SuiteOutcome {
-    /// Hurl files written in `tests/` (with a reset: proven on a fresh
-    /// server, one after another after one reset).
-    pub files: usize,
-    /// Hurl files written in `tests/unproven/`: no run on a fresh server
-    /// proved them.
-    pub unproven: usize,
-    /// The resets of a run with `--reset-command`.
-    pub resets: Option<Resets>,
-    /// Per archived test, in the archive's order: its file, or why it was
-    /// left out.
-    pub fates: Vec<Fate>,
-}
+use crate::reproduce::phase::{Later, Plan, Replays, Resets, Suite, SuiteOutcome};
+use crate::reproduce::suite::SuiteLeftOut;
+use crate::reproduce::{self, channel::Channel};
 
 /// Where the replays' files go, and what they must not show.
 #[derive(Clone, Copy)]
@@ -72,15 +22,12 @@ pub struct Files<'a> {
     pub secrets: &'a Secrets,
 }
 
-/// Confirms, shrinks and writes the faults' reproducers (recorded on
-/// `report`'s faults), then writes the regression suite: `suite`'s tests
-/// recorded again, or as they were. With a reset, everything that needs
-/// the run's state comes first (the faults confirmed, the suite's tests
-/// recorded), then the proofs after resets, by value: the suite (one
-/// reset proves every file), each fault once (each cause's first fault
-/// first), then shrinking against resets with the time left.
+/// Runs the confirm phase ([`reproduce::phase::replay`]) through the run's
+/// link within `left` of the budget: the faults' reproducers recorded on
+/// `report`'s faults, the replays' requests on its search, and a line on
+/// what was confirmed and proven.
 pub async fn replay(
-    mut replays: Replays,
+    replays: Replays,
     suite: Suite,
     report: &mut Report,
     link: &Link,
@@ -88,9 +35,7 @@ pub async fn replay(
     Files { out, secrets }: Files<'_>,
     options: &RunOptions,
 ) -> anyhow::Result<SuiteOutcome> {
-    let mut channel = link.channel(options, out, secrets, left)?;
-    let allowance = channel.requests;
-    let granted = channel.time;
+    let channel = link.channel(options, out, secrets, left)?;
     if !replays.faults.is_empty() {
         eprintln!(
             "cartograph: replaying {} fault(s) to confirm and shrink them, then the final suite (at most {:.0}s and {} requests; --no-replay skips this)",
@@ -99,187 +44,38 @@ pub async fn replay(
             channel.requests
         );
     }
-    let fresh = channel.reset.is_some();
-    // The faults are confirmed on the run's state; the archive's tests are
-    // recorded on it too, before any reset takes it away.
-    let (mut confirmed, scripts, mut left_out, recorded_now) = match suite {
-        Suite::Recorded(scripts) => {
-            let confirmed = confirm_faults(&mut replays, &mut channel, options).await;
-            (confirmed, scripts, SuiteLeftOut::default(), false)
-        }
-        Suite::Rerun(runs) => {
-            // Half of the allowance is kept for the suite, so that shrinking
-            // the faults cannot leave it nothing.
-            let (suite_time, suite_requests) = (channel.time / 2, channel.requests / 2);
-            channel.time -= suite_time;
-            channel.requests -= suite_requests;
-            let confirmed = confirm_faults(&mut replays, &mut channel, options).await;
-            channel.grant(suite_time, suite_requests);
-            let (scripts, left_out) = suite_scripts(&mut replays, runs, &mut channel, link).await;
-            (confirmed, scripts, left_out, true)
-        }
+    let plan = Plan {
+        read_only: options.read_only,
+        budget: options.budget,
+        first_reset: link.first_reset,
+        proofs: link.proofs,
+        target: link.config.target.as_str().to_string(),
     };
-    // With a reset, the proofs by value: the suite (one reset proves every
-    // file), then each fault once and shrinking against resets. Without,
-    // the tests just recorded keep what they met there.
-    let mut proof = None;
-    let scripts = if fresh {
-        let mut proven =
-            reproduce::phase::prove_suite(scripts, &replays.checker, &mut channel, &mut left_out)
-                .await?;
-        let scripts = std::mem::take(&mut proven.proven);
-        proof = Some(proven);
-        scripts
-    } else if recorded_now {
-        let Replays {
-            api,
-            checker,
-            echoes,
-            ..
-        } = &replays;
-        reproduce::phase::settle(scripts, api, checker, echoes, &mut channel, &mut left_out).await
-    } else {
-        scripts
-    };
-    prove_faults(&replays, &mut confirmed, &mut channel).await?;
-    reproduce::phase::attach_reproducers(&mut report.faults, out, &confirmed.outcomes, secrets)?;
-    if let Some(search) = report.search.as_mut() {
-        let sent = allowance.saturating_sub(channel.requests);
-        search.phases.insert("replay".into(), sent);
-    }
     let credentials = link.suite_credentials();
-    let written = reproduce::phase::write_suite(out, scripts, &credentials, secrets)?;
-    let unproven_scripts = proof
-        .as_mut()
-        .map(|p| std::mem::take(&mut p.unproven))
-        .unwrap_or_default();
-    let whys: std::collections::HashMap<usize, String> = unproven_scripts
-        .iter()
-        .map(|(s, why)| (s.archived, why.clone()))
-        .collect();
-    let unproven = reproduce::phase::write_unproven(out, unproven_scripts, &credentials, secrets)?;
-    let mut fates = vec![Fate::LeftOut(String::new()); left_out.archived];
-    for (k, why) in std::mem::take(&mut left_out.reasons) {
-        if let Some(f) = fates.get_mut(k) {
-            *f = Fate::LeftOut(why);
-        }
-    }
-    for (k, file) in written.tests {
-        if let Some(f) = fates.get_mut(k) {
-            *f = Fate::Written(file);
-        }
-    }
-    for (k, file) in unproven.tests {
-        if let Some(f) = fates.get_mut(k) {
-            *f = Fate::Unproven(file, whys.get(&k).cloned().unwrap_or_default());
-        }
-    }
-    let resets = fresh.then(|| Resets {
-        times: channel.reset_times.clone(),
-        typical: channel.typical_reset(),
-        slowest: channel.slowest_reset(),
-        budget: needed_budget(report, &channel, granted, unproven.files, link, options),
-    });
-    close(channel)?;
-    let outcome = SuiteOutcome {
-        files: written.files,
-        unproven: unproven.files,
-        fates,
-        resets,
+    let files = reproduce::phase::Files {
+        out,
+        secrets,
+        credentials: &credentials,
     };
-    say_confirmed(report, &outcome, &left_out, link, options);
-    Ok(outcome)
-}
-
-/// Resets made in a run with `--reset-command`, for its summary.
-#[derive(Debug, Clone, Default)]
-pub struct Resets {
-    /// Each reset's time, in order (the one before the search first).
-    pub times: Vec<Duration>,
-    /// Their median.
-    pub typical: Duration,
-    /// The slowest.
-    pub slowest: Duration,
-    /// The `--budget` that would have proven every reproducer and suite
-    /// file (`Some(None)`: none would; `None`: all were proven).
-    pub budget: Option<Option<Duration>>,
-}
-
-/// The `--budget` under which the replays would have had the time to
-/// prove what this run left unproven: every confirmed fault once and the
-/// suite in one round, each after a reset as slow as the slowest seen
-/// (`None` when nothing was left; `Some(None)` when no budget gives the
-/// proofs that much).
-fn needed_budget(
-    report: &Report,
-    channel: &Channel,
-    granted: Duration,
-    unproven_files: usize,
-    link: &Link,
-    options: &RunOptions,
-) -> Option<Option<Duration>> {
-    let unproven: Vec<usize> = report
-        .faults
-        .iter()
-        .filter_map(|f| f.reproducer.as_ref())
-        .filter(|r| r.fresh.is_none())
-        .map(|r| r.steps.len())
-        .collect();
-    if unproven.is_empty() && unproven_files == 0 {
-        return None;
+    let done =
+        reproduce::phase::replay(channel, replays, suite, &mut report.faults, &plan, files).await?;
+    if let Some(search) = report.search.as_mut() {
+        search.phases.insert("replay".into(), done.sent);
     }
-    let slowest = channel.slowest_reset();
-    let mut owed = unproven
-        .iter()
-        .map(|&steps| slowest + channel.cost_of(steps))
-        .sum::<Duration>();
-    if unproven_files > 0 {
-        // One more round of the whole suite (about two calls a file).
-        owed += slowest + channel.cost_of(unproven_files * 2);
-    }
-    let needed = granted.saturating_sub(channel.time) + owed;
-    let first = link.first_reset.unwrap_or(slowest);
-    let budget = reproduce::phase::budget_for(needed, first);
-    // A budget no longer than this run's proves no more.
-    Some(budget.map(|b| {
-        options
-            .budget
-            .map_or(b, |given| b.max(given + Duration::from_secs(10)))
-    }))
-}
-
-/// The suite's scripts: the archive's tests run again through `channel`
-/// (on the run's state, where what they name exists) and completed with
-/// what made what they use, with why the others were left out.
-async fn suite_scripts(
-    replays: &mut Replays,
-    runs: Vec<(Box<dyn TestRun>, String)>,
-    channel: &mut Channel,
-    link: &Link,
-) -> (Vec<SuiteScript>, SuiteLeftOut) {
-    let mut ledger = std::mem::take(&mut replays.ledger);
-    let Replays { api, checker, .. } = replays;
-    // What the replays created and changed, after the search's own history.
-    for (i, mut e) in std::mem::take(&mut channel.seen).into_iter().enumerate() {
-        e.seq = u64::MAX / 4 + i as u64;
-        ledger.note(&e);
-    }
-    let mut left_out = SuiteLeftOut {
-        archived: runs.len(),
-        ..SuiteLeftOut::default()
-    };
-    let (runs, titles): (Vec<_>, Vec<_>) = runs.into_iter().unzip();
-    let recorded = reproduce::phase::record(runs, channel).await;
-    let scripts = reproduce::suite::scripts(
-        api,
-        link.config.target.as_str(),
-        recorded,
-        titles,
-        &mut ledger,
-        checker,
-        &mut left_out,
+    close(done.channel)?;
+    say_confirmed(
+        report,
+        &done.suite,
+        &done.left_out,
+        link,
+        options,
+        done.later,
     );
-    (scripts, left_out)
+    if let Some(w) = done.later.and_then(|l| l.warning()) {
+        eprintln!("warning: {w}");
+        report.warnings.push(w);
+    }
+    Ok(done.suite)
 }
 
 /// The line on what the replays confirmed and the suite they wrote; with
@@ -290,6 +86,7 @@ fn say_confirmed(
     left_out: &SuiteLeftOut,
     link: &Link,
     options: &RunOptions,
+    later: Option<Later>,
 ) {
     let n = outcome.files;
     let confirmed = report
@@ -306,7 +103,7 @@ fn say_confirmed(
             crate::model::text::one_line(
                 &options
                     .out
-                    .join(reproduce::phase::UNPROVEN)
+                    .join(reproduce::files::UNPROVEN)
                     .display()
                     .to_string()
             )
@@ -355,8 +152,18 @@ fn say_confirmed(
     } else {
         String::new()
     };
+    // Said only when the order left faults unreplayed.
+    let first = later
+        .filter(|l| l.replayed < l.faults)
+        .map_or(String::new(), |l| {
+            format!(
+                " (each cause's first fault was confirmed and proven first; {} of the {} other(s) were not replayed in the time left)",
+                l.faults - l.replayed,
+                l.faults
+            )
+        });
     eprintln!(
-        "cartograph: {confirmed} of {} fault(s) confirmed, reproducers in {}{proven}; {suite}",
+        "cartograph: {confirmed} of {} fault(s) confirmed{first}, reproducers in {}{proven}; {suite}",
         report.faults.len(),
         options.out.join("reproducers").display(),
     );
@@ -375,7 +182,7 @@ pub fn resets_line(r: &Resets) -> String {
         ),
         Some(None) => format!(
             "no --budget gives the proofs the time to run every reproducer on a fresh server (they get at most {} times the first reset, and a third of the budget): --include fewer operations, or a faster --reset-command",
-            reproduce::phase::PROOF_RESETS
+            reproduce::channel::PROOF_RESETS
         ),
     };
     format!(
@@ -385,38 +192,6 @@ pub fn resets_line(r: &Resets) -> String {
         r.typical.as_secs_f64(),
         r.slowest.as_secs_f64(),
     )
-}
-
-/// Confirms and shrinks each fault through `channel` (unshrunk on the
-/// run's state, with a reset: [`prove_faults`] shrinks them against
-/// resets); faults calling a `slow` operation come last, unshrunk.
-async fn confirm_faults(
-    replays: &mut Replays,
-    channel: &mut Channel,
-    options: &RunOptions,
-) -> reproduce::phase::Confirmed {
-    reproduce::phase::confirm(
-        replays.api.clone(),
-        replays.checker.clone(),
-        std::mem::take(&mut replays.faults),
-        options.read_only,
-        &replays.slow,
-        channel,
-    )
-    .await
-}
-
-/// With a reset, runs each confirmed fault on a fresh server and shrinks
-/// it against resets, as the time left allows ([`reproduce::phase::prove`]).
-async fn prove_faults(
-    replays: &Replays,
-    confirmed: &mut reproduce::phase::Confirmed,
-    channel: &mut Channel,
-) -> anyhow::Result<()> {
-    if channel.reset.is_some() {
-        reproduce::phase::prove(&replays.api, &replays.checker, confirmed, channel).await?;
-    }
-    Ok(())
 }
 
 /// Finishes `replay.ndjson`, warning when a write to it failed.

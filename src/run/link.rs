@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::options::RunOptions;
 use crate::execution::{Credentials, Politeness, RunConfig, Transport, secrets::Secrets};
 use crate::model::Api;
-use crate::reproduce::phase::Channel;
+use crate::reproduce::channel::Channel;
 
 /// The run's way to the target, shared by its phases.
 #[derive(Clone)]
@@ -22,7 +22,7 @@ pub struct Link {
     /// One rate for the whole run.
     pub politeness: Arc<Politeness>,
     /// Time the search left the replays beyond their share, for proofs
-    /// after resets ([`proof_reserve`](crate::reproduce::phase::proof_reserve)).
+    /// after resets ([`proof_reserve`](crate::reproduce::channel::proof_reserve)).
     pub proofs: std::time::Duration,
     /// How long the reset before the search took, with `--reset-command`.
     pub first_reset: Option<Duration>,
@@ -102,9 +102,9 @@ impl Link {
         out: &crate::execution::OutDir,
         secrets: &Secrets,
         left: Option<Duration>,
-    ) -> Result<Channel, crate::reproduce::phase::WriteError> {
+    ) -> Result<Channel, crate::reproduce::WriteError> {
         let (time, requests) =
-            crate::reproduce::phase::allowance(options.budget, options.max_requests);
+            crate::reproduce::channel::allowance(options.budget, options.max_requests);
         let time = time + self.proofs;
         let time = left.map_or(time, |left| time.min(left));
         let mut channel = Channel::open(

@@ -148,7 +148,7 @@ impl RunOptions {
     pub fn replay_reserve(&self) -> Duration {
         match self.budget {
             Some(_) if !self.no_replay => {
-                crate::reproduce::phase::allowance(self.budget, self.max_requests).0
+                crate::reproduce::channel::allowance(self.budget, self.max_requests).0
             }
             _ => Duration::ZERO,
         }

@@ -7,7 +7,6 @@
 use std::sync::{Arc, Mutex};
 
 use super::RunSummary;
-use super::confirm::{Replays, Suite};
 use super::options::RunOptions;
 use super::source::{Collected, Ended, Source};
 use crate::execution::{Driver, Exchange, RequestSpec, RunConfig, TestRun};
@@ -18,7 +17,8 @@ use crate::model::Api;
 use crate::model::graphql::TypeSystem;
 use crate::oracles::{Checker, Faults, witness::Ledger};
 use crate::reports;
-use crate::reproduce::{self, Script, Step, phase::Recorder};
+use crate::reproduce::phase::{Replays, Suite};
+use crate::reproduce::{self, Script, Step, channel::Recorder};
 
 /// One logged request, sent once.
 struct Once(Option<RequestSpec>);
@@ -227,7 +227,7 @@ impl Source for Logged {
         });
         // A logged request names what the log's mutations made on this server.
         let mutated = self.sent.iter().any(|q| q.kind == OpKind::Mutation);
-        let fault_scripts = faults
+        let fault_scripts: Vec<Vec<reproduce::Script>> = faults
             .kept()
             .take_while(|_| super::source::replays_ahead(ended.until))
             .map(|k| {
@@ -258,6 +258,7 @@ impl Source for Logged {
                 checker,
                 ledger,
                 echoes,
+                first: fault_scripts.len(),
                 faults: fault_scripts,
                 slow: Vec::new(),
             },
@@ -274,14 +275,14 @@ fn suite_script(
     ex: &Exchange,
     target: &url::Url,
     archived: usize,
-) -> reproduce::phase::SuiteScript {
-    let errors = reproduce::phase::graphql_errors(ex);
+) -> reproduce::suite::SuiteScript {
+    let errors = reproduce::suite::graphql_errors(ex);
     let seen = if q.count > 1 {
         format!(", {} times", q.count)
     } else {
         String::new()
     };
-    reproduce::phase::SuiteScript {
+    reproduce::suite::SuiteScript {
         archived,
         script: Script {
             target: target.to_string(),

@@ -6,7 +6,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::confirm::{Replays, Suite};
 use super::outputs;
 use super::search::Found;
 use super::source::{Collected, Ended, Source};
@@ -18,6 +17,7 @@ use crate::graph;
 use crate::model::text::one_line;
 use crate::reports::{self, Report};
 use crate::reproduce;
+use crate::reproduce::phase::{Replays, Suite};
 
 /// A search, and what only its protocol adds to the report.
 pub struct Searched<P: Protocol, F> {
@@ -98,6 +98,13 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
         // the least telling faults unreplayed.
         let kept: Vec<_> = search.faults().kept().collect();
         let order = crate::oracles::causes::replay_order(&report.faults);
+        // The order's first round: one fault per cause.
+        let first = report
+            .faults
+            .iter()
+            .map(|f| &f.cause)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
         let faults: Vec<_> = order
             .into_iter()
             .filter_map(|i| kept.get(i))
@@ -123,6 +130,7 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
                 ledger,
                 echoes,
                 faults,
+                first,
                 slow: slow.into_iter().map(|s| s.operation).collect(),
             },
             suite,

@@ -414,7 +414,7 @@ pub async fn probe(
         }
         faults.push(fault);
     }
-    crate::reproduce::phase::attach_reproducers(&mut faults, out, &outcomes, secrets)?;
+    crate::reproduce::files::attach_reproducers(&mut faults, out, &outcomes, secrets)?;
     Ok(Probed {
         faults,
         requests: first.requests + second.requests,

@@ -8,13 +8,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::confirm::{Replays, Suite};
 use super::options::RunOptions;
 use super::search::Found;
 use crate::execution::{Driver, Exchange, RunConfig, RunOutcome, secrets::Secrets};
 use crate::graph::export::GraphDocument;
 use crate::model::Api;
 use crate::reports::{Report, Settings, Tally};
+use crate::reproduce::phase::{Replays, Suite};
 
 /// A source of tests for the pipeline.
 pub trait Source {

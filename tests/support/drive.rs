@@ -8,7 +8,7 @@ use std::time::Duration;
 use cartograph::execution::{self, Credentials, Exchange, RunConfig, secrets::Secrets};
 use cartograph::model::Api;
 use cartograph::oracles::Checker;
-use cartograph::reproduce::phase::Recorder;
+use cartograph::reproduce::channel::Recorder;
 use cartograph::reproduce::script_run::ScriptRun;
 use cartograph::reproduce::{Capture, Script, Source, Step};
 

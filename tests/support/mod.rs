@@ -18,6 +18,7 @@ pub mod graphql_flow;
 pub mod hostile;
 pub mod input_edges;
 pub mod list_flow;
+pub mod many_faults;
 pub mod misbehaving;
 pub mod named;
 pub mod notes;
@@ -27,6 +28,7 @@ pub mod security;
 pub mod slow_edges;
 pub mod stateful;
 pub mod truthful;
+pub mod unavailable;
 
 /// Whether CI asked for every tool the tests use (`CARTOGRAPH_REQUIRE_TOOLS`,
 /// set by `.ci/run`): then a missing tool fails the test instead of
