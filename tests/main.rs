@@ -21,6 +21,7 @@ mod chains;
 mod cli_graph;
 mod conforming;
 mod corpus;
+mod corpus_graphql;
 mod corpus_schemas;
 mod demo_server;
 mod depth;
