@@ -249,3 +249,119 @@ fn every_graphql_corpus_document_loads_as_well_as_before() {
         worse.join("\n")
     );
 }
+
+/// Operation names (per root) and type names, as Cartograph's model has them.
+fn model_names(path: &Path) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let loaded = cartograph::load::load(path).unwrap_or_else(|e| panic!("{e}"));
+    let of = |m: Method| {
+        loaded
+            .api
+            .operations
+            .iter()
+            .filter(|o| o.method == m)
+            .map(|o| o.path.clone())
+            .collect::<Vec<_>>()
+    };
+    let mut types: Vec<String> = loaded
+        .api
+        .graphql
+        .as_ref()
+        .unwrap()
+        .types
+        .keys()
+        .cloned()
+        .collect();
+    types.sort();
+    (of(Method::GraphqlQuery), of(Method::GraphqlMutation), types)
+}
+
+/// The same names as Apollo's compiler builds them from the document (a
+/// schema with errors still gives its partial result), left-out types aside.
+fn apollo_names(path: &Path) -> (Vec<String>, Vec<String>, Vec<String>) {
+    use apollo_compiler::Schema;
+    use apollo_compiler::ast::OperationType;
+    let text = std::fs::read_to_string(path).unwrap();
+    let schema = match Schema::builder()
+        .adopt_orphan_extensions()
+        .parse(text, path)
+        .build()
+    {
+        Ok(s) => s,
+        Err(with) => with.partial,
+    };
+    let root_fields = |op: OperationType| {
+        schema
+            .root_operation(op)
+            .and_then(|name| schema.get_object(name))
+            .map(|o| o.fields.keys().map(|n| n.to_string()).collect())
+            .unwrap_or_default()
+    };
+    let mut types: Vec<String> = schema
+        .types
+        .iter()
+        .filter(|(name, t)| !name.starts_with("__") && !t.is_built_in() || is_scalar_builtin(name))
+        .map(|(name, _)| name.to_string())
+        .collect();
+    types.sort();
+    (
+        root_fields(OperationType::Query),
+        root_fields(OperationType::Mutation),
+        types,
+    )
+}
+
+fn is_scalar_builtin(name: &str) -> bool {
+    cartograph::model::graphql::BUILTIN_SCALARS.contains(&name)
+}
+
+/// For representative SDL documents (federation extensions, descriptions on
+/// everything, `extend schema` with a schema description, the demo's own
+/// schema), the model has exactly the operations and types that Apollo's
+/// compiler reads from the same text.
+#[test]
+fn representative_documents_give_the_operations_and_types_apollo_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let extended = dir.path().join("extended.graphql");
+    std::fs::write(
+        &extended,
+        r#"
+"""A schema described, then extended: graphql-parser 0.4 read neither."""
+schema { query: Query }
+extend schema @link(url: "https://specs.apollo.dev/federation/v2.3", import: ["@key"]) {
+  mutation: Writes
+}
+"""A thing, described."""
+type Thing @key(fields: "id") { "its id" id: ID! name: String }
+type Query { thing(id: ID!): Thing things(first: Int = 10): [Thing!]! }
+type Writes { rename(id: ID!, name: String!): Thing }
+extend type Query { count: Int! }
+"#,
+    )
+    .unwrap();
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![
+        extended,
+        manifest.join("models/demo/schema.graphql"),
+        manifest.join("fixtures/graphql/fault-kinds/schema.graphql"),
+    ];
+    if let Some(corpus) = corpus_dir() {
+        for name in [
+            "apollo-supergraph-demo__products-subgraph.graphql",
+            "swapi__star-wars-api.graphql",
+            "github__octokit-graphql-schema.graphql",
+            "saleor.graphql",
+        ] {
+            files.push(corpus.join(name));
+        }
+    } else {
+        eprintln!("corpus files skipped: ../shared/corpus/graphql is not beside the checkout");
+    }
+    for path in files {
+        let ours = model_names(&path);
+        let apollo = apollo_names(&path);
+        assert!(!ours.0.is_empty(), "{}: no queries", path.display());
+        assert_eq!(ours.0, apollo.0, "{}: queries", path.display());
+        assert_eq!(ours.1, apollo.1, "{}: mutations", path.display());
+        assert_eq!(ours.2, apollo.2, "{}: types", path.display());
+    }
+}
