@@ -17,6 +17,7 @@ mod links;
 pub mod negative;
 pub mod render;
 pub mod run;
+pub mod valid;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -247,6 +248,12 @@ impl Graphql {
     /// Schema coverage so far.
     pub fn coverage(&self) -> SchemaCoverage {
         self.coverage.summary()
+    }
+
+    /// How many generated queries the validator refused (and so were not
+    /// sent), with the first; `None` when every one was valid.
+    pub fn invalid_queries(&self) -> Option<String> {
+        self.generator.query_check().warning()
     }
 
     /// A call of `op` with random genes.

@@ -238,14 +238,19 @@ impl TestRun for GqlRun {
             }
         }
         used.sort();
-        self.used.push(used);
         if let Some(b) = call.breach.clone() {
             b.apply(&mut call);
         }
+        let (query, variables) = generator.render(&call, ArgMode::Variables);
+        // A query the validator refuses is a generator bug: it is counted and
+        // not sent, and the test ends before it.
+        if !generator.accepts(&query) {
+            return None;
+        }
+        self.used.push(used);
         self.test.calls[self.next].genes = call.clone();
         self.next += 1;
         let mutation = Some(call.root.as_str()) == ts.mutation_type.as_deref();
-        let (query, variables) = generator.render(&call, ArgMode::Variables);
         let body = serde_json::json!({ "query": query, "variables": variables });
         Some(RequestSpec {
             operation: op,
