@@ -48,8 +48,6 @@ pub struct GqlGenerator {
     /// The empty API that [`mutate_value`](crate::generation::mutation::mutate_value) resolves (never used) references in.
     no_api: Api,
     heat: Heat,
-    /// Every query sent is checked against the schema first.
-    check: super::valid::QueryCheck,
 }
 
 impl GqlGenerator {
@@ -79,7 +77,6 @@ impl GqlGenerator {
             implementers,
             no_api,
             heat: Heat { progress: 0.5 },
-            check: Default::default(),
         }
     }
 
@@ -91,16 +88,6 @@ impl GqlGenerator {
     /// The type system generated from.
     pub fn type_system(&self) -> &TypeSystem {
         &self.ts
-    }
-
-    /// Whether `query` is valid against the type system (a refusal is counted).
-    pub fn accepts(&self, query: &str) -> bool {
-        self.check.accepts(&self.ts, query)
-    }
-
-    /// The validator of generated queries, with what it refused.
-    pub fn query_check(&self) -> &super::valid::QueryCheck {
-        &self.check
     }
 
     /// The root type a call names: a type's own name, or a root word.
