@@ -14,6 +14,7 @@ use axum::Router;
 use axum::extract::{Request, State};
 use axum::response::IntoResponse;
 use cartograph::execution::{Exchange, RequestSpec};
+use cartograph::oracles::registry::Code;
 use cartograph::reproduce::{FaultCheck, Script, ScriptFault, Step, script_run, shell};
 use serde_json::{Value, json};
 
@@ -181,7 +182,7 @@ fn script(i: usize, check: &FaultCheck) -> Script {
     Script {
         target: "http://127.0.0.1:9".into(),
         fault: Some(ScriptFault {
-            code: "schema_violation".into(),
+            code: Code::SchemaViolation,
             signature: "s".into(),
             message: "m".into(),
             check: check.clone(),

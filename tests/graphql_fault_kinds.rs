@@ -125,7 +125,13 @@ async fn oracle_sees_each_kind_once() {
         );
         let got: Vec<(&str, &str, &str)> = findings
             .iter()
-            .map(|f| (f.code, f.root_field.as_str(), f.path.as_str()))
+            .map(|f| {
+                (
+                    cartograph::oracles::registry::graphql_code(f.kind).as_str(),
+                    f.root_field.as_str(),
+                    f.path.as_str(),
+                )
+            })
             .collect();
         if r.name == CONFORMING {
             assert!(got.is_empty(), "{CONFORMING}: {findings:#?}");
@@ -229,7 +235,13 @@ fn the_conforming_answer_is_checked_throughout() {
         );
         let got: Vec<(&str, &str, &str)> = findings
             .iter()
-            .map(|f| (f.code, f.root_field.as_str(), f.path.as_str()))
+            .map(|f| {
+                (
+                    cartograph::oracles::registry::graphql_code(f.kind).as_str(),
+                    f.root_field.as_str(),
+                    f.path.as_str(),
+                )
+            })
             .collect();
         assert_eq!(got, vec![(code, CONFORMING_ROOT, path)], "{pointer}");
     }
@@ -354,7 +366,7 @@ fn each_kinds_reproducer_check_shows_only_with_the_fault() {
         let (_, code, _, _) = EXPECTED.iter().find(|(n, ..)| *n == name).unwrap();
         let finding = found
             .iter()
-            .find(|f| f.code == *code)
+            .find(|f| f.code.as_str() == *code)
             .unwrap_or_else(|| panic!("{name}: {found:?}"));
         let check = finding.script_check(Some(200));
         assert!(

@@ -17,6 +17,7 @@ use cartograph::execution::OutDir;
 use cartograph::execution::secrets::Secrets;
 use cartograph::generation::SearchSummary;
 use cartograph::graph::export::{GraphDocument, to_document};
+use cartograph::oracles::registry::Code;
 use cartograph::oracles::{Confirmation, Fault, Reproducer, WitnessStep, registry};
 use cartograph::reports::{
     GRAPH_DATA_ID, GraphCoverage, LinkCoverage, NOSCRIPT_EDGES, OperationReport, Report, Settings,
@@ -236,8 +237,8 @@ fn hand_built() -> Report {
             cause_title: "The server answered 500-599: placeOrder (500)".into(),
             place: None,
             class: registry::class_of("server_error"),
-            severity: registry::severity_of("server_error"),
-            code: "server_error".into(),
+            severity: Code::ServerError.oracle().severity,
+            code: Code::ServerError,
             operation: "placeOrder".into(),
             status: Some(500),
             signature: "server_error:placeOrder:500".into(),
@@ -270,8 +271,8 @@ fn hand_built() -> Report {
             cause_title: "The server answered 500-599: cancelOrder (503)".into(),
             place: None,
             class: registry::class_of("server_error"),
-            severity: registry::severity_of("server_error"),
-            code: "server_error".into(),
+            severity: Code::ServerError.oracle().severity,
+            code: Code::ServerError,
             operation: "cancelOrder".into(),
             status: Some(503),
             signature: "server_error:cancelOrder:503".into(),
@@ -287,8 +288,8 @@ fn hand_built() -> Report {
             cause_title: "The status is not documented for the operation: 418".into(),
             place: None,
             class: registry::class_of("undocumented_status"),
-            severity: registry::severity_of("undocumented_status"),
-            code: "undocumented_status".into(),
+            severity: Code::UndocumentedStatus.oracle().severity,
+            code: Code::UndocumentedStatus,
             operation: "listAuthors".into(),
             status: Some(418),
             signature: "undocumented_status:listAuthors:418".into(),
@@ -1030,7 +1031,11 @@ fn check_results(sarif: &Value, report: &Report) -> Vec<Value> {
         assert_eq!(r["ruleId"], f.code.as_str());
         assert!(codes.contains(&f.code.as_str()));
         let index = r["ruleIndex"].as_u64().unwrap() as usize;
-        assert_eq!(rule_ids[index], f.code, "ruleIndex points at its rule");
+        assert_eq!(
+            rule_ids[index],
+            f.code.as_str(),
+            "ruleIndex points at its rule"
+        );
         assert_eq!(r["level"], rules[index]["defaultConfiguration"]["level"]);
         assert_eq!(
             r["partialFingerprints"]["cartographSignature/v1"],
@@ -1104,7 +1109,7 @@ fn every_fault_kind() -> Report {
     gql.line = Some(11);
     gql.spec = Some("models/demo/schema.graphql".into());
     report.operations.push(gql);
-    let present: Vec<String> = report.faults.iter().map(|f| f.code.clone()).collect();
+    let present: Vec<&str> = report.faults.iter().map(|f| f.code.as_str()).collect();
     let missing: Vec<&str> = cartograph::oracles::all_codes()
         .filter(|c| !present.iter().any(|p| p == c))
         .collect();
@@ -1157,8 +1162,8 @@ fn every_fault_kind() -> Report {
             cause_title: String::new(),
             place: None,
             class: registry::class_of(code),
-            severity: registry::severity_of(code),
-            code: code.into(),
+            severity: Code::from_name(code).unwrap().oracle().severity,
+            code: Code::from_name(code).unwrap(),
             operation: operation.into(),
             status,
             signature: format!("{code}:{operation}:{status_text}:/items/0 \"type\""),
@@ -1179,7 +1184,10 @@ fn sarif_validates_against_the_oasis_schema_and_holds_every_fault() {
     let report = every_fault_kind();
     let codes: Vec<&str> = cartograph::oracles::all_codes().collect();
     for code in &codes {
-        assert!(report.faults.iter().any(|f| f.code == *code), "{code}");
+        assert!(
+            report.faults.iter().any(|f| f.code.as_str() == *code),
+            "{code}"
+        );
     }
     let ended = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
     let text = render_sarif(&report, ended, &Secrets::new());
@@ -1529,7 +1537,10 @@ fn report_from_json(r: &Value) -> Report {
             timeout_s: s["timeout_s"].as_f64().unwrap(),
             headers: texts(&s["headers"]),
             auth_command: s["auth_command"].as_bool().unwrap(),
-            skipped_checks: texts(&s["skipped_checks"]),
+            skipped_checks: texts(&s["skipped_checks"])
+                .iter()
+                .map(|c| Code::from_name(c).unwrap())
+                .collect(),
             graph: s["graph"].as_bool().unwrap(),
             feedback: s["feedback"].as_bool().unwrap(),
             include: texts(&s["include"]),
@@ -1573,8 +1584,11 @@ fn report_from_json(r: &Value) -> Report {
                 cause_title: String::new(),
                 place: None,
                 class: registry::class_of(&text(&f["code"])),
-                severity: registry::severity_of(&text(&f["code"])),
-                code: text(&f["code"]),
+                severity: Code::from_name(&text(&f["code"]))
+                    .unwrap()
+                    .oracle()
+                    .severity,
+                code: Code::from_name(&text(&f["code"])).unwrap(),
                 operation: text(&f["operation"]),
                 status: f["status"].as_u64().map(|s| s as u16),
                 signature: text(&f["signature"]),

@@ -321,7 +321,15 @@ async fn a_reset_that_slows_down_still_proves_the_suite_and_says_what_resets_cos
         .lines()
         .find(|l| l.contains("reset(s) of the target"))
         .unwrap_or_else(|| panic!("no line on the resets: {stderr}"));
-    assert!(line.contains("slowest 1."), "{line}");
+    // At least the reset's own sleep; no upper bound: a loaded machine
+    // makes curl and the shell slow too.
+    let slowest: f64 = line
+        .split("slowest ")
+        .nth(1)
+        .and_then(|rest| rest.split('s').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no slowest reset: {line}"));
+    assert!(slowest >= 1.5, "{line}");
     assert!(
         line.contains("--budget") || line.contains("every reproducer and suite file was run"),
         "{line}"

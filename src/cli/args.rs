@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::values::{
-    check_code, parse_bytes, parse_duration, parse_limit, parse_pattern, parse_rate_for,
+    CodeParser, Codes, parse_bytes, parse_duration, parse_limit, parse_pattern, parse_rate_for,
     parse_seed, parse_timeout,
 };
 use crate::execution::{self, Rate};
@@ -142,14 +142,16 @@ pub(super) struct PolitenessArgs {
 #[command(next_help_heading = "Checks")]
 pub(super) struct CheckArgs {
     /// Turn an oracle off by its code (repeatable).
-    #[arg(long = "skip-check", value_name = "CODE", value_parser = check_code,
+    #[arg(long = "skip-check", value_name = "CODE", value_parser = CodeParser,
+          hide_possible_values = true,
           long_help = crate::oracles::registry::flag_help("Turn an oracle off by its code (repeatable)."))]
-    pub skip_checks: Vec<String>,
+    pub skip_checks: Vec<Codes>,
     /// Only faults of these oracle codes make the exit status 1 (comma-separated);
     /// the others are still reported.
-    #[arg(long, value_delimiter = ',', value_name = "CODE,...", value_parser = check_code,
+    #[arg(long, value_delimiter = ',', value_name = "CODE,...", value_parser = CodeParser,
+          hide_possible_values = true,
           long_help = crate::oracles::registry::flag_help("Only faults of these oracle codes make the exit status 1 (comma-separated); the others are still reported."))]
-    pub fail_on: Vec<String>,
+    pub fail_on: Vec<Codes>,
     /// Do not replay faults after the search (no confirmation, no minimised
     /// reproducers, no regression suite): for a strict request budget.
     #[arg(long)]
@@ -344,7 +346,7 @@ impl TargetFlags {
             reset_command,
         } = &self.checks;
         (o.skip_checks, o.fail_on, o.no_replay) =
-            (skip_checks.clone(), fail_on.clone(), *no_replay);
+            (Codes::flat(skip_checks), Codes::flat(fail_on), *no_replay);
         o.reset = reset_command.clone().map(execution::reset::Reset::command);
         let OutputArgs {
             out,
@@ -496,7 +498,10 @@ mod tests {
         assert_eq!(parsed.headers, ["X-Key: k"]);
         assert_eq!(parsed.query_keys, ["api_key=k"]);
         assert_eq!(parsed.timeout, Duration::from_secs(3));
-        assert_eq!(parsed.fail_on, ["server_error"]);
+        assert_eq!(
+            parsed.fail_on,
+            [crate::oracles::registry::Code::ServerError]
+        );
         assert_eq!(parsed.out, PathBuf::from("o"));
         assert_eq!(parsed.exclude, ["DELETE *"]);
         assert_eq!(parsed.mio.population, 4);

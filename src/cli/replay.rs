@@ -183,7 +183,7 @@ pub(super) fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
                 println!(
                     "FAULT SHOWS: {} ({})",
                     one_line(&fault.message),
-                    one_line(&fault.code)
+                    fault.code
                 );
                 Ok(ExitCode::from(EXIT_FAULTS))
             }
@@ -191,7 +191,7 @@ pub(super) fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
                 println!(
                     "the fault did not show: {} ({})",
                     one_line(&fault.signature),
-                    one_line(&fault.code)
+                    fault.code
                 );
                 Ok(ExitCode::SUCCESS)
             }

@@ -129,6 +129,23 @@ mod tests {
     }
 
     #[test]
+    fn completions_offer_every_check_code() {
+        for shell in [clap_complete::Shell::Bash, clap_complete::Shell::Fish] {
+            let mut text = Vec::new();
+            clap_complete::generate(
+                shell,
+                &mut crate::cli::Cli::command(),
+                "cartograph",
+                &mut text,
+            );
+            let text = String::from_utf8(text).unwrap();
+            for code in crate::oracles::registry::Code::ALL {
+                assert!(text.contains(code.as_str()), "{shell}: no {code}");
+            }
+        }
+    }
+
+    #[test]
     fn man_pages_hold_every_command_and_flag() {
         let dir = tempfile::tempdir().unwrap();
         clap_mangen::generate_to(crate::cli::Cli::command(), dir.path()).unwrap();

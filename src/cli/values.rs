@@ -4,11 +4,53 @@
 use std::time::Duration;
 
 use crate::execution;
+use crate::oracles::registry::Code;
 
-/// An oracle's code, or an earlier name of one, as `--skip-check` and
-/// `--fail-on` take it.
-pub(super) fn check_code(name: &str) -> Result<String, String> {
-    crate::oracles::registry::resolve(name).map(|_| name.to_string())
+/// The oracle codes one value of `--skip-check` or `--fail-on` stands for
+/// (a code, or an earlier name of one or more).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Codes(Vec<Code>);
+
+impl Codes {
+    /// Every code the values stand for, once each, in their order.
+    pub(super) fn flat(values: &[Codes]) -> Vec<Code> {
+        let mut out: Vec<Code> = Vec::new();
+        for code in values.iter().flat_map(|c| &c.0) {
+            if !out.contains(code) {
+                out.push(*code);
+            }
+        }
+        out
+    }
+}
+
+/// Reads [`Codes`], and lists the codes (with their titles) for shell
+/// completion; earlier names are accepted but not offered.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct CodeParser;
+
+impl clap::builder::TypedValueParser for CodeParser {
+    type Value = Codes;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Codes, clap::Error> {
+        // A function parser words its error as clap words every other one.
+        let parse: fn(&str) -> Result<Codes, String> =
+            |name| crate::oracles::registry::resolve(name).map(Codes);
+        parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(Code::ALL.iter().map(|c| {
+            clap::builder::PossibleValue::new(c.as_str()).help(c.oracle().title)
+        })))
+    }
 }
 
 /// Checks an `--include`/`--exclude` pattern (so that a bad one in a

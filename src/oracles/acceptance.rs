@@ -4,52 +4,64 @@
 //! Only requests a negative test marked ([`crate::execution::Breach`]) are
 //! judged: what a request breaks is known exactly, never guessed.
 
-use super::{FaultCheck, Finding};
+use super::{FaultCheck, Found};
 use crate::execution::{BreachKind, Exchange};
 use crate::model::Operation;
 use crate::model::security::requires_credentials;
 
-/// The finding a 2xx to a deliberately wrong request makes, if any:
-/// `ignored_auth` for credentials, `invalid_input_accepted` for an input
-/// the description forbids.
-pub fn check(op: &Operation, ex: &Exchange) -> Option<Finding> {
+/// The status of a 2xx answer to a request a negative test deliberately
+/// made wrong, and what it broke (a label naming only what the request
+/// carried: a change whose parent object was not there, or an input
+/// shrinking cut, proves nothing).
+fn accepted_breach(ex: &Exchange) -> Option<(&crate::execution::Breach, u16)> {
     let breach = ex.request.breach.as_ref()?;
-    // A label names only what the request carried: a change whose parent
-    // object was not there, or an input shrinking cut, proves nothing.
     if !breach.carried_by(&ex.request) {
         return None;
     }
     let status = ex.status.filter(|s| (200..300).contains(s))?;
-    let finding = |code: &'static str, message: String, detail: String| Finding {
+    Some((breach, status))
+}
+
+fn accepted(op: &Operation, message: String) -> Found {
+    Found {
         check: Some(FaultCheck::Success),
-        ..Finding::new(code, &op.name, message, detail)
+        ..Found::new(&op.name, message, String::new())
+    }
+}
+
+/// A request with no credentials, or malformed ones, to an operation that
+/// requires them, answered 2xx.
+pub fn ignored_auth(op: &Operation, ex: &Exchange) -> Option<Found> {
+    let (breach, status) = accepted_breach(ex)?;
+    let what = match breach.kind {
+        BreachKind::NoCredentials => "no credentials",
+        BreachKind::MalformedCredentials => "malformed credentials",
+        _ => return None,
     };
+    requires_credentials(&op.security).then(|| {
+        accepted(
+            op,
+            format!(
+                "the operation requires credentials ({}), and a request with {what} was answered {status}",
+                schemes(op)
+            ),
+        )
+    })
+}
+
+/// A request whose one wrong input the description forbids, answered 2xx.
+pub fn invalid_input_accepted(op: &Operation, ex: &Exchange) -> Option<Found> {
+    let (breach, status) = accepted_breach(ex)?;
     match breach.kind {
-        BreachKind::NoCredentials | BreachKind::MalformedCredentials
-            if requires_credentials(&op.security) =>
-        {
-            let what = if breach.kind == BreachKind::NoCredentials {
-                "no credentials"
-            } else {
-                "malformed credentials"
-            };
-            Some(finding(
-                "ignored_auth",
-                format!(
-                    "the operation requires credentials ({}), and a request with {what} was answered {status}",
-                    schemes(op)
-                ),
-                String::new(),
-            ))
-        }
+        // Credentials are `ignored_auth`'s.
+        BreachKind::NoCredentials | BreachKind::MalformedCredentials => None,
         // A body the operation may go without can be ignored whole.
         BreachKind::MalformedBody if !op.request_body.as_ref().is_some_and(|b| b.required) => None,
         // One fault per operation (and status), whichever inputs it lets
         // through: the first one seen is its witness.
-        kind if kind.forbidden() => Some(finding(
-            "invalid_input_accepted",
+        kind if kind.forbidden() => Some(accepted(
+            op,
             format!("{breach}, which the description forbids, was answered {status}"),
-            String::new(),
         )),
         _ => None,
     }
@@ -80,6 +92,7 @@ fn schemes(op: &Operation) -> String {
 mod tests {
     use super::*;
     use crate::execution::{Breach, RequestSpec};
+    use crate::oracles::Finding;
 
     fn api() -> crate::model::Api {
         crate::load::load_text(
@@ -88,6 +101,14 @@ mod tests {
         )
         .unwrap()
         .api
+    }
+
+    /// Which of the two checks fires, by its row's code.
+    fn check(op: &Operation, ex: &Exchange) -> Option<Finding> {
+        use crate::oracles::registry::Code;
+        (ignored_auth(op, ex).map(|f| f.stamped(Code::IgnoredAuth))).or_else(|| {
+            invalid_input_accepted(op, ex).map(|f| f.stamped(Code::InvalidInputAccepted))
+        })
     }
 
     fn answered(op: &str, status: u16, kind: BreachKind) -> Exchange {
@@ -113,7 +134,9 @@ mod tests {
         let api = api();
         let locked = &api.operations[0];
         let open = &api.operations[1];
-        let code = |op, status, kind| check(op, &answered(&op.name, status, kind)).map(|f| f.code);
+        let code = |op, status, kind| {
+            check(op, &answered(&op.name, status, kind)).map(|f| f.code.as_str())
+        };
         assert_eq!(
             code(locked, 200, BreachKind::NoCredentials),
             Some("ignored_auth")
@@ -161,7 +184,7 @@ mod tests {
         );
         ex.request.body = Some(r#"{"permissions":{"read":null}}"#.into());
         assert_eq!(
-            check(open, &ex).map(|f| f.code),
+            check(open, &ex).map(|f| f.code.as_str()),
             Some("invalid_input_accepted")
         );
     }

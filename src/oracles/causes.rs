@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 use super::mask::{mask, sent_values};
-use super::registry::{self, Class, Group, Severity};
+use super::registry::{self, Class, Code, Group, Severity};
 use super::{Confirmation, Fault, Finding};
 use crate::execution::{BreachKind, Exchange};
 
@@ -42,7 +42,7 @@ pub struct Cause {
     /// A stable id (a hash of the reason): the same cause keeps it across runs.
     pub id: String,
     /// The oracle's code.
-    pub code: String,
+    pub code: Code,
     /// The oracle's class.
     pub class: Class,
     /// The oracle's severity.
@@ -78,14 +78,9 @@ pub struct Cause {
 /// the class of value a negative test sent), and one trigger on several
 /// operations is one cause. A body the server could not parse is one cause
 /// whatever its parser says.
-pub fn reason(f: &Finding, ex: &Exchange) -> Reason {
-    let Some(oracle) = registry::oracle(f.code) else {
-        return Reason::new(
-            format!("{}:{}", f.code, f.operation),
-            format!("{}: {}", f.code, f.operation),
-        );
-    };
-    let code = f.code;
+pub fn reason(finding: &Finding, ex: &Exchange) -> Reason {
+    let (code, f) = (finding.code, &finding.found);
+    let oracle = code.oracle();
     let title = oracle.title;
     let status = ex.status.map_or("-".to_string(), |s| s.to_string());
     let sent = sent_values(&ex.request);
@@ -96,7 +91,7 @@ pub fn reason(f: &Finding, ex: &Exchange) -> Reason {
             format!("{title}: {} ({status})", f.operation),
         )
     };
-    let by_trigger = || by_trigger(f, ex, title);
+    let by_trigger = || by_trigger(finding, ex, title);
     let telling = matches!(oracle.group, Group::CodePath | Group::AnswerShape);
     if telling && unparsable(ex) {
         return Reason::new(
@@ -149,7 +144,7 @@ pub fn reason(f: &Finding, ex: &Exchange) -> Reason {
                 .strip_prefix(&format!("{} ", f.operation))
                 .unwrap_or(&f.detail);
             let detail = detail.trim_matches('"');
-            let detail = if super::leaks::CODES.contains(&code) {
+            let detail = if code.is_leak() {
                 detail.to_string()
             } else {
                 mask(detail, &sent, 120)
@@ -166,7 +161,7 @@ pub fn reason(f: &Finding, ex: &Exchange) -> Reason {
         Group::Input => match &ex.request.breach {
             // A server that checks no body lets every field through: one
             // cause, whichever fields and values showed it.
-            Some(b) if code == "invalid_input_accepted" && b.input.starts_with("body /") => {
+            Some(b) if code == Code::InvalidInputAccepted && b.input.starts_with("body /") => {
                 Reason {
                     place: Some(format!("{}: {b}", f.operation)),
                     ..Reason::new(
@@ -220,8 +215,8 @@ fn by_trigger(f: &Finding, ex: &Exchange, title: &str) -> Reason {
             format!("{title} ({status}): after {t}"),
         ),
         None => Reason::new(
-            format!("{code}:{}:{status}", f.operation),
-            format!("{title}: {} ({status})", f.operation),
+            format!("{code}:{}:{status}", f.found.operation),
+            format!("{title}: {} ({status})", f.found.operation),
         ),
     }
 }
@@ -231,7 +226,7 @@ fn by_trigger(f: &Finding, ex: &Exchange, title: &str) -> Reason {
 /// turn out to be the server's for every failure: seen on an answer of
 /// another status too, they say nothing of where it failed.
 pub fn catch_all(f: &Finding, ex: &Exchange) -> Option<(String, Reason)> {
-    let oracle = registry::oracle(f.code)?;
+    let oracle = f.code.oracle();
     if oracle.group != Group::CodePath || unparsable(ex) {
         return None;
     }
@@ -573,7 +568,7 @@ pub fn group(faults: &[Fault]) -> Vec<Cause> {
     for f in faults {
         let cause = causes.entry(f.cause.as_str()).or_insert_with(|| Cause {
             id: f.cause.clone(),
-            code: f.code.clone(),
+            code: f.code,
             class: f.class,
             severity: f.severity,
             title: f.cause_title.clone(),
@@ -583,7 +578,7 @@ pub fn group(faults: &[Fault]) -> Vec<Cause> {
             representative: f.signature.clone(),
             count: 0,
             confirmation: f.confirmation,
-            wfc: registry::oracle(&f.code).and_then(|o| o.wfc),
+            wfc: f.code.oracle().wfc,
         });
         if !cause.operations.contains(&f.operation) {
             cause.operations.push(f.operation.clone());
@@ -608,7 +603,7 @@ pub fn group(faults: &[Fault]) -> Vec<Cause> {
         }
     }
     causes.sort_by_key(|c| {
-        let (class, severity, at) = registry::rank(&c.code);
+        let (class, severity, at) = registry::rank(c.code);
         (
             class,
             severity,
@@ -722,6 +717,7 @@ mod tests {
     }
 
     fn finding(code: &'static str, op: &str, detail: &str) -> Finding {
+        let code = Code::from_name(code).unwrap();
         Finding::new(code, op, format!("{code} on {op}"), detail.into())
     }
 
@@ -1027,7 +1023,7 @@ mod tests {
         // a specific one is one.
         let gql = |field: &str, message: &str| {
             let f = Finding::new(
-                "graphql_internal_error",
+                Code::GraphqlInternalError,
                 field,
                 format!("errors[0] reports an internal failure: {message}"),
                 String::new(),
@@ -1139,9 +1135,9 @@ mod tests {
             cause: id(&r.key),
             cause_title: r.title.clone(),
             place: r.place.clone(),
-            code: "invalid_input_accepted".into(),
+            code: Code::InvalidInputAccepted,
             class: registry::class_of("invalid_input_accepted"),
-            severity: registry::severity_of("invalid_input_accepted"),
+            severity: Code::InvalidInputAccepted.oracle().severity,
             operation: op.into(),
             status: Some(201),
             signature: format!("invalid_input_accepted:{op}:201"),
@@ -1291,9 +1287,9 @@ mod tests {
             cause: id(cause),
             cause_title: String::new(),
             place: None,
-            code: code.into(),
+            code: Code::from_name(code).unwrap(),
             class: registry::class_of(code),
-            severity: registry::severity_of(code),
+            severity: Code::from_name(code).unwrap().oracle().severity,
             operation: sig.into(),
             status: Some(400),
             signature: sig.into(),
@@ -1335,9 +1331,9 @@ mod tests {
             cause: id(cause),
             cause_title: cause.to_uppercase(),
             place: None,
-            code: code.into(),
+            code: Code::from_name(code).unwrap(),
             class: registry::class_of(code),
-            severity: registry::severity_of(code),
+            severity: Code::from_name(code).unwrap().oracle().severity,
             operation: op.into(),
             status: Some(400),
             signature: sig.into(),
@@ -1355,7 +1351,7 @@ mod tests {
         ];
         let causes = group(&faults);
         assert_eq!(causes.len(), 2);
-        assert_eq!(causes[0].code, "server_error");
+        assert_eq!(causes[0].code.as_str(), "server_error");
         assert_eq!(causes[1].faults, ["s1", "s2"]);
         assert_eq!(causes[1].operations, ["a", "b"]);
         assert_eq!(causes[1].count, 4);

@@ -7,16 +7,16 @@ use std::sync::Arc;
 
 use super::echoes::Echoes;
 use super::{
-    FaultCheck, Finding, conformance, explained, graphql, identity, json_type, leaks, pointer,
-    registry, schema, stateful,
+    Finding, Found, conformance, explained, graphql, identity, leaks, registry, schema, stateful,
 };
 use crate::execution::Exchange;
 use crate::model::Api;
+use registry::Code;
 
 /// The checks themselves, without memory: what the answers of one test show.
 #[derive(Clone)]
 pub struct Checker {
-    skip: Vec<String>,
+    skip: Vec<Code>,
     positions: std::collections::HashMap<String, usize>,
     schemas: Arc<schema::ResponseSchemas>,
     target: Option<url::Url>,
@@ -47,43 +47,12 @@ fn marks_nullable(api: &Api) -> bool {
             .any(any)
 }
 
-/// What a reproducer looks for in an answer whose `errors` is malformed: a
-/// kind `errors` may not be, an entry that is not an object, or a `message`
-/// that is missing or not a string.
-fn malformed_errors_check(body: Option<&serde_json::Value>, status: u16) -> Option<FaultCheck> {
-    use serde_json::Value;
-    let kind_check = |pointer: &str, v: &Value, allowed: &str| FaultCheck::JsonType {
-        status,
-        pointer: pointer.into(),
-        json_type: pointer::kind(v).to_string(),
-        allowed: vec![allowed.into()],
-    };
-    let errors = body?.get("errors")?;
-    let Value::Array(items) = errors else {
-        return Some(kind_check("/errors", errors, "array"));
-    };
-    if let Some(bad) = items.iter().find(|e| !e.is_object()) {
-        return Some(kind_check("/errors/*", bad, "object"));
-    }
-    let messages: Vec<Option<&Value>> = items.iter().map(|e| e.get("message")).collect();
-    if let Some(bad) = messages.iter().flatten().find(|m| !m.is_string()) {
-        return Some(kind_check("/errors/*/message", bad, "string"));
-    }
-    messages.contains(&None).then(|| FaultCheck::JsonMissing {
-        status,
-        pointer: "/errors/*/message".into(),
-    })
-}
-
 impl Checker {
     /// Checks for `api` with some codes turned off; `target` resolves
     /// `Location` headers (without it only relative ones are followed).
-    pub fn new(api: &Api, skip: Vec<String>, target: Option<url::Url>) -> Checker {
+    pub fn new(api: &Api, skip: Vec<Code>, target: Option<url::Url>) -> Checker {
         Checker {
-            skip: registry::expand(&skip)
-                .into_iter()
-                .map(String::from)
-                .collect(),
+            skip,
             positions: api.operation_positions(),
             schemas: Arc::new(schema::ResponseSchemas::new(api)),
             target,
@@ -100,8 +69,8 @@ impl Checker {
         self
     }
 
-    fn enabled(&self, code: &str) -> bool {
-        !self.skip.iter().any(|s| s == code)
+    fn enabled(&self, code: Code) -> bool {
+        !self.skip.contains(&code)
     }
 
     /// Each operation's position in the API's operations, by name
@@ -155,102 +124,28 @@ impl Checker {
         let variables = sent.get("variables").cloned().unwrap_or_default();
         graphql::check(ts, query, name, &variables, ex.status, ex.json(), &ex.body)
             .into_iter()
-            .filter(|f| self.enabled(f.code))
             // A negative test's out-of-range Int or malformed custom scalar
             // is meant to be refused: a rejection is not the tool's bug.
-            .filter(|f| !(f.code == "graphql_validation_error" && ex.request.breach.is_some()))
-            .map(|f| {
-                let status = ex.status.unwrap_or(0);
-                let check = match f.code {
-                    "server_error" => Some(FaultCheck::ServerError),
-                    code if leaks::CODES.contains(&code) => {
-                        leaks::find(&ex.body).map(|(_, _, marker)| FaultCheck::BodyContains {
-                            status,
-                            text: marker.trim().to_string(),
-                        })
-                    }
-                    // What made the rules judge the `errors` entry, at its
-                    // path: a server answering 200 to everything, or data
-                    // there, does not pass for the fault.
-                    "graphql_internal_error" | "graphql_validation_error" => {
-                        graphql::error_check(ex.json(), f.code, &f.path, status)
-                    }
-                    // The server's own report of a null it could not return.
-                    "graphql_null_violation" if f.message.starts_with("errors[") => {
-                        if let Some(check) =
-                            graphql::error_check(ex.json(), f.code, &f.path, status)
-                        {
-                            return Finding {
-                                check: Some(check),
-                                shared: true,
-                                ..Finding::new(f.code, &f.root_field, f.message, f.location)
-                            };
-                        }
-                        let lower = ex.body.to_lowercase();
-                        graphql::NULL_REPORT_WORDING.iter().find_map(|w| {
-                            // Byte offsets of the lower-cased text match the
-                            // original's for these ASCII phrases only when
-                            // nothing before them changed length.
-                            let at = lower.find(w)?;
-                            let text = ex.body.get(at..at + w.len())?;
-                            (text.to_lowercase() == *w).then(|| FaultCheck::BodyContains {
-                                status,
-                                text: text.to_string(),
-                            })
-                        })
-                    }
-                    "graphql_null_violation" if f.message.starts_with("`data` is null") => {
-                        Some(FaultCheck::JsonValue {
-                            status,
-                            pointer: "/data".into(),
-                            value: serde_json::Value::Null,
-                        })
-                    }
-                    // A null where the walk found it: a null parent is not a
-                    // null field (nothing is there under it).
-                    "graphql_null_violation" if f.path.starts_with("data") => {
-                        Some(FaultCheck::JsonValue {
-                            status,
-                            pointer: pointer::from_graphql_path(&f.path),
-                            value: serde_json::Value::Null,
-                        })
-                    }
-                    // The very value the walk found wrong, where it found it.
-                    _ if f.path.starts_with("data") && f.seen.is_some() => {
-                        let at = pointer::from_graphql_path(&f.path);
-                        match f.seen.clone() {
-                            Some(
-                                v @ (serde_json::Value::Array(_) | serde_json::Value::Object(_)),
-                            ) => Some(FaultCheck::JsonType {
-                                status,
-                                pointer: at,
-                                json_type: json_type(&v).to_string(),
-                                allowed: Vec::new(),
-                            }),
-                            Some(value) => Some(FaultCheck::JsonValue {
-                                status,
-                                pointer: at,
-                                value,
-                            }),
-                            None => None,
-                        }
-                    }
-                    "graphql_malformed_errors" => malformed_errors_check(ex.json(), status),
-                    "graphql_missing_field" if f.path.starts_with("data.") => {
-                        Some(FaultCheck::JsonMissing {
-                            status,
-                            pointer: pointer::from_graphql_path(&f.path),
-                        })
-                    }
+            .filter(|f| !(f.kind == graphql::Kind::ValidationError && ex.request.breach.is_some()))
+            .filter_map(|f| {
+                let code = registry::graphql_code(f.kind);
+                if !self.enabled(code) {
+                    return None;
+                }
+                let check = match code.oracle().graphql {
+                    registry::GraphqlJudge::Walk(_, script) => script(&f, ex),
                     _ => None,
                 };
                 // One fault per (code, schema location or root field, kind),
                 // however many query paths and root fields reach it.
-                Finding {
-                    check,
-                    shared: true,
-                    ..Finding::new(f.code, &f.root_field, f.message, f.location)
-                }
+                Some(
+                    Found {
+                        check,
+                        shared: true,
+                        ..Found::new(&f.root_field, f.message, f.location)
+                    }
+                    .stamped(code),
+                )
             })
             .collect()
     }
@@ -292,20 +187,15 @@ impl Checker {
     ) -> Vec<Finding> {
         let mut out = Vec::new();
         if ex.failure.is_some() {
-            // A delay the request asked for is no timeout of the server.
-            let asked_to_wait = || {
-                let op = self
-                    .positions
-                    .get(&ex.request.operation)
-                    .map(|&i| &api.operations[i]);
-                explained::delay(op, ex).is_some()
-            };
+            let op = self
+                .positions
+                .get(&ex.request.operation)
+                .map(|&i| &api.operations[i]);
             for o in registry::ORACLES {
                 if let registry::Judge::NoAnswer(check) = o.rest
                     && self.enabled(o.code)
-                    && !(o.code == "timeout" && asked_to_wait())
                 {
-                    out.extend(check(ex));
+                    out.extend(check(ex, op).map(|f| f.stamped(o.code)));
                 }
             }
             return out;
@@ -335,10 +225,12 @@ impl Checker {
             }
             let found = match o.rest {
                 registry::Judge::Answer { guard, check } if guard(&answer) => check(&answer),
+                registry::Judge::Leak(family) => registry::leak(&answer, family),
                 registry::Judge::Sequence(check) if sequence => check(&answer),
                 _ => None,
             };
-            out.extend(found);
+            // The row's code, whatever the check: it names none.
+            out.extend(found.map(|f| f.stamped(o.code)));
         }
         out
     }
@@ -362,8 +254,8 @@ pub struct Answer<'a> {
     pub earlier: &'a [Exchange],
     echoes: &'a Echoes,
     documented: std::cell::OnceCell<Option<&'a crate::model::Response>>,
-    media: std::cell::OnceCell<Option<(&'static str, String, String)>>,
-    leak: std::cell::OnceCell<Option<(&'static str, &'static str, &'static str)>>,
+    media: std::cell::OnceCell<Option<conformance::MediaGap>>,
+    leak: std::cell::OnceCell<Option<(leaks::Family, &'static str, &'static str)>>,
     explained: std::cell::OnceCell<Option<String>>,
 }
 
@@ -394,9 +286,8 @@ impl<'a> Answer<'a> {
         })
     }
 
-    /// The media-type finding of a documented status: its code, message and
-    /// the media type that came.
-    pub fn media(&self) -> Option<&(&'static str, String, String)> {
+    /// How the media type that came misses the documented ones.
+    pub fn media(&self) -> Option<&conformance::MediaGap> {
         self.media
             .get_or_init(|| {
                 self.op
@@ -405,8 +296,8 @@ impl<'a> Answer<'a> {
             .as_ref()
     }
 
-    /// The leak the body shows: code, what it looks like, the marker.
-    pub fn leak(&self) -> Option<(&'static str, &'static str, &'static str)> {
+    /// The leak the body shows: its family, what it looks like, the marker.
+    pub fn leak(&self) -> Option<(leaks::Family, &'static str, &'static str)> {
         *self.leak.get_or_init(|| leaks::find(&self.ex.body))
     }
 
@@ -497,7 +388,7 @@ mod tests {
             checker
                 .exchange(&api, &answer(status))
                 .iter()
-                .map(|f| f.code)
+                .map(|f| f.code.as_str())
                 .collect()
         };
         assert_eq!(codes(500), ["server_error"]);

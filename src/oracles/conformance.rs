@@ -128,12 +128,21 @@ fn looks_like_html(body: &str) -> bool {
     start.starts_with("<!doctype html") || start.starts_with("<html")
 }
 
-/// The media-type finding for one answer below 500: `html_instead_of_json`
-/// when JSON was documented and an HTML page came, `content_type_mismatch`
-/// when the body's type is not among the documented ones. Silent when the
-/// response documents no content (a body the spec does not describe is not a
-/// violation), when the body is empty, or when there is no `Content-Type`.
-pub fn media_finding(op: &Operation, ex: &Exchange) -> Option<(&'static str, String, String)> {
+/// How the media type of an answer misses the documented ones.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MediaGap {
+    /// JSON was documented and an HTML page came (what it says).
+    Html(String),
+    /// The body's type is not among the documented ones (what it says, and
+    /// the type that came).
+    Other(String, String),
+}
+
+/// The media-type gap of one answer below 500 (`html_instead_of_json`,
+/// `content_type_mismatch` judge it). Silent when the response documents no
+/// content (a body the spec does not describe is not a violation), when the
+/// body is empty, or when there is no `Content-Type`.
+pub fn media_finding(op: &Operation, ex: &Exchange) -> Option<MediaGap> {
     let status = ex.status?;
     let response = documented(op, status)?;
     if response.content.is_empty() || ex.body.trim().is_empty() {
@@ -151,19 +160,16 @@ pub fn media_finding(op: &Operation, ex: &Exchange) -> Option<(&'static str, Str
         && (actual.as_deref() == Some("text/html")
             || (actual.is_none() && looks_like_html(&ex.body)))
     {
-        return Some((
-            "html_instead_of_json",
-            format!("status {status} came as an HTML page where JSON is documented"),
-            String::new(),
-        ));
+        return Some(MediaGap::Html(format!(
+            "status {status} came as an HTML page where JSON is documented"
+        )));
     }
     let actual = actual?;
     if response.content.keys().any(|k| media_matches(k, &actual)) {
         return None;
     }
     let listed: Vec<&str> = response.content.keys().map(String::as_str).collect();
-    Some((
-        "content_type_mismatch",
+    Some(MediaGap::Other(
         format!(
             "status {status} came as {actual} (documented: {})",
             listed.join(", ")
@@ -225,7 +231,12 @@ mod tests {
             body: "<!DOCTYPE html><p>hi</p>".into(),
             ..Default::default()
         };
-        let code = |keys: &[&str], ct| media_finding(&op(keys), &page(ct)).map(|f| f.0);
+        let code = |keys: &[&str], ct| {
+            media_finding(&op(keys), &page(ct)).map(|gap| match gap {
+                MediaGap::Html(_) => "html_instead_of_json",
+                MediaGap::Other(..) => "content_type_mismatch",
+            })
+        };
         assert_eq!(
             code(&["application/json"], Some("text/html")),
             Some("html_instead_of_json")

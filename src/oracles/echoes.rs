@@ -467,7 +467,7 @@ mod tests {
             r#"{"id":1,"title":123}"#,
         );
         let codes = |findings: Vec<Vec<super::super::Finding>>| -> Vec<&str> {
-            findings.concat().iter().map(|f| f.code).collect()
+            findings.concat().iter().map(|f| f.code.as_str()).collect()
         };
         assert_eq!(
             codes(checker.test(&api, std::slice::from_ref(&create))),
@@ -500,7 +500,7 @@ mod tests {
         let found = checker.test_after(&api, std::slice::from_ref(&list), &echoes);
         assert_eq!(found.concat().len(), 1);
         assert!(
-            found[0][0].detail.contains("/*/views type"),
+            found[0][0].found.detail.contains("/*/views type"),
             "{:?}",
             found[0][0]
         );

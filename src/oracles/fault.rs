@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::registry;
+use super::registry::Code;
 use crate::execution::Exchange;
 
 /// A condition on the last step's response that a shell script can evaluate
@@ -107,7 +108,7 @@ pub enum FaultCheck {
 #[derive(Debug, Clone, Serialize)]
 pub struct Fault {
     /// The oracle's code.
-    pub code: String,
+    pub code: Code,
     /// The oracle's class: `defect` or `conformance`.
     pub class: registry::Class,
     /// The oracle's severity.
@@ -235,11 +236,10 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-/// What one check found in one answer.
+/// What a check saw in one answer: everything of a [`Finding`] but the
+/// code, which the registry stamps from the check's row.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Finding {
-    /// The oracle's code.
-    pub code: &'static str,
+pub struct Found {
     /// The operation the fault is reported under.
     pub operation: String,
     /// What was seen, for people.
@@ -263,11 +263,11 @@ pub struct Finding {
     pub drift: Option<&'static str>,
 }
 
-impl Finding {
-    /// A finding without a script check (one is derived from the status).
-    pub fn new(code: &'static str, operation: &str, message: String, detail: String) -> Finding {
-        Finding {
-            code,
+impl Found {
+    /// What was seen under `operation`, without a script check (one is
+    /// derived from the status).
+    pub fn new(operation: &str, message: String, detail: String) -> Found {
+        Found {
             operation: operation.to_string(),
             message,
             detail,
@@ -278,27 +278,51 @@ impl Finding {
         }
     }
 
+    /// The finding of the oracle `code`.
+    pub fn stamped(self, code: Code) -> Finding {
+        Finding { code, found: self }
+    }
+}
+
+/// What one check found in one answer: what it saw, under its oracle's code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// The oracle's code.
+    pub code: Code,
+    /// What the check saw.
+    pub found: Found,
+}
+
+impl Finding {
+    /// A finding of `code` without a script check (one is derived from the
+    /// status), for what is judged outside the registry's checks (the
+    /// security probes).
+    pub fn new(code: Code, operation: &str, message: String, detail: String) -> Finding {
+        Found::new(operation, message, detail).stamped(code)
+    }
+
     /// What makes two occurrences the same fault.
     pub fn signature(&self, status: Option<u16>) -> String {
         let status = status.map_or("-".to_string(), |s| s.to_string());
-        if self.shared {
-            return format!("{}:{}:{status}", self.code, self.detail);
+        let (code, f) = (self.code.as_str(), &self.found);
+        if f.shared {
+            return format!("{code}:{}:{status}", f.detail);
         }
-        if self.detail.is_empty() {
-            format!("{}:{}:{status}", self.code, self.operation)
+        if f.detail.is_empty() {
+            format!("{code}:{}:{status}", f.operation)
         } else {
-            format!("{}:{}:{status}:{}", self.code, self.operation, self.detail)
+            format!("{code}:{}:{status}:{}", f.operation, f.detail)
         }
     }
 
     /// The script check, derived from the code and status when not given.
     pub fn script_check(&self, status: Option<u16>) -> FaultCheck {
-        if let Some(c) = &self.check {
+        if let Some(c) = &self.found.check {
             return c.clone();
         }
         match (self.code, status) {
-            ("server_error", _) => FaultCheck::ServerError,
-            ("use_after_delete", _) => FaultCheck::Success,
+            (Code::ServerError, _) => FaultCheck::ServerError,
+            (Code::UseAfterDelete, _) => FaultCheck::Success,
             (_, Some(status)) => FaultCheck::Status { status },
             (_, None) => FaultCheck::ServerError,
         }

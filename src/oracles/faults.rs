@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use indexmap::IndexMap;
 
-use super::{Confirmation, Fault, FaultCheck, Finding, causes, registry, steps, witness};
+use super::{Confirmation, Fault, FaultCheck, Finding, causes, steps, witness};
 use crate::execution::Exchange;
 
 /// A fault as kept during a run: the report's record, the script check, and
@@ -127,16 +127,16 @@ impl Faults {
                         }
                         self.watching += usize::from(catch_all.is_some());
                         let fault = Fault {
-                            code: f.code.to_string(),
-                            class: registry::class_of(f.code),
-                            severity: registry::severity_of(f.code),
+                            code: f.code,
+                            class: f.code.oracle().class,
+                            severity: f.code.oracle().severity,
                             cause: causes::id(&reason.key),
                             cause_title: reason.title,
                             place: reason.place,
-                            operation: f.operation.clone(),
+                            operation: f.found.operation.clone(),
                             status: ex.status,
                             signature: signature.clone(),
-                            message: f.message.clone(),
+                            message: f.found.message.clone(),
                             count: 1,
                             first_seq: ex.seq,
                             witness: steps(&exchanges[..=k]),
@@ -215,6 +215,7 @@ mod tests {
     use super::*;
     use crate::execution::RequestSpec;
     use crate::oracles::Checker;
+    use crate::oracles::registry::Code;
 
     fn answer(seq: u64, query: &str, body: serde_json::Value) -> Exchange {
         Exchange {
@@ -258,7 +259,7 @@ mod tests {
         };
         let crash = |op: &str| {
             Finding::new(
-                "server_error",
+                Code::ServerError,
                 op,
                 "the server answered 500".into(),
                 String::new(),
@@ -339,7 +340,7 @@ mod tests {
         }
         let all = faults.faults();
         assert_eq!(all.len(), 1, "{all:#?}");
-        assert_eq!(all[0].code, "graphql_null_violation");
+        assert_eq!(all[0].code.as_str(), "graphql_null_violation");
         assert_eq!(all[0].count, 3);
         assert!(
             all[0].signature.contains("Book.author"),

@@ -6,7 +6,7 @@
 //! Only requests that carry an identity are judged, so a run with one
 //! identity is judged as before.
 
-use super::Finding;
+use super::Found;
 use super::identity::{given_ids, sent_names};
 use crate::execution::Exchange;
 use crate::execution::identities::ANONYMOUS;
@@ -98,7 +98,7 @@ fn is_write(ex: &Exchange) -> bool {
 /// `other_identity_write` (WFC 306): an identity other than the owner
 /// modified or deleted the owner's resource, answered 2xx. Stronger when
 /// the same identity was refused another method on it.
-pub fn other_identity_write(ex: &Exchange, earlier: &[Exchange], main: &str) -> Option<Finding> {
+pub fn other_identity_write(ex: &Exchange, earlier: &[Exchange], main: &str) -> Option<Found> {
     let who = ex.request.identity.as_deref()?;
     if who == ANONYMOUS || !is_write(ex) || !ex.is_success() {
         return None;
@@ -122,8 +122,7 @@ pub fn other_identity_write(ex: &Exchange, earlier: &[Exchange], main: &str) -> 
             "; {who} also sees it listed ({listing}): the API shares these resources between its users rather than keeping them to their creator, and in a shared workspace where every member may change them this is by design (then --skip-check other_identity_write)"
         ));
     }
-    Some(Finding::new(
-        "other_identity_write",
+    Some(Found::new(
         &ex.request.operation,
         format!(
             "identity {who} was answered {} to {} {} on the resource {id} that identity {} created ({} {}){stronger}",
@@ -145,7 +144,7 @@ pub fn other_identity_write(ex: &Exchange, earlier: &[Exchange], main: &str) -> 
 /// `other_identity_read`: an identity refused (401, 403) a change of
 /// another's resource reads that same resource, answered 2xx with a body:
 /// the server guards it against that identity, but not its reading.
-pub fn other_identity_read(ex: &Exchange, earlier: &[Exchange], main: &str) -> Option<Finding> {
+pub fn other_identity_read(ex: &Exchange, earlier: &[Exchange], main: &str) -> Option<Found> {
     let who = ex.request.identity.as_deref()?;
     if who == ANONYMOUS || ex.request.method != "GET" || !ex.is_success() {
         return None;
@@ -166,8 +165,7 @@ pub fn other_identity_read(ex: &Exchange, earlier: &[Exchange], main: &str) -> O
     if listed_to(who, created, &id, earlier, main).is_some() {
         return None;
     }
-    Some(Finding::new(
-        "other_identity_read",
+    Some(Found::new(
         &ex.request.operation,
         format!(
             "identity {who} was refused {} on the resource {id} that identity {} created ({} {}), but GET {} answered {} with its content",
@@ -189,7 +187,7 @@ pub fn other_identity_read(ex: &Exchange, earlier: &[Exchange], main: &str) -> O
 /// `existence_leak` (WFC 304): an identity is refused another's existing
 /// resource with 403 and told 404 for a missing one by the same operation:
 /// the status tells which resources exist.
-pub fn existence_leak(ex: &Exchange, earlier: &[Exchange], main: &str) -> Option<Finding> {
+pub fn existence_leak(ex: &Exchange, earlier: &[Exchange], main: &str) -> Option<Found> {
     let who = ex.request.identity.as_deref()?;
     if ex.status != Some(404) {
         return None;
@@ -206,8 +204,7 @@ pub fn existence_leak(ex: &Exchange, earlier: &[Exchange], main: &str) -> Option
     if owned_by_other(ex, earlier, main).is_some() {
         return None;
     }
-    Some(Finding::new(
-        "existence_leak",
+    Some(Found::new(
         &ex.request.operation,
         format!(
             "identity {who} is refused the resource {id} that identity {} created ({} {}) with 403, but told 404 for a missing one ({} {}): the status tells which resources exist",
@@ -232,7 +229,7 @@ pub fn valid_credentials_told_401(
     ex: &Exchange,
     earlier: &[Exchange],
     main: &str,
-) -> Option<Finding> {
+) -> Option<Found> {
     let who = ex.request.identity.as_deref()?;
     if who == ANONYMOUS || ex.status != Some(401) {
         return None;
@@ -240,8 +237,7 @@ pub fn valid_credentials_told_401(
     let accepted = earlier.iter().find(|e| {
         caller(e, main) == who && e.is_success() && e.request.operation != ex.request.operation
     })?;
-    Some(Finding::new(
-        "valid_credentials_told_401",
+    Some(Found::new(
         &ex.request.operation,
         format!(
             "identity {who}, whose credentials {} {} accepted ({}), was answered 401 to {} {}: a known caller refused should be told 403",
@@ -258,7 +254,7 @@ pub fn valid_credentials_told_401(
 /// `anonymous_modification` (WFC 308): a PUT, PATCH or DELETE sent with
 /// no credentials to an operation whose description requires them was
 /// answered 2xx.
-pub fn anonymous_modification(op: &crate::model::Operation, ex: &Exchange) -> Option<Finding> {
+pub fn anonymous_modification(op: &crate::model::Operation, ex: &Exchange) -> Option<Found> {
     if ex.request.identity.as_deref() != Some(ANONYMOUS)
         || !is_write(ex)
         || !ex.is_success()
@@ -266,10 +262,9 @@ pub fn anonymous_modification(op: &crate::model::Operation, ex: &Exchange) -> Op
     {
         return None;
     }
-    Some(Finding {
+    Some(Found {
         check: Some(super::FaultCheck::Success),
-        ..Finding::new(
-            "anonymous_modification",
+        ..Found::new(
             &op.name,
             format!(
                 "{} {} without any credentials was answered {}, although the description requires them ({})",

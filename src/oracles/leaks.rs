@@ -3,8 +3,31 @@
 //! driver errors or framework debug pages and almost never in API data; only
 //! the first 64 KiB of a body are scanned.
 
-/// The codes of the three kinds of leak, in the order they are looked for.
-pub const CODES: [&str; 3] = ["stack_trace_leak", "sql_leak", "debug_page_leak"];
+/// A family of leak markers; each is the data of one registry row
+/// ([`Judge::Leak`](super::registry::Judge::Leak)), which gives its code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// Stack traces of common runtimes.
+    StackTrace,
+    /// Error texts of SQL databases and drivers.
+    Sql,
+    /// Framework debug and default error pages.
+    DebugPage,
+}
+
+/// Every family, in the order looked for.
+const FAMILIES: [Family; 3] = [Family::StackTrace, Family::Sql, Family::DebugPage];
+
+impl Family {
+    /// Its markers, each with what it looks like.
+    fn table(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Family::StackTrace => STACK_TRACES,
+            Family::Sql => SQL,
+            Family::DebugPage => DEBUG_PAGES,
+        }
+    }
+}
 
 /// Bytes of a body scanned for leaks.
 const SCAN: usize = 64 * 1024;
@@ -70,8 +93,8 @@ const DEBUG_PAGES: &[(&str, &str)] = &[
     ("Symfony Exception", "the Symfony exception page"),
 ];
 
-/// The leak a body shows, if any: (code, what it looks like, the marker).
-pub fn find(body: &str) -> Option<(&'static str, &'static str, &'static str)> {
+/// The leak a body shows, if any: (family, what it looks like, the marker).
+pub fn find(body: &str) -> Option<(Family, &'static str, &'static str)> {
     let mut end = body.len().min(SCAN);
     while !body.is_char_boundary(end) {
         end -= 1;
@@ -94,13 +117,12 @@ pub fn find(body: &str) -> Option<(&'static str, &'static str, &'static str)> {
         .find_overlapping_iter(text)
         .map(|m| m.pattern().as_usize())
         .min()?;
-    let tables = [STACK_TRACES, SQL, DEBUG_PAGES];
     let mut at = first;
-    for (code, table) in CODES.into_iter().zip(tables) {
-        if let Some(&(marker, what)) = table.get(at) {
-            return Some((code, what, marker));
+    for family in FAMILIES {
+        if let Some(&(marker, what)) = family.table().get(at) {
+            return Some((family, what, marker));
         }
-        at -= table.len();
+        at -= family.table().len();
     }
     None
 }
@@ -109,9 +131,9 @@ pub fn find(body: &str) -> Option<(&'static str, &'static str, &'static str)> {
 fn markers() -> &'static aho_corasick::AhoCorasick {
     static MARKERS: std::sync::LazyLock<aho_corasick::AhoCorasick> =
         std::sync::LazyLock::new(|| {
-            let all = [STACK_TRACES, SQL, DEBUG_PAGES]
+            let all = FAMILIES
                 .into_iter()
-                .flatten()
+                .flat_map(Family::table)
                 .map(|(marker, _)| *marker);
             aho_corasick::AhoCorasick::new(all).expect("the leak markers are plain literals")
         });
@@ -125,18 +147,18 @@ mod tests {
     #[test]
     fn traces_sql_and_debug_pages_are_recognised_in_json_too() {
         let rust = r#"{"errors":[{"message":"called unwrap\nthread 'x' panicked at src/a.rs:1:2:\nstack backtrace:\n 0: x"}]}"#;
-        assert_eq!(find(rust).unwrap().0, "stack_trace_leak");
+        assert_eq!(find(rust).unwrap().0, Family::StackTrace);
         assert_eq!(
             find("<p>You have an error in your SQL syntax; check the manual</p>")
                 .unwrap()
                 .0,
-            "sql_leak"
+            Family::Sql
         );
         assert_eq!(
             find("<html><h1>Whitelabel Error Page</h1></html>")
                 .unwrap()
                 .0,
-            "debug_page_leak"
+            Family::DebugPage
         );
     }
 
@@ -147,19 +169,19 @@ mod tests {
         let both = "SQLSTATE[42000] ... Traceback (most recent call last) ... panicked at x";
         assert_eq!(
             find(both),
-            Some(("stack_trace_leak", "a Rust panic report", "panicked at "))
+            Some((Family::StackTrace, "a Rust panic report", "panicked at "))
         );
         assert_eq!(
             find("Symfony Exception; Whitelabel Error Page"),
             Some((
-                "debug_page_leak",
+                Family::DebugPage,
                 "Spring Boot's error page",
                 "Whitelabel Error Page"
             ))
         );
         assert_eq!(
             find("x ORA-01756 y"),
-            Some(("sql_leak", "an Oracle SQL error", "ORA-01756"))
+            Some((Family::Sql, "an Oracle SQL error", "ORA-01756"))
         );
     }
 

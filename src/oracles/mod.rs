@@ -31,7 +31,9 @@ mod fault;
 mod faults;
 
 pub use checker::{Answer, Checker};
-pub use fault::{Confirmation, Fault, FaultCheck, Finding, Fresh, Reproducer, WitnessStep, steps};
+pub use fault::{
+    Confirmation, Fault, FaultCheck, Finding, Found, Fresh, Reproducer, WitnessStep, steps,
+};
 pub use faults::{Faults, Kept, News};
 
 /// Every oracle's code, REST and GraphQL, for `--skip-check` and `--fail-on`.

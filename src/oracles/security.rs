@@ -51,8 +51,8 @@ const SCAN: usize = 64 * 1024;
 /// The database error text a body holds: what `sql_leak` reads, or one of
 /// the shorter texts of SQLite, PostgreSQL and MySQL.
 pub fn sql_error(body: &str) -> Option<String> {
-    if let Some((code, _, marker)) = super::leaks::find(body)
-        && code == "sql_leak"
+    if let Some((family, _, marker)) = super::leaks::find(body)
+        && family == super::leaks::Family::Sql
     {
         return Some(marker.trim().to_string());
     }

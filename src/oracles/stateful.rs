@@ -3,7 +3,7 @@
 //! test did. The run adds the follow-up requests they need (a GET after a
 //! DELETE, of a `Location`, of a created item; a repeated PUT or DELETE).
 
-use super::Finding;
+use super::Found;
 use crate::execution::Exchange;
 
 fn path_of(ex: &Exchange) -> &str {
@@ -93,16 +93,19 @@ fn of_another_kind(s: &Sequence<'_>, ex: &Exchange) -> bool {
     })
 }
 
-/// All the stateful findings for `s.ex` (each check at most once).
-pub fn findings(s: &Sequence<'_>) -> Vec<Finding> {
+/// All the stateful findings for `s.ex` (each check at most once), stamped
+/// as the registry does.
+#[cfg(test)]
+fn findings(s: &Sequence<'_>) -> Vec<super::Finding> {
+    use super::registry::Code;
     [
-        use_after_delete(s),
-        created_not_readable(s),
-        dangling_location(s),
-        non_idempotent(s),
+        (Code::UseAfterDelete, use_after_delete(s)),
+        (Code::CreatedNotReadable, created_not_readable(s)),
+        (Code::DanglingLocation, dangling_location(s)),
+        (Code::NonIdempotent, non_idempotent(s)),
     ]
     .into_iter()
-    .flatten()
+    .filter_map(|(code, found)| found.map(|f| f.stamped(code)))
     .collect()
 }
 
@@ -122,7 +125,7 @@ fn shows_nothing(ex: &Exchange) -> bool {
 /// `use_after_delete`: a GET answers 2xx, with a body that shows
 /// something, for a path a DELETE answered 2xx for earlier, with nothing
 /// recreating it in between.
-pub fn use_after_delete(s: &Sequence<'_>) -> Option<Finding> {
+pub fn use_after_delete(s: &Sequence<'_>) -> Option<Found> {
     let ex = s.ex;
     let status = ex.status?;
     if ex.request.method != "GET" || !(200..300).contains(&status) || shows_nothing(ex) {
@@ -134,8 +137,7 @@ pub fn use_after_delete(s: &Sequence<'_>) -> Option<Finding> {
         let same = path_of(prev) == path;
         if same && prev.request.method == "DELETE" && prev.is_success() {
             return ((s.single)(prev) && !of_another_kind(s, ex)).then(|| {
-                Finding::new(
-                    "use_after_delete",
+                Found::new(
                     &prev.request.operation,
                     format!(
                         "GET {path} answered {status} after DELETE {path} answered {}",
@@ -228,12 +230,11 @@ fn missing<'a>(s: &Sequence<'a>) -> Option<Missing<'a>> {
 
 /// `dangling_location`: a GET of the `Location` a 2xx answer gave answers
 /// 404 or 410.
-pub fn dangling_location(s: &Sequence<'_>) -> Option<Finding> {
+pub fn dangling_location(s: &Sequence<'_>) -> Option<Found> {
     let Missing::Located(prev, loc) = missing(s)? else {
         return None;
     };
-    Some(Finding::new(
-        "dangling_location",
+    Some(Found::new(
         &prev.request.operation,
         format!(
             "the Location {loc} of {} {} ({}) answers {}",
@@ -248,12 +249,11 @@ pub fn dangling_location(s: &Sequence<'_>) -> Option<Finding> {
 
 /// `created_not_readable`: a GET of `collection/{id}` answers 404 or 410
 /// right after a POST to the collection answered 2xx with that id.
-pub fn created_not_readable(s: &Sequence<'_>) -> Option<Finding> {
+pub fn created_not_readable(s: &Sequence<'_>) -> Option<Found> {
     let Missing::Created(prev, id) = missing(s)? else {
         return None;
     };
-    Some(Finding::new(
-        "created_not_readable",
+    Some(Found::new(
         &prev.request.operation,
         format!(
             "POST {} created {id} ({}), but GET {} answers {}",
@@ -268,7 +268,7 @@ pub fn created_not_readable(s: &Sequence<'_>) -> Option<Finding> {
 
 /// `non_idempotent`: a PUT or DELETE repeated identically right after a
 /// 2xx answers a 4xx it should not.
-pub fn non_idempotent(s: &Sequence<'_>) -> Option<Finding> {
+pub fn non_idempotent(s: &Sequence<'_>) -> Option<Found> {
     let ex = s.ex;
     let status = ex.status?;
     let method = ex.request.method.as_str();
@@ -291,8 +291,7 @@ pub fn non_idempotent(s: &Sequence<'_>) -> Option<Finding> {
         _ => (400..500).contains(&status) && !matches!(status, 404 | 410),
     };
     changed.then(|| {
-        Finding::new(
-            "non_idempotent",
+        Found::new(
             &ex.request.operation,
             format!(
                 "{method} {} answered {} and then {status} when repeated",
@@ -353,7 +352,7 @@ mod tests {
             param: &param,
         })
         .iter()
-        .map(|f| f.code)
+        .map(|f| f.code.as_str())
         .collect()
     }
 

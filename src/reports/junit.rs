@@ -360,11 +360,11 @@ impl<'a> Suites<'a> {
                 out,
                 "    <testcase classname=\"causes.{}.{}\" name=\"{} {}\" time=\"0\">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
                 c.class.as_str(),
-                self.attr(&c.code),
+                self.attr(c.code.as_str()),
                 self.attr(&c.id),
                 self.attr(&c.title),
                 self.attr(&message),
-                self.attr(&c.code),
+                self.attr(c.code.as_str()),
                 self.text(&cause_body(c, report))
             );
         }

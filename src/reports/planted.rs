@@ -72,10 +72,10 @@ impl Score {
         let found = planted
             .iter()
             .filter(|p| {
-                report
-                    .faults
-                    .iter()
-                    .any(|f| p.oracles.contains(&f.code) && p.operations.contains(&f.operation))
+                report.faults.iter().any(|f| {
+                    p.oracles.iter().any(|o| o == f.code.as_str())
+                        && p.operations.contains(&f.operation)
+                })
             })
             .map(|p| p.id.clone())
             .collect();

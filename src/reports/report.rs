@@ -41,7 +41,7 @@ pub struct Settings {
     /// Whether an auth command was used (its text may hold secrets).
     pub auth_command: bool,
     /// Oracle codes turned off.
-    pub skipped_checks: Vec<String>,
+    pub skipped_checks: Vec<crate::oracles::registry::Code>,
     /// Whether the property graph guided generation (`--no-graph` turns it off).
     pub graph: bool,
     /// Whether responses refined the graph (`--no-feedback` turns it off).

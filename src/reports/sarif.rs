@@ -49,8 +49,8 @@ use serde_json::{Map, Value, json};
 use super::junit::confirmation_text;
 use super::{Report, legal, utc_timestamp};
 use crate::execution::secrets::Secrets;
-use crate::oracles::registry::{Class, Concern, Oracle, Severity, oracle};
-use crate::oracles::{Confirmation, Fault, WitnessStep, leaks};
+use crate::oracles::registry::{Class, Code, Concern, Oracle, Severity};
+use crate::oracles::{Confirmation, Fault, WitnessStep};
 
 /// The schema the file names in `$schema`: the OASIS Standard with its errata.
 const SCHEMA_URI: &str =
@@ -70,13 +70,16 @@ const OUTPUT_DIR: &str = "OUTPUT_DIR";
 /// conformance, `note` for a query the server rejected although it was
 /// built from its own schema (most likely Cartograph's mistake); `warning`
 /// for a code this version does not know (a report from another version).
-fn level(code: &str) -> &'static str {
-    match oracle(code) {
-        Some(o) if o.concern == Concern::Tool => "note",
+fn level(code: Code) -> &'static str {
+    let o = code.oracle();
+    if o.concern == Concern::Tool {
+        "note"
+    } else if o.class == Class::Defect && o.severity != Severity::Low {
         // A low-severity defect (a read the role model may allow) is
         // worth a look, not a failed build.
-        Some(o) if o.class == Class::Defect && o.severity != Severity::Low => "error",
-        _ => "warning",
+        "error"
+    } else {
+        "warning"
     }
 }
 
@@ -125,14 +128,8 @@ fn sentence(text: &str) -> String {
 }
 
 /// The `reportingDescriptor` of a code.
-fn rule_json(code: &str) -> Value {
-    let Some(r) = oracle(code) else {
-        return json!({
-            "id": code,
-            "shortDescription": {"text": format!("Cartograph's {code} check")},
-            "defaultConfiguration": {"level": level(code)},
-        });
-    };
+fn rule_json(code: Code) -> Value {
+    let r = code.oracle();
     let full_md = format!("{}. Fires when {}", r.title, sentence(r.fires_when));
     let help_md = format!(
         "{full_md}\n\nReported as **{}**: {}. A confirmed fault comes with a reproducer in the output folder: `bash reproducers/NN-….sh [BASE_URL]` exits 1 when the fault shows. Turn the check off with `--skip-check {}`.",
@@ -148,13 +145,13 @@ fn rule_json(code: &str) -> Value {
         tags.push("graphql".to_string());
     }
     tags.push(r.concern.as_str().to_string());
-    if leaks::CODES.contains(&r.code) {
+    if r.code.is_leak() {
         // CWE-209: generation of an error message containing sensitive information.
         tags.push("external/cwe/cwe-209".to_string());
     }
     let mut rule = json!({
         "id": r.code,
-        "name": pascal(r.code),
+        "name": pascal(r.code.as_str()),
         "shortDescription": {"text": r.title},
         "fullDescription": {"text": plain(&full_md), "markdown": full_md},
         "help": {"text": plain(&help_md), "markdown": help_md},
@@ -396,7 +393,7 @@ fn result(f: &Fault, rule_index: usize, report: &Report, ops: &Ops<'_>) -> Value
         "ruleId": f.code,
         "ruleIndex": rule_index,
         "kind": "fail",
-        "level": level(&f.code),
+        "level": level(f.code),
         "message": {"text": message(f)},
         "locations": [location],
         "partialFingerprints": {FINGERPRINT: f.signature},
@@ -490,15 +487,12 @@ pub fn render_sarif(report: &Report, ended: SystemTime, secrets: &Secrets) -> St
     let report = &report;
 
     // The rules of the codes that fired, in the oracles' order.
-    let mut codes: Vec<&str> = crate::oracles::all_codes()
+    let codes: Vec<Code> = Code::ALL
+        .iter()
+        .copied()
         .filter(|c| report.faults.iter().any(|f| f.code == *c))
         .collect();
-    for f in &report.faults {
-        if !codes.contains(&f.code.as_str()) {
-            codes.push(&f.code);
-        }
-    }
-    let rules: Vec<Value> = codes.iter().map(|c| rule_json(c)).collect();
+    let rules: Vec<Value> = codes.iter().map(|c| rule_json(*c)).collect();
     let mut ops = Ops::new();
     for o in &report.operations {
         // The first of a name, as a search through them would find.
@@ -637,19 +631,28 @@ mod tests {
 
     #[test]
     fn a_rule_carries_its_wfc_code_where_the_catalogue_has_one() {
-        assert_eq!(rule_json("other_identity_write")["properties"]["wfc"], 306);
         assert_eq!(
-            rule_json("anonymous_modification")["properties"]["wfc"],
+            rule_json(Code::from_name("other_identity_write").unwrap())["properties"]["wfc"],
+            306
+        );
+        assert_eq!(
+            rule_json(Code::from_name("anonymous_modification").unwrap())["properties"]["wfc"],
             308
         );
-        assert_eq!(rule_json("existence_leak")["properties"]["wfc"], 304);
         assert_eq!(
-            rule_json("valid_credentials_told_401")["properties"]["wfc"],
+            rule_json(Code::from_name("existence_leak").unwrap())["properties"]["wfc"],
+            304
+        );
+        assert_eq!(
+            rule_json(Code::from_name("valid_credentials_told_401").unwrap())["properties"]["wfc"],
             305
         );
-        assert_eq!(rule_json("server_error")["properties"]["wfc"], 100);
+        assert_eq!(
+            rule_json(Code::from_name("server_error").unwrap())["properties"]["wfc"],
+            100
+        );
         assert!(
-            rule_json("non_idempotent")["properties"]
+            rule_json(Code::from_name("non_idempotent").unwrap())["properties"]
                 .get("wfc")
                 .is_none()
         );
@@ -680,9 +683,8 @@ mod tests {
             ("html_instead_of_json", "warning"),
             ("graphql_null_violation", "warning"),
             ("graphql_validation_error", "note"),
-            ("no_such_check", "warning"),
         ] {
-            assert_eq!(level(code), expected, "{code}");
+            assert_eq!(level(Code::from_name(code).unwrap()), expected, "{code}");
         }
     }
 

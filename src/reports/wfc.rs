@@ -10,7 +10,6 @@ use std::time::SystemTime;
 use serde_json::{Value, json};
 
 use super::Report;
-use crate::oracles::registry;
 
 /// The version of the WFC schema the file is written for (the
 /// `webfuzzing-commons` release its catalogue and schema come from).
@@ -103,7 +102,7 @@ pub fn render_wfc(report: &Report, ended: SystemTime) -> Value {
     let mut files: BTreeSet<String> = BTreeSet::new();
     let mut found = Vec::new();
     for f in &report.faults {
-        let Some(code) = registry::oracle(&f.code).and_then(|o| o.wfc) else {
+        let Some(code) = f.code.oracle().wfc else {
             continue;
         };
         let Some(id) = wfc_id(code) else { continue };
@@ -187,7 +186,7 @@ mod tests {
 
     #[test]
     fn every_registry_code_is_in_the_catalogue() {
-        for o in registry::ORACLES {
+        for o in crate::oracles::registry::ORACLES {
             if let Some(code) = o.wfc {
                 assert!(wfc_id(code).is_some(), "{}: WFC code {code}", o.code);
             }

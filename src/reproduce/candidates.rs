@@ -147,7 +147,7 @@ pub fn fault_script(
             }
             let w = &w;
             script.fault = Some(ScriptFault {
-                code: kept.fault.code.clone(),
+                code: kept.fault.code,
                 signature: kept.fault.signature.clone(),
                 message: kept.fault.message.clone(),
                 check: check_of(api, checker, w, &kept.fault.signature)
@@ -303,7 +303,10 @@ fn began_after_plants(
     witness: &[Exchange],
 ) -> (Option<(Vec<Exchange>, usize)>, Option<String>) {
     let crash = kept.fault.status.is_some_and(|s| s >= 500)
-        || matches!(kept.fault.code.as_str(), "no_answer" | "invalid_http");
+        || matches!(
+            kept.fault.code,
+            crate::oracles::registry::Code::NoAnswer | crate::oracles::registry::Code::InvalidHttp
+        );
     let Some(last) = kept.witness.last().filter(|_| crash) else {
         return (None, None);
     };

@@ -256,7 +256,7 @@ fn yes() -> bool {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScriptFault {
     /// Oracle code.
-    pub code: String,
+    pub code: crate::oracles::registry::Code,
     /// Fault signature.
     pub signature: String,
     /// What the oracle said.

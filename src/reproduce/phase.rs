@@ -1010,7 +1010,7 @@ pub fn write_reproducers(
             .as_ref()
             .map(|f| {
                 (
-                    f.code.clone(),
+                    f.code.as_str(),
                     o.script
                         .steps
                         .last()
@@ -1021,7 +1021,7 @@ pub fn write_reproducers(
             .unwrap_or_default();
         let stem = dir.free_stem(
             "reproducers",
-            &format!("{:02}-{}-{}", i + 1, slug(&code), slug(&op)),
+            &format!("{:02}-{}-{}", i + 1, slug(code), slug(&op)),
             &["sh", "json"],
         );
         let sh = format!("reproducers/{stem}.sh");

@@ -437,11 +437,7 @@ pub fn render(script: &Script) -> String {
         env!("CARGO_PKG_VERSION")
     ));
     if let Some(f) = &script.fault {
-        out.push_str(&format!(
-            "# Fault: {} ({})\n",
-            one_line(&f.message),
-            one_line(&f.code)
-        ));
+        out.push_str(&format!("# Fault: {} ({})\n", one_line(&f.message), f.code));
         out.push_str(&format!("# Signature: {}\n", one_line(&f.signature)));
     }
     out.push_str(&format!(
@@ -641,6 +637,7 @@ pub fn render(script: &Script) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oracles::registry::Code;
     use crate::reproduce::{Capture, ScriptFault, Step};
 
     fn known<'a>(names: &[&'a str]) -> HashSet<&'a str> {
@@ -703,7 +700,7 @@ mod tests {
         Script {
             target: format!("http://127.0.0.1:1/$(touch /tmp/pwned)\"{evil}"),
             fault: Some(ScriptFault {
-                code: "server_error".into(),
+                code: Code::ServerError,
                 signature: format!("server_error:{evil}:500"),
                 message: format!("the server answered 500 {evil}"),
                 check: FaultCheck::ServerError,

@@ -495,6 +495,7 @@ impl Driver for ShrinkDriver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::oracles::registry::Code;
 
     #[test]
     fn marked_bodies_survive_a_field_cut() {
@@ -680,7 +681,7 @@ mod tests {
             step("/work_pools/", pool, None),
         ]);
         s.fault = Some(crate::reproduce::ScriptFault {
-            code: "undocumented_status".into(),
+            code: Code::UndocumentedStatus,
             signature: "undocumented_status:create_work_pool:409".into(),
             message: "status 409 is not documented".into(),
             check: crate::oracles::FaultCheck::Status { status: 409 },

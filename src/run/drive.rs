@@ -5,6 +5,8 @@
 //! report and its companions are written.
 
 use std::sync::Arc;
+
+use crate::oracles::registry::Code;
 use std::time::Instant;
 
 use super::confirm::{self, Suite};
@@ -149,9 +151,9 @@ pub async fn drive<S: Source>(
         // Nothing was tested: the 404s say where the requests went (a wrong
         // base URL), not what the API does: no cause, and nothing for the
         // overlay to document.
-        report
-            .faults
-            .retain(|f| !(f.code == "undocumented_status" && matches!(f.status, Some(404 | 405))));
+        report.faults.retain(|f| {
+            !(f.code == Code::UndocumentedStatus && matches!(f.status, Some(404 | 405)))
+        });
         report.group_causes();
     }
     if let Some(w) = rate_warning {
@@ -327,12 +329,17 @@ async fn probe_security(
     let requests = options
         .max_requests
         .map_or(MAX_REQUESTS, |n| (n / 5).clamp(20, MAX_REQUESTS));
-    let skip = crate::oracles::registry::expand(&options.skip_checks);
-    let probed = probe(api, bases, link, out, secrets, &skip, (time, requests))
-        .await
-        .map_err(|e| {
-            RuntimeFailure::error("the security probes could not go on", format!("{e:#}"))
-        })?;
+    let probed = probe(
+        api,
+        bases,
+        link,
+        out,
+        secrets,
+        &options.skip_checks,
+        (time, requests),
+    )
+    .await
+    .map_err(|e| RuntimeFailure::error("the security probes could not go on", format!("{e:#}")))?;
     for w in probed.warnings {
         eprintln!("warning: {}", one_line(&secrets.redact(&w)));
         report.warnings.push(w);

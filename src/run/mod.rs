@@ -78,7 +78,7 @@ pub struct RunSummary {
     /// The signal that interrupted the run, when one did.
     pub interrupted: Option<crate::execution::interrupt::Interrupt>,
     /// Oracle codes whose faults fail the run (all when empty).
-    pub fail_on: Vec<String>,
+    pub fail_on: Vec<crate::oracles::registry::Code>,
     /// The final graph, as report.html draws it (none when the run never
     /// started).
     pub graph: Option<GraphDocument>,
@@ -103,10 +103,12 @@ impl RunSummary {
             EXIT_UNREACHABLE
         } else if self.incomplete {
             EXIT_INCOMPLETE
-        } else if !self.report.faults.iter().any(|f| {
-            self.fail_on.is_empty()
-                || crate::oracles::registry::expand(&self.fail_on).contains(&f.code.as_str())
-        }) {
+        } else if !self
+            .report
+            .faults
+            .iter()
+            .any(|f| self.fail_on.is_empty() || self.fail_on.contains(&f.code))
+        {
             0
         } else {
             EXIT_FAULTS

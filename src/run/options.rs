@@ -57,9 +57,9 @@ pub struct RunOptions {
     /// Retries of a request answered 429 or 503.
     pub retries: u32,
     /// Oracle codes turned off.
-    pub skip_checks: Vec<String>,
+    pub skip_checks: Vec<crate::oracles::registry::Code>,
     /// Only faults of these oracle codes fail the run (all when empty).
-    pub fail_on: Vec<String>,
+    pub fail_on: Vec<crate::oracles::registry::Code>,
     /// Do not replay faults after the search.
     pub no_replay: bool,
     /// What puts the target back in its start state (`--reset-command`):

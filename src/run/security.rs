@@ -24,8 +24,9 @@ use super::link::Link;
 use crate::execution::canary::Canary;
 use crate::execution::{self, Driver, Exchange, OutDir, RequestSpec, TestRun, TraceWriter};
 use crate::model::{Api, Location, Method, Operation};
+use crate::oracles::registry::Code;
 use crate::oracles::security as sec;
-use crate::oracles::{Confirmation, Fault, FaultCheck, Finding, causes, registry, steps};
+use crate::oracles::{Confirmation, Fault, FaultCheck, Finding, causes, steps};
 
 /// Requests the probes may send, at most (confirmations included).
 pub const MAX_REQUESTS: u64 = 400;
@@ -162,7 +163,7 @@ enum Check {
 /// Probes judged together, and the fault they would show.
 #[derive(Clone)]
 struct Case {
-    code: &'static str,
+    code: Code,
     /// The operation the fault is reported under.
     operation: String,
     check: Check,
@@ -227,13 +228,13 @@ pub async fn probe(
     link: &Link,
     out: &OutDir,
     secrets: &crate::execution::secrets::Secrets,
-    skip: &[&str],
+    skip: &[Code],
     (time, requests): (Duration, u64),
 ) -> anyhow::Result<Probed> {
     let read_only = link.config.read_only;
     let mut warnings = Vec::new();
-    let on = |code: &str| !skip.contains(&code);
-    let canary = if on("ssrf") && loopback(&link.config.target) {
+    let on = |code: Code| !skip.contains(&code);
+    let canary = if on(Code::Ssrf) && loopback(&link.config.target) {
         match Canary::start().await {
             Ok(c) => Some(c),
             Err(e) => {
@@ -260,16 +261,16 @@ pub async fn probe(
         if read_only && base.request.is_mutation() {
             continue;
         }
-        if on("sql_injection") {
+        if on(Code::SqlInjection) {
             cases.extend(plan.sql(op, base));
         }
         if plan.canary.is_some() {
             cases.extend(plan.ssrf(i, op, base));
         }
-        if !read_only && on("mass_assignment") {
+        if !read_only && on(Code::MassAssignment) {
             cases.extend(plan.mass(op, base, 0));
         }
-        if !read_only && on("stored_xss") {
+        if !read_only && on(Code::StoredXss) {
             cases.extend(plan.xss(i, op, base, 0));
         }
     }
@@ -277,7 +278,7 @@ pub async fn probe(
     if reads.is_empty() {
         cases.retain(|c| !matches!(c.check, Check::Xss { .. }));
     }
-    if on("hidden_endpoint") {
+    if on(Code::HiddenEndpoint) {
         cases.extend(plan.hidden());
     }
     // DELETE probes last: they may remove what the others use. The paths
@@ -398,7 +399,7 @@ pub async fn probe(
                 &location,
             );
             script.fault = Some(crate::reproduce::ScriptFault {
-                code: fault.code.clone(),
+                code: fault.code,
                 signature: fault.signature.clone(),
                 message: fault.message.clone(),
                 check,
@@ -719,16 +720,16 @@ fn fault(case: &Case, v: Verdict, confirmation: Confirmation) -> Fault {
     let f = Finding::new(case.code, &case.operation, v.message, v.detail);
     let reason = causes::reason(&f, &ex);
     Fault {
-        code: case.code.to_string(),
-        class: registry::class_of(case.code),
-        severity: registry::severity_of(case.code),
+        code: case.code,
+        class: case.code.oracle().class,
+        severity: case.code.oracle().severity,
         cause: causes::id(&reason.key),
         cause_title: reason.title,
         place: reason.place,
         operation: case.operation.clone(),
         status: ex.status,
         signature: f.signature(ex.status),
-        message: f.message,
+        message: f.found.message,
         count: 1,
         first_seq: v.witness.first().map_or(0, |e| e.seq),
         witness: steps(&v.witness),
@@ -807,7 +808,7 @@ impl Plan<'_> {
                 })
                 .collect::<Option<Vec<_>>>()?;
                 Some(Case {
-                    code: "sql_injection",
+                    code: Code::SqlInjection,
                     operation: op.name.clone(),
                     check: Check::Sql { input: name },
                     probes,
@@ -830,7 +831,7 @@ impl Plan<'_> {
                 let url = format!("{listener}{token}");
                 let first = with_input(op, &base.request, place, &name, Value::from(url))?;
                 Some(Case {
-                    code: "ssrf",
+                    code: Code::Ssrf,
                     operation: op.name.clone(),
                     check: Check::Ssrf { input: name, token },
                     probes: vec![Probe::one(first)],
@@ -889,7 +890,7 @@ impl Plan<'_> {
         let mut first = base.request.clone();
         first.body = Some(Value::Object(body).to_string());
         Some(Case {
-            code: "mass_assignment",
+            code: Code::MassAssignment,
             operation: op.name.clone(),
             check: Check::Mass { props },
             probes: vec![Probe { first, then }],
@@ -921,7 +922,7 @@ impl Plan<'_> {
         let mut first = base.request.clone();
         first.body = Some(Value::Object(body).to_string());
         Some(Case {
-            code: "stored_xss",
+            code: Code::StoredXss,
             operation: op.name.clone(),
             check: Check::Xss { fields: marked },
             probes: vec![Probe {
@@ -995,7 +996,7 @@ impl Plan<'_> {
                     out.insert(
                         0,
                         Case {
-                            code: "hidden_endpoint",
+                            code: Code::HiddenEndpoint,
                             operation: nowhere.operation.clone(),
                             check: Check::Nowhere {
                                 method: method.into(),
@@ -1005,7 +1006,7 @@ impl Plan<'_> {
                     );
                 }
                 out.push(Case {
-                    code: "hidden_endpoint",
+                    code: Code::HiddenEndpoint,
                     operation: first.operation.clone(),
                     check: Check::Hidden {
                         method: method.into(),

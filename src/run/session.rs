@@ -121,16 +121,6 @@ pub async fn open_session(
     // auth, like a -H header, and never in the target any file names.
     let userinfo = execution::take_userinfo(&mut target_url);
     let target_url = with_base_path(target_url, api);
-    for (flag, codes) in [
-        ("--skip-check", &flags.skip_checks),
-        ("--fail-on", &flags.fail_on),
-    ] {
-        for code in codes {
-            if let Err(e) = crate::oracles::registry::resolve(code) {
-                anyhow::bail!("{flag}: {e}");
-            }
-        }
-    }
     let secrets = Secrets::new();
     let mut headers = parse_headers(&flags.headers)?;
     if let Some(info) = userinfo {

@@ -106,6 +106,6 @@ pub fn codes(api: &Api, base: &str, exchanges: &[Exchange]) -> Vec<Vec<&'static 
     checker
         .test(api, exchanges)
         .into_iter()
-        .map(|found| found.into_iter().map(|f| f.code).collect())
+        .map(|found| found.into_iter().map(|f| f.code.as_str()).collect())
         .collect()
 }

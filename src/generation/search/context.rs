@@ -42,7 +42,7 @@ pub struct SearchConfig {
     /// The run's time budget, which measures it otherwise.
     pub budget: Option<Duration>,
     /// Oracles turned off (their faults are not targets either).
-    pub skip_checks: Vec<String>,
+    pub skip_checks: Vec<crate::oracles::registry::Code>,
     /// The run's target, to follow `Location` headers under it.
     pub target: Option<url::Url>,
     /// The identities besides the run's own (none: no identity tests).

@@ -1,18 +1,19 @@
-//! The findings of one answer: kept once per (code, root field, path) and
+//! The findings of one answer: kept once per (kind, root field, path) and
 //! capped, and how paths and values are written in messages.
 
 use std::collections::HashSet;
 
 use serde_json::Value;
 
+use super::Kind;
 use super::{Answer, GraphqlFinding, MAX_FINDINGS};
 
 /// The findings of one response, deduplicated and capped.
 #[derive(Default)]
 pub(super) struct Out {
     pub(super) items: Vec<GraphqlFinding>,
-    /// (code, location) pairs already found in this answer.
-    pub(super) seen: HashSet<(&'static str, String)>,
+    /// (kind, location) pairs already found in this answer.
+    pub(super) seen: HashSet<(Kind, String)>,
     pub(super) covered: indexmap::IndexSet<(String, String)>,
     pub(super) data_roots: Vec<String>,
 }
@@ -26,10 +27,10 @@ impl Out {
         }
     }
 
-    /// Records a finding, once per (code, location) in one answer.
+    /// Records a finding, once per (kind, location) in one answer.
     pub(super) fn push(
         &mut self,
-        code: &'static str,
+        kind: Kind,
         root_field: String,
         path: String,
         location: String,
@@ -38,9 +39,9 @@ impl Out {
         if self.items.len() >= MAX_FINDINGS {
             return;
         }
-        if self.seen.insert((code, location.clone())) {
+        if self.seen.insert((kind, location.clone())) {
             self.items.push(GraphqlFinding {
-                code,
+                kind,
                 root_field,
                 path,
                 location,

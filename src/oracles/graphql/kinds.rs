@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::Kind;
 use super::findings::{Out, Seg, json_kind, render, show};
 use super::walk::{Field, Walker};
 use crate::model::graphql::{NamedType, TypeKind, TypeRef};
@@ -28,7 +29,7 @@ impl<'q> Walker<'q> {
         };
         self.finding_seen(
             out,
-            "graphql_typename_violation",
+            Kind::TypenameViolation,
             path,
             format!("{}.__typename", stat.name),
             format!("__typename is {what}, expected {expected}"),
@@ -56,7 +57,7 @@ impl<'q> Walker<'q> {
                     if !self.explained(path) {
                         self.finding(
                             out,
-                            "graphql_null_violation",
+                            Kind::NullViolation,
                             path,
                             label.to_string(),
                             format!(
@@ -80,7 +81,7 @@ impl<'q> Walker<'q> {
                 }
                 other => self.finding_seen(
                     out,
-                    "graphql_list_mismatch",
+                    Kind::ListMismatch,
                     path,
                     format!("{label} not a list"),
                     format!(
@@ -99,7 +100,7 @@ impl<'q> Walker<'q> {
                 if v.is_array() {
                     self.finding_seen(
                         out,
-                        "graphql_list_mismatch",
+                        Kind::ListMismatch,
                         path,
                         format!("{label} a list"),
                         format!("{label} is {full}, but the value is a list"),
@@ -112,7 +113,7 @@ impl<'q> Walker<'q> {
                         if !scalar_fits(name, v) {
                             self.finding_seen(
                                 out,
-                                "graphql_wrong_type",
+                                Kind::WrongType,
                                 path,
                                 format!("{label} {}", json_kind(v)),
                                 format!(
@@ -131,7 +132,7 @@ impl<'q> Walker<'q> {
                         if !ok {
                             self.finding_seen(
                                 out,
-                                "graphql_enum_violation",
+                                Kind::EnumViolation,
                                 path,
                                 label.to_string(),
                                 format!(
@@ -146,7 +147,7 @@ impl<'q> Walker<'q> {
                         Value::Object(obj) => self.check_object(t, obj, sets, path, out),
                         other => self.finding_seen(
                             out,
-                            "graphql_wrong_type",
+                            Kind::WrongType,
                             path,
                             format!("{label} {}", json_kind(other)),
                             format!(

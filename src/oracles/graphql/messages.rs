@@ -3,10 +3,12 @@
 //! should not have returned, or an unexpected internal failure; told apart by
 //! `extensions.code` and by the wording of the common GraphQL servers.
 
+use crate::oracles::leaks::Family;
 use std::borrow::Cow;
 
 use serde_json::Value;
 
+use super::Kind;
 use super::findings::Seg;
 
 /// Lower-case message phrases that only a validation (or request) error of the
@@ -286,16 +288,27 @@ pub(super) fn is_internal(e: &ErrorEntry) -> bool {
     let m = e.message.to_lowercase();
     INTERNAL_WORDING.iter().any(|w| m.contains(w))
         || crate::oracles::leaks::find(&e.message)
-            .is_some_and(|(code, ..)| code == "stack_trace_leak")
+            .is_some_and(|(family, ..)| family == Family::StackTrace)
 }
 
-/// What in entry `e` made the rules judge it `code` (its raw form `raw`):
+/// What made the rules judge an `errors` entry, as a reproducer looks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Evidence {
+    /// An internal failure (`graphql_internal_error`).
+    Internal,
+    /// A refusal of the query itself (`graphql_validation_error`).
+    Validation,
+    /// The server's own report of a null it could not return.
+    NullReport,
+}
+
+/// What in entry `e` made the rules judge it (its raw form `raw`):
 /// the code it carries (`INTERNAL_SERVER_ERROR` as the server wrote it),
 /// else the wording the rules matched (`cannot read properties of
 /// undefined`, `of required type`), else a stack trace's marker. A
 /// reproducer looks for it in the entry at the same path: a server that
 /// answers 200 with data there, or another error, does not show the fault.
-pub(super) fn evidence(e: &ErrorEntry, raw: &Value, code: &str) -> Option<String> {
+pub(super) fn evidence(e: &ErrorEntry, raw: &Value, evidence: Evidence) -> Option<String> {
     let m = e.message.to_lowercase();
     let phrase = |table: &[&str]| {
         table
@@ -317,23 +330,22 @@ pub(super) fn evidence(e: &ErrorEntry, raw: &Value, code: &str) -> Option<String
         .find(|c| table.contains(&c.to_ascii_uppercase().replace('-', "_").as_str()))
         .map(str::to_string)
     };
-    let found = match code {
-        "graphql_internal_error" => code_in(INTERNAL_CODES)
+    let found = match evidence {
+        Evidence::Internal => code_in(INTERNAL_CODES)
             .or_else(|| phrase(INTERNAL_WORDING))
             .or_else(|| {
                 crate::oracles::leaks::find(&e.message)
-                    .filter(|(c, ..)| *c == "stack_trace_leak")
+                    .filter(|(family, ..)| *family == Family::StackTrace)
                     .map(|(.., marker)| marker.trim().to_string())
             }),
-        "graphql_validation_error" => code_in(VALIDATION_CODES)
+        Evidence::Validation => code_in(VALIDATION_CODES)
             .or_else(|| phrase(VALIDATION_WORDING))
             .or_else(|| phrase(VARIABLE_WORDING))
             .or_else(|| phrase(ARGUMENT_WORDING))
             .or_else(|| phrase(COERCION_WORDING))
             .or_else(|| phrase(PARSE_WORDING))
             .or_else(|| phrase(&["= expected"])),
-        "graphql_null_violation" => phrase(NULL_REPORT_WORDING),
-        _ => None,
+        Evidence::NullReport => phrase(NULL_REPORT_WORDING),
     };
     // Only what a script finds there as the rules did.
     found.filter(|t| !t.is_empty() && !t.contains('\n') && says(raw, t))
@@ -395,19 +407,19 @@ pub(super) fn string_leaves(v: &Value, out: &mut String, depth: usize) {
 }
 
 /// The leak an entry shows: its code, what it looks like and the marker.
-pub(super) fn entry_leak(e: &ErrorEntry) -> Option<(&'static str, &'static str, String)> {
-    if let Some((code, what, marker)) = crate::oracles::leaks::find(&e.message) {
-        return Some((code, what, format!("{marker:?}")));
+pub(super) fn entry_leak(e: &ErrorEntry) -> Option<(Kind, &'static str, String)> {
+    if let Some((family, what, marker)) = crate::oracles::leaks::find(&e.message) {
+        return Some((Kind::Leak(family), what, format!("{marker:?}")));
     }
     let ext = e.extensions?;
     let mut text = String::new();
     string_leaves(ext, &mut text, 0);
-    if let Some((code, what, marker)) = crate::oracles::leaks::find(&text) {
-        return Some((code, what, format!("{marker:?}")));
+    if let Some((family, what, marker)) = crate::oracles::leaks::find(&text) {
+        return Some((Kind::Leak(family), what, format!("{marker:?}")));
     }
     structured_stacktrace(ext, 0).then(|| {
         (
-            "stack_trace_leak",
+            Kind::Leak(Family::StackTrace),
             "a stack trace",
             "`extensions` stacktrace".to_string(),
         )

@@ -42,15 +42,46 @@ use crate::model::graphql::TypeSystem;
 use findings::{Out, Seg, json_kind, render};
 use invented::Invented;
 use messages::{ErrorEntry, entry_leak, is_internal, is_validation};
-pub use messages::{INTERNAL_WORDING, NULL_REPORT_WORDING, VALIDATION_WORDING, error_wording};
+pub use messages::{
+    Evidence, INTERNAL_WORDING, NULL_REPORT_WORDING, VALIDATION_WORDING, error_wording,
+};
 use operation::Operation;
 use walk::Walker;
+
+/// What kind of fault a GraphQL finding is: each names the registry row
+/// that reports it (`registry::graphql_code`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// The server answered 500-599.
+    ServerError,
+    /// An `errors` entry shows an internal failure.
+    InternalError,
+    /// A leak of the family in a message, `extensions` or a body that is
+    /// not a GraphQL response.
+    Leak(super::leaks::Family),
+    /// A non-null field is null and no error explains it.
+    NullViolation,
+    /// A selected field is missing from the data.
+    MissingField,
+    /// A value has the wrong type.
+    WrongType,
+    /// A value is not one of its enum's values.
+    EnumViolation,
+    /// A list and a single value are swapped.
+    ListMismatch,
+    /// `errors` is not a list of objects with a `message`.
+    MalformedErrors,
+    /// `__typename` names the wrong type.
+    TypenameViolation,
+    /// The server rejected the query itself.
+    ValidationError,
+}
 
 /// What one answer to a GraphQL request shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GraphqlFinding {
-    /// The code, one of the registry's GraphQL codes.
-    pub code: &'static str,
+    /// What kind of fault it is.
+    pub kind: Kind,
     /// The root field the fault is under, `Query.book`; `-` when unknown.
     pub root_field: String,
     /// The response path, list indexes as `[*]` (`data.books[*].price`); `-` when none.
@@ -131,7 +162,7 @@ pub fn inspect(
     if let Some(s) = status.filter(|s| super::is_server_error(*s)) {
         for root in &roots {
             out.push(
-                "server_error",
+                Kind::ServerError,
                 root.clone(),
                 "-".into(),
                 root.clone(),
@@ -143,10 +174,10 @@ pub fn inspect(
     let obj = body.and_then(Value::as_object);
     let is_graphql = obj.is_some_and(|o| o.contains_key("data") || o.contains_key("errors"));
     if !is_graphql {
-        if let Some((code, what, marker)) = super::leaks::find(body_text) {
+        if let Some((family, what, marker)) = super::leaks::find(body_text) {
             for root in &roots {
                 out.push(
-                    code,
+                    Kind::Leak(family),
                     root.clone(),
                     "-".into(),
                     format!("{root} {}", marker.trim()),
@@ -160,7 +191,7 @@ pub fn inspect(
         {
             for (key, name) in &w.root_keys {
                 out.push(
-                    "graphql_missing_field",
+                    Kind::MissingField,
                     w.root_label(name),
                     format!("data.{key}"),
                     w.root_label(name),
@@ -203,7 +234,7 @@ pub fn inspect(
             Some(Value::Object(d)) => w.walk_root(d, &mut out),
             Some(Value::Null) if errors.is_empty() => w.null_data(&mut out),
             Some(other) if !other.is_null() => out.push(
-                "graphql_wrong_type",
+                Kind::WrongType,
                 "-".into(),
                 "data".into(),
                 "data".into(),
@@ -266,21 +297,21 @@ pub fn error_entries(body: &Value) -> Vec<&Value> {
     }
 }
 
-/// What a reproducer checks of a finding `code` about an `errors` entry
-/// at `path` (a finding's own path) in `body`, answered `status`: that an
-/// entry there says what made the rules judge it
+/// What a reproducer checks of a finding about an `errors` entry at `path`
+/// (a finding's own path) in `body`, answered `status`: that an entry there
+/// says what made the rules judge it, as `evidence` reads it
 /// ([`FaultCheck::GraphqlError`](crate::oracles::FaultCheck::GraphqlError)).
 /// `None` when no entry there carries it.
 pub fn error_check(
     body: Option<&Value>,
-    code: &str,
+    evidence: Evidence,
     path: &str,
     status: u16,
 ) -> Option<crate::oracles::FaultCheck> {
     error_entries(body?)
         .into_iter()
         .filter(|raw| error_path(raw) == path)
-        .find_map(|raw| messages::evidence(&ErrorEntry::new(raw), raw, code))
+        .find_map(|raw| messages::evidence(&ErrorEntry::new(raw), raw, evidence))
         .map(|text| crate::oracles::FaultCheck::GraphqlError {
             status,
             path: path.to_string(),
@@ -317,7 +348,7 @@ fn malformed_errors(raw: Option<&Value>, errors: &[ErrorEntry], roots: &[String]
         .map_or(String::new(), |x| format!(": {x}"));
     for root in roots {
         out.push(
-            "graphql_malformed_errors",
+            Kind::MalformedErrors,
             root.clone(),
             "-".into(),
             format!("{root} errors {kind}"),
@@ -399,7 +430,7 @@ fn classify_error(i: usize, e: &ErrorEntry, data_absent: bool, request: &Request
     // a leak and an internal error; only our own rejected query stands alone.
     // Masked whole: a long value sent is hidden whole, not cut.
     let wording = super::mask::mask(telling_line(&message), sent, 60);
-    let mut found: Vec<(&'static str, String, String)> = Vec::new();
+    let mut found: Vec<(Kind, String, String)> = Vec::new();
     if is_validation(e, data_absent) {
         // The server refusing a value Cartograph made up for one of its
         // custom scalars is right: the query is not wrong.
@@ -407,7 +438,7 @@ fn classify_error(i: usize, e: &ErrorEntry, data_absent: bool, request: &Request
             return;
         }
         found.push((
-            "graphql_validation_error",
+            Kind::ValidationError,
             format!("errors[{i}] rejects the query itself: {excerpt}"),
             wording.clone(),
         ));
@@ -424,14 +455,14 @@ fn classify_error(i: usize, e: &ErrorEntry, data_absent: bool, request: &Request
             .any(|w| e.message.to_lowercase().contains(w))
         {
             found.push((
-                "graphql_null_violation",
+                Kind::NullViolation,
                 format!("errors[{i}]: the server resolved a non-null field to null: {excerpt}"),
                 wording.clone(),
             ));
         }
         if is_internal(e) {
             found.push((
-                "graphql_internal_error",
+                Kind::InternalError,
                 format!("errors[{i}] reports an internal failure: {excerpt}"),
                 wording.clone(),
             ));
@@ -447,7 +478,7 @@ fn classify_error(i: usize, e: &ErrorEntry, data_absent: bool, request: &Request
     for root in targets {
         for (code, message, kind) in &found {
             out.push(
-                code,
+                *code,
                 root.clone(),
                 path.clone(),
                 format!("{root} {kind}"),

@@ -1,6 +1,12 @@
 //! The GraphQL response oracle's rules, one answer at a time.
 
 use super::*;
+use crate::oracles::registry::graphql_code;
+
+/// The registry's code of a finding's kind.
+fn code(kind: Kind) -> &'static str {
+    graphql_code(kind).as_str()
+}
 use serde_json::json;
 use std::path::Path;
 
@@ -45,7 +51,7 @@ fn run(ts: &TypeSystem, query: &str, vars: Value, status: u16, body: Value) -> V
 
 fn codes(f: &[GraphqlFinding]) -> Vec<(&'static str, &str, &str)> {
     f.iter()
-        .map(|f| (f.code, f.root_field.as_str(), f.path.as_str()))
+        .map(|f| (code(f.kind), f.root_field.as_str(), f.path.as_str()))
         .collect()
 }
 
@@ -121,7 +127,7 @@ fn stack_traces_in_extensions_leak_too() {
     );
     let sql = json!({"data":{"book":null},"errors":[{"message":"db","path":["book"],
             "extensions":{"detail":"ERROR: syntax error at or near \"abc\""}}]});
-    assert_eq!(run(&ts, q, json!({}), 200, sql)[0].code, "sql_leak");
+    assert_eq!(code(run(&ts, q, json!({}), 200, sql)[0].kind), "sql_leak");
 }
 
 #[test]
@@ -206,7 +212,7 @@ fn validation_errors_are_told_apart() {
     // A parse error counts only when there is no data.
     let parse = json!({"errors":[{"message":"Syntax Error: Expected Name, found <EOF>."}]});
     assert_eq!(
-        run(&ts, q, json!({}), 400, parse)[0].code,
+        code(run(&ts, q, json!({}), 400, parse)[0].kind),
         "graphql_validation_error"
     );
     let pest = json!({"data":null,"errors":[{"message":" --> 1:7\n  |\n1 | { book(\n  |       ^---\n  |\n  = expected name"}]});
@@ -372,7 +378,7 @@ fn wrong_scalar_types() {
     );
     let nested = json!({"data":{"book":"Dune"}});
     assert_eq!(
-        run(&ts, q, json!({}), 200, nested)[0].code,
+        code(run(&ts, q, json!({}), 200, nested)[0].kind),
         "graphql_wrong_type"
     );
 }
@@ -711,11 +717,13 @@ fn every_code_reported_is_a_graphql_oracle_of_the_registry() {
     ]
     .concat();
     for o in crate::oracles::registry::ORACLES {
-        let reported = source.contains(&format!("\"{}\"", o.code));
-        let walked = o.graphql == crate::oracles::registry::GraphqlJudge::Walk;
-        // The leaks' codes come from `leaks::find`, not from literals here.
-        if !crate::oracles::leaks::CODES.contains(&o.code) {
-            assert_eq!(reported, walked, "{}", o.code);
+        // Every row the walk reports names a kind the walk's source makes
+        // (the leaks' kinds come from `leaks::find`).
+        if let crate::oracles::registry::GraphqlJudge::Walk(kind, _) = o.graphql {
+            assert_eq!(graphql_code(kind), o.code, "one row per kind");
+            if !matches!(kind, Kind::Leak(_)) {
+                assert!(source.contains(&format!("Kind::{kind:?}")), "{}", o.code);
+            }
         }
     }
 }
@@ -730,7 +738,7 @@ fn an_echoed_value_is_masked_whatever_quotes_it_holds() {
             "path": ["createAuthor"]}]});
         run(&ts, q, json!({"name": name}), 200, body)
             .into_iter()
-            .find(|f| f.code == "graphql_internal_error")
+            .find(|f| f.kind == Kind::InternalError)
             .expect("an internal error")
             .location
     };
@@ -745,7 +753,7 @@ fn an_echoed_value_is_masked_whatever_quotes_it_holds() {
             "message": format!("internal error: no book {id}"), "path": ["book"]}]});
         run(&ts, &q, json!({}), 200, body)
             .into_iter()
-            .find(|f| f.code == "graphql_internal_error")
+            .find(|f| f.kind == Kind::InternalError)
             .expect("an internal error")
             .location
     };
@@ -762,7 +770,7 @@ fn a_piece_of_a_value_is_masked_and_a_name_it_did_not_send_is_kept() {
             "extensions": {"code": "INTERNAL_SERVER_ERROR"}}]});
         run(&ts, q, json!({"name": name}), 200, body)
             .into_iter()
-            .find(|f| f.code == "graphql_internal_error")
+            .find(|f| f.kind == Kind::InternalError)
             .expect("an internal error")
             .location
     };
@@ -840,7 +848,7 @@ fn errors_that_are_bare_strings_are_read_and_are_a_finding_of_their_own() {
             json!({"data": null, "errors": [text]}),
         )
         .into_iter()
-        .find(|f| f.code == "graphql_internal_error")
+        .find(|f| f.kind == Kind::InternalError)
         .expect("an internal error")
         .location
     };
@@ -973,7 +981,7 @@ fn a_message_refusing_the_input_wins_over_a_stamped_internal_code() {
         assert_eq!(
             run(&ts, q, json!({"name": "Ann"}), 200, body)
                 .iter()
-                .map(|f| f.code)
+                .map(|f| code(f.kind))
                 .collect::<Vec<_>>(),
             vec!["graphql_internal_error"],
             "{message}"
@@ -1008,7 +1016,7 @@ fn a_refusal_of_a_value_made_up_for_a_custom_scalar_is_no_finding() {
         let body = json!({"data": null, "errors": [{"message": message, "locations": [{"line": 1, "column": 60}], "extensions": ext}]});
         run(&ts, q, vars.clone(), 200, body)
             .iter()
-            .map(|f| f.code)
+            .map(|f| code(f.kind))
             .collect::<Vec<_>>()
     };
     for (message, ext) in [
@@ -1080,19 +1088,19 @@ fn error_checks_carry_what_made_the_rules_judge_at_the_errors_path() {
         })
     };
     assert_eq!(
-        check("graphql_null_violation", "data.books[*].title"),
+        check(Evidence::NullReport, "data.books[*].title"),
         said("data.books[*].title", "cannot return null for non-nullable")
     );
     // The code as the server wrote it.
     assert_eq!(
-        check("graphql_internal_error", "data.x"),
+        check(Evidence::Internal, "data.x"),
         said("data.x", "internal-server-error")
     );
     assert_eq!(
-        check("graphql_validation_error", "-"),
+        check(Evidence::Validation, "-"),
         said("-", "cannot query field")
     );
     // Nothing there says it: no check of that kind.
-    assert_eq!(check("graphql_internal_error", "data.books[*].title"), None);
-    assert_eq!(check("graphql_internal_error", "data.y"), None);
+    assert_eq!(check(Evidence::Internal, "data.books[*].title"), None);
+    assert_eq!(check(Evidence::Internal, "data.y"), None);
 }

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use apollo_compiler::ast;
 use serde_json::{Map, Value};
 
+use super::Kind;
 use super::findings::{Out, Seg, render};
 use super::messages::ErrorEntry;
 use super::operation::Operation;
@@ -378,7 +379,7 @@ impl<'q> Walker<'q> {
         for c in collected.iter().filter(|c| c.include == Incl::Yes) {
             if let Some(f) = self.op.root.field(c.name).filter(|f| f.ty.is_non_null()) {
                 out.push(
-                    "graphql_null_violation",
+                    Kind::NullViolation,
                     self.root_label(c.name),
                     format!("data.{}", c.key),
                     format!("{}.{}", self.op.root.name, f.name),
@@ -401,13 +402,13 @@ impl<'q> Walker<'q> {
     pub(super) fn finding(
         &self,
         out: &mut Out,
-        code: &'static str,
+        kind: Kind,
         path: &[Seg],
         location: String,
         message: String,
     ) {
         let root = self.root_of(path).unwrap_or_else(|| "-".into());
-        out.push(code, root, render(path), location, message);
+        out.push(kind, root, render(path), location, message);
     }
 
     /// [`Walker::finding`] of the value `v` seen at `path`, kept with it so
@@ -416,14 +417,14 @@ impl<'q> Walker<'q> {
     pub(super) fn finding_seen(
         &self,
         out: &mut Out,
-        code: &'static str,
+        kind: Kind,
         path: &[Seg],
         location: String,
         message: String,
         v: &Value,
     ) {
         let before = out.items.len();
-        self.finding(out, code, path, location, message);
+        self.finding(out, kind, path, location, message);
         if out.items.len() > before
             && let Some(f) = out.items.last_mut()
         {
@@ -477,7 +478,7 @@ impl<'q> Walker<'q> {
                         let on = runtime.map_or(stat.name.as_str(), |r| r.name.as_str());
                         self.finding(
                             out,
-                            "graphql_missing_field",
+                            Kind::MissingField,
                             path,
                             format!("{on}.{}", c.name),
                             format!("the selected field {on}.{} is absent", c.name),

@@ -3,11 +3,10 @@
 //! [`ORACLES`](super::ORACLES) name.
 
 use crate::execution::{Exchange, FailureKind};
-use crate::oracles::{Answer, FaultCheck, Finding, acceptance, leaks, stateful};
-
-pub(super) fn always(_: &Answer<'_>) -> bool {
-    true
-}
+use crate::model::Operation;
+use crate::oracles::conformance::MediaGap;
+use crate::oracles::leaks::Family;
+use crate::oracles::{Answer, FaultCheck, Found, acceptance, stateful};
 
 /// An answer the request itself does not explain ([`crate::oracles::explained`]:
 /// a status an echo endpoint was asked for, a refusal of the request's own
@@ -51,10 +50,9 @@ pub(super) fn body_applies(a: &Answer<'_>) -> bool {
     documented_applies(a) && a.media().is_none()
 }
 
-pub(super) fn server_error(a: &Answer<'_>) -> Option<Finding> {
+pub(super) fn server_error(a: &Answer<'_>) -> Option<Found> {
     crate::oracles::is_server_error(a.status).then(|| {
-        Finding::new(
-            "server_error",
+        Found::new(
             a.operation(),
             format!("the server answered {}", a.status),
             String::new(),
@@ -62,20 +60,23 @@ pub(super) fn server_error(a: &Answer<'_>) -> Option<Finding> {
     })
 }
 
-pub(super) fn timeout(ex: &Exchange) -> Option<Finding> {
+pub(super) fn timeout(ex: &Exchange, op: Option<&Operation>) -> Option<Found> {
     let failure = ex.failure.as_ref()?;
-    // Its time may have been another request's: blamed only on its own.
-    if failure.kind != FailureKind::Timeout || ex.behind_another {
+    // Its time may have been another request's: blamed only on its own; and
+    // a delay the request asked for is no timeout of the server.
+    if failure.kind != FailureKind::Timeout
+        || ex.behind_another
+        || crate::oracles::explained::delay(op, ex).is_some()
+    {
         return None;
     }
     // The limit that ran out, as given: the time measured is always a
     // little longer.
     let limit = failure.limit.unwrap_or(ex.elapsed);
     let seconds = limit.as_secs_f64().ceil().max(1.0) as u64;
-    Some(Finding {
+    Some(Found {
         check: Some(FaultCheck::Timeout { seconds }),
-        ..Finding::new(
-            "timeout",
+        ..Found::new(
             &ex.request.operation,
             format!("no answer within {} (--timeout)", duration_text(limit)),
             String::new(),
@@ -96,12 +97,11 @@ pub fn duration_text(d: std::time::Duration) -> String {
     }
 }
 
-pub(super) fn no_answer(ex: &Exchange) -> Option<Finding> {
+pub(super) fn no_answer(ex: &Exchange, _: Option<&Operation>) -> Option<Found> {
     let failure = ex.failure.as_ref()?;
-    (failure.kind == FailureKind::NoAnswer).then(|| Finding {
+    (failure.kind == FailureKind::NoAnswer).then(|| Found {
         check: Some(FaultCheck::NoAnswer),
-        ..Finding::new(
-            "no_answer",
+        ..Found::new(
             &ex.request.operation,
             format!(
                 "the server closed the connection without answering ({})",
@@ -112,12 +112,11 @@ pub(super) fn no_answer(ex: &Exchange) -> Option<Finding> {
     })
 }
 
-pub(super) fn invalid_http(ex: &Exchange) -> Option<Finding> {
+pub(super) fn invalid_http(ex: &Exchange, _: Option<&Operation>) -> Option<Found> {
     let failure = ex.failure.as_ref()?;
-    (failure.kind == FailureKind::InvalidHttp).then(|| Finding {
+    (failure.kind == FailureKind::InvalidHttp).then(|| Found {
         check: Some(FaultCheck::InvalidHttp),
-        ..Finding::new(
-            "invalid_http",
+        ..Found::new(
             &ex.request.operation,
             format!("the answer is not valid HTTP: {}", failure.message),
             String::new(),
@@ -125,16 +124,15 @@ pub(super) fn invalid_http(ex: &Exchange) -> Option<Finding> {
     })
 }
 
-pub(super) fn invalid_json(a: &Answer<'_>) -> Option<Finding> {
+pub(super) fn invalid_json(a: &Answer<'_>) -> Option<Found> {
     if a.ex.json().is_some() || crate::oracles::conformance::parses_as_json(&a.ex.body) {
         return None;
     }
     let media = crate::oracles::conformance::essence(a.ex.header("content-type").unwrap_or(""));
     let start: String = a.ex.body.trim_start().chars().take(40).collect();
-    Some(Finding {
+    Some(Found {
         check: Some(FaultCheck::NotJson { status: a.status }),
-        ..Finding::new(
-            "invalid_json",
+        ..Found::new(
             a.operation(),
             format!(
                 "status {} says {media} but its body is not JSON (it begins {start:?})",
@@ -145,20 +143,16 @@ pub(super) fn invalid_json(a: &Answer<'_>) -> Option<Finding> {
     })
 }
 
-/// The leak of kind `K` (stack trace, SQL, debug page) a body shows.
-pub(super) fn leak<const K: usize>(a: &Answer<'_>) -> Option<Finding> {
-    let (code, what, marker) = a.leak()?;
-    if code != leaks::CODES[K] {
-        return None;
-    }
+/// The leak of `family` a body shows.
+pub fn leak(a: &Answer<'_>, family: Family) -> Option<Found> {
+    let (_, what, marker) = a.leak().filter(|(f, ..)| *f == family)?;
     let status = a.status;
-    Some(Finding {
+    Some(Found {
         check: Some(FaultCheck::BodyContains {
             status,
             text: marker.trim().to_string(),
         }),
-        ..Finding::new(
-            code,
+        ..Found::new(
             a.operation(),
             format!("status {status} holds {what} ({:?})", marker.trim()),
             marker.trim().to_string(),
@@ -166,22 +160,21 @@ pub(super) fn leak<const K: usize>(a: &Answer<'_>) -> Option<Finding> {
     })
 }
 
-pub(super) fn ignored_auth(a: &Answer<'_>) -> Option<Finding> {
-    acceptance::check(a.op?, a.ex).filter(|f| f.code == "ignored_auth")
+pub(super) fn ignored_auth(a: &Answer<'_>) -> Option<Found> {
+    acceptance::ignored_auth(a.op?, a.ex)
 }
 
-pub(super) fn invalid_input_accepted(a: &Answer<'_>) -> Option<Finding> {
-    acceptance::check(a.op?, a.ex).filter(|f| f.code == "invalid_input_accepted")
+pub(super) fn invalid_input_accepted(a: &Answer<'_>) -> Option<Found> {
+    acceptance::invalid_input_accepted(a.op?, a.ex)
 }
 
-pub(super) fn undocumented_status(a: &Answer<'_>) -> Option<Finding> {
+pub(super) fn undocumented_status(a: &Answer<'_>) -> Option<Found> {
     let op = a.op?;
     if a.documented().is_some() || acceptance::rightly_refused(op, a.ex) {
         return None;
     }
     let listed: Vec<&str> = op.responses.keys().map(String::as_str).collect();
-    Some(Finding::new(
-        "undocumented_status",
+    Some(Found::new(
         &op.name,
         format!(
             "status {} is not documented (documented: {})",
@@ -192,20 +185,23 @@ pub(super) fn undocumented_status(a: &Answer<'_>) -> Option<Finding> {
     ))
 }
 
-pub(super) fn html_instead_of_json(a: &Answer<'_>) -> Option<Finding> {
-    let (code, message, _) = a.media()?;
-    (*code == "html_instead_of_json")
-        .then(|| Finding::new(code, a.operation(), message.clone(), String::new()))
+pub(super) fn html_instead_of_json(a: &Answer<'_>) -> Option<Found> {
+    let MediaGap::Html(message) = a.media()? else {
+        return None;
+    };
+    Some(Found::new(a.operation(), message.clone(), String::new()))
 }
 
-pub(super) fn content_type_mismatch(a: &Answer<'_>) -> Option<Finding> {
-    let (code, message, media) = a.media()?;
-    (*code == "content_type_mismatch").then(|| Finding {
+pub(super) fn content_type_mismatch(a: &Answer<'_>) -> Option<Found> {
+    let MediaGap::Other(message, media) = a.media()? else {
+        return None;
+    };
+    Some(Found {
         check: Some(FaultCheck::ContentType {
             status: a.status,
             media: media.clone(),
         }),
-        ..Finding::new(code, a.operation(), message.clone(), media.clone())
+        ..Found::new(a.operation(), message.clone(), media.clone())
     })
 }
 
@@ -221,7 +217,7 @@ pub(super) fn asks_for_some_fields(path: &str) -> bool {
     })
 }
 
-pub(super) fn schema_violation(a: &Answer<'_>) -> Option<Finding> {
+pub(super) fn schema_violation(a: &Answer<'_>) -> Option<Found> {
     let index = a.op_index?;
     let body = a.ex.json()?;
     let status = a.status;
@@ -276,12 +272,11 @@ pub(super) fn schema_violation(a: &Answer<'_>) -> Option<Finding> {
         && matches!(v.keyword.as_str(), "type" | "enum" | "anyOf" | "oneOf")
         && !a.marks_nullable())
     .then_some("null where the description marks no schema nullable");
-    Some(Finding {
+    Some(Found {
         check: Some(check),
         place,
         drift,
-        ..Finding::new(
-            "schema_violation",
+        ..Found::new(
             a.operation(),
             v.message.clone(),
             format!("{} {}", v.location, v.keyword),
@@ -289,38 +284,38 @@ pub(super) fn schema_violation(a: &Answer<'_>) -> Option<Finding> {
     })
 }
 
-pub(super) fn use_after_delete(a: &Answer<'_>) -> Option<Finding> {
+pub(super) fn use_after_delete(a: &Answer<'_>) -> Option<Found> {
     a.with_sequence(stateful::use_after_delete)
 }
 
-pub(super) fn created_not_readable(a: &Answer<'_>) -> Option<Finding> {
+pub(super) fn created_not_readable(a: &Answer<'_>) -> Option<Found> {
     a.with_sequence(stateful::created_not_readable)
 }
 
-pub(super) fn dangling_location(a: &Answer<'_>) -> Option<Finding> {
+pub(super) fn dangling_location(a: &Answer<'_>) -> Option<Found> {
     a.with_sequence(stateful::dangling_location)
 }
 
-pub(super) fn non_idempotent(a: &Answer<'_>) -> Option<Finding> {
+pub(super) fn non_idempotent(a: &Answer<'_>) -> Option<Found> {
     a.with_sequence(stateful::non_idempotent)
 }
 
-pub(super) fn other_identity_write(a: &Answer<'_>) -> Option<Finding> {
+pub(super) fn other_identity_write(a: &Answer<'_>) -> Option<Found> {
     crate::oracles::identities::other_identity_write(a.ex, a.earlier, a.main_identity())
 }
 
-pub(super) fn anonymous_modification(a: &Answer<'_>) -> Option<Finding> {
+pub(super) fn anonymous_modification(a: &Answer<'_>) -> Option<Found> {
     crate::oracles::identities::anonymous_modification(a.op?, a.ex)
 }
 
-pub(super) fn existence_leak(a: &Answer<'_>) -> Option<Finding> {
+pub(super) fn existence_leak(a: &Answer<'_>) -> Option<Found> {
     crate::oracles::identities::existence_leak(a.ex, a.earlier, a.main_identity())
 }
 
-pub(super) fn valid_credentials_told_401(a: &Answer<'_>) -> Option<Finding> {
+pub(super) fn valid_credentials_told_401(a: &Answer<'_>) -> Option<Found> {
     crate::oracles::identities::valid_credentials_told_401(a.ex, a.earlier, a.main_identity())
 }
 
-pub(super) fn other_identity_read(a: &Answer<'_>) -> Option<Finding> {
+pub(super) fn other_identity_read(a: &Answer<'_>) -> Option<Found> {
     crate::oracles::identities::other_identity_read(a.ex, a.earlier, a.main_identity())
 }

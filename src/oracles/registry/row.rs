@@ -6,7 +6,10 @@
 use serde::Serialize;
 
 use crate::execution::Exchange;
-use crate::oracles::{Answer, Finding};
+use crate::model::Operation;
+use crate::oracles::graphql::{GraphqlFinding, Kind};
+use crate::oracles::leaks::Family;
+use crate::oracles::{Answer, FaultCheck, Found};
 
 /// What a fault says about the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -107,16 +110,18 @@ pub enum Group {
 #[derive(Clone, Copy)]
 pub enum Judge {
     /// A request that got no answer (REST and GraphQL alike).
-    NoAnswer(fn(&Exchange) -> Option<Finding>),
+    NoAnswer(fn(&Exchange, Option<&Operation>) -> Option<Found>),
     /// One answer on its own; `guard` says when the check applies.
     Answer {
         /// When the check applies at all.
         guard: fn(&Answer<'_>) -> bool,
         /// What it finds.
-        check: fn(&Answer<'_>) -> Option<Finding>,
+        check: fn(&Answer<'_>) -> Option<Found>,
     },
+    /// A body holding a marker of the family's leaks (any answer).
+    Leak(Family),
     /// One answer after the earlier answers of its test.
-    Sequence(fn(&Answer<'_>) -> Option<Finding>),
+    Sequence(fn(&Answer<'_>) -> Option<Found>),
     /// Judged by the security probes after the search
     /// ([`crate::oracles::security`]), which send requests of their own and
     /// compare answers across them (a quote against a plain value, a write
@@ -127,21 +132,23 @@ pub enum Judge {
 }
 
 /// Which part of the GraphQL oracle reports an oracle's faults.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub enum GraphqlJudge {
     /// Not a GraphQL oracle.
     None,
     /// The walk of the answer against the query and the schema
-    /// ([`crate::oracles::graphql::check`]) reports it.
-    Walk,
+    /// ([`crate::oracles::graphql::check`]) reports it as findings of the
+    /// kind; the function says how a script tells that the fault showed in
+    /// the answer, when it can.
+    Walk(Kind, fn(&GraphqlFinding, &Exchange) -> Option<FaultCheck>),
     /// The same judge as REST (a request that got no answer).
     Same,
 }
 
 /// One oracle.
 pub struct Oracle {
-    /// Its stable code (`server_error`).
-    pub code: &'static str,
+    /// Its code (`server_error`).
+    pub code: super::Code,
     /// Defect or conformance.
     pub class: Class,
     /// How much its faults matter.
@@ -174,7 +181,7 @@ impl Oracle {
 
     /// Whether it judges GraphQL APIs.
     pub fn judges_graphql(&self) -> bool {
-        self.graphql != GraphqlJudge::None
+        !matches!(self.graphql, GraphqlJudge::None)
     }
 
     /// The protocols it judges, for people (`REST, GraphQL`).

@@ -148,7 +148,15 @@ fn summary(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
     coverage_facts(out, report, t);
     let s = &report.settings;
     if !s.skipped_checks.is_empty() {
-        kv(out, "Checks off", t(&s.skipped_checks.join(", ")));
+        kv(
+            out,
+            "Checks off",
+            t(&s.skipped_checks
+                .iter()
+                .map(|c| c.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")),
+        );
     }
     out.push_str("</dl>\n");
 }
@@ -451,7 +459,7 @@ fn causes(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
                 crate::oracles::registry::Severity::Low => "never",
             },
             c.severity.as_str(),
-            t(&c.code),
+            t(c.code.as_str()),
             t(&c.title),
             c.faults.len(),
             c.count,
@@ -527,7 +535,7 @@ fn faults(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
             } else {
                 ""
             },
-            t(&f.code),
+            t(f.code.as_str()),
             t(&f.operation),
             match f.status {
                 Some(code) => {

@@ -79,7 +79,7 @@ impl Outcome {
             .before
             .iter()
             .find(|c| {
-                c.code == code
+                c.code.as_str() == code
                     && (c.title.contains(title) || c.places.iter().any(|p| p.contains(title)))
             })
             .unwrap_or_else(|| panic!("no {code} cause {title:?} in {:#?}", self.before));
@@ -304,7 +304,7 @@ fn common(o: &Outcome) {
     assert!(o.fixes.unsettled.is_empty(), "{:?}", o.fixes.unsettled);
     // Only the defect is left, and it is in no action.
     assert_eq!(codes(&o.after).len(), 1, "{:#?}", codes(&o.after));
-    assert_eq!(o.after[0].code, "server_error");
+    assert_eq!(o.after[0].code.as_str(), "server_error");
     assert!(o.of("server_error", "").is_empty());
     // The path key is kept as written, trailing slash and braces.
     assert_eq!(
@@ -558,7 +558,7 @@ fn accepted_invalid_input_gets_no_action_and_says_why() {
     });
     let (faults, causes) = judge(&api, &[ex]);
     assert_eq!(causes.len(), 1, "{causes:#?}");
-    assert_eq!(causes[0].code, "invalid_input_accepted");
+    assert_eq!(causes[0].code.as_str(), "invalid_input_accepted");
     let checker = Checker::new(&api, Vec::new(), None);
     let all = faults.faults();
     let seen = Seen {

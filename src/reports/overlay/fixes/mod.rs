@@ -27,6 +27,7 @@ use crate::execution::Exchange;
 use crate::model::source;
 use crate::model::{Api, SpecFormat};
 use crate::oracles::causes::Cause;
+use crate::oracles::registry::Code;
 use crate::oracles::{Checker, Fault};
 
 /// What the planner reads.
@@ -57,11 +58,11 @@ pub(super) fn plan(editor: &mut Editor, seen: &Seen<'_>, cause: &Cause) -> Resul
         base,
         notes: &mut notes,
     };
-    match cause.code.as_str() {
-        "undocumented_status" => fix.statuses(&faults),
-        "content_type_mismatch" | "html_instead_of_json" => fix.media(&faults),
-        "schema_violation" => fix.schemas(&faults),
-        "invalid_input_accepted" => {
+    match cause.code {
+        Code::UndocumentedStatus => fix.statuses(&faults),
+        Code::ContentTypeMismatch | Code::HtmlInsteadOfJson => fix.media(&faults),
+        Code::SchemaViolation => fix.schemas(&faults),
+        Code::InvalidInputAccepted => {
             return Err(
                 "the server accepted an input the description forbids: the server should refuse it (loosening the description would hide the missing check)"
                     .into(),

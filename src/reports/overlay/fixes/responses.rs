@@ -1,6 +1,7 @@
 //! The fixes of responses: a response for a status the description does
 //! not document, a media type it does not list.
 
+use crate::oracles::registry::Code;
 use serde_json::{Value, json};
 
 use super::super::infer;
@@ -162,7 +163,7 @@ impl Fix<'_, '_> {
         for f in faults {
             let Some(status) = f.status else { continue };
             let answers = answers(self.seen, &[f]);
-            let media = if f.code == "html_instead_of_json" {
+            let media = if f.code == Code::HtmlInsteadOfJson {
                 Some("text/html".to_string())
             } else {
                 answers.iter().find_map(|e| media_of(e))
