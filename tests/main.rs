@@ -22,6 +22,7 @@ mod cli_graph;
 mod confirm_first;
 mod conforming;
 mod corpus;
+mod corpus_graphql;
 mod corpus_schemas;
 mod demo_server;
 mod depth;

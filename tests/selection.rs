@@ -20,21 +20,21 @@ fn root_fields(body: &str) -> Vec<String> {
     let Some(query) = v["query"].as_str() else {
         return Vec::new();
     };
-    let Ok(doc) = graphql_parser::parse_query::<String>(query) else {
+    let Ok(doc) = apollo_compiler::ast::Document::parse(query, "query.graphql") else {
         return Vec::new();
     };
-    use graphql_parser::query::{Definition, OperationDefinition, Selection};
+    use apollo_compiler::ast::{Definition, OperationType, Selection};
     let mut out = Vec::new();
-    for d in doc.definitions {
-        let set = match d {
-            Definition::Operation(OperationDefinition::Query(q)) => q.selection_set,
-            Definition::Operation(OperationDefinition::Mutation(m)) => m.selection_set,
-            Definition::Operation(OperationDefinition::SelectionSet(s)) => s,
-            _ => continue,
+    for d in &doc.definitions {
+        let Definition::OperationDefinition(op) = d else {
+            continue;
         };
-        for s in set.items {
+        if op.operation_type == OperationType::Subscription {
+            continue;
+        }
+        for s in &op.selection_set {
             if let Selection::Field(f) = s {
-                out.push(f.name);
+                out.push(f.name.to_string());
             }
         }
     }

@@ -337,54 +337,56 @@ impl MutationRoot {
 mod tests {
     use std::collections::BTreeMap;
 
-    use graphql_parser::schema::{Definition, InputValue, TypeDefinition, parse_schema};
+    use apollo_compiler::ast::{Definition, Document, InputValueDefinition};
 
     use super::*;
 
-    fn arguments(args: &[InputValue<'_, String>]) -> String {
+    fn arguments(args: &[apollo_compiler::Node<InputValueDefinition>]) -> String {
         let args: Vec<String> = args
             .iter()
-            .map(|arg| format!("{}: {}", arg.name, arg.value_type))
+            .map(|arg| format!("{}: {}", arg.name, arg.ty))
             .collect();
         args.join(", ")
     }
 
     /// Every named type with its members, ignoring order, descriptions and layout.
     fn shape(sdl: &str) -> BTreeMap<String, Vec<String>> {
-        let document = parse_schema::<String>(sdl).expect("SDL parses");
+        let document = Document::parse(sdl, "schema.graphql").expect("SDL parses");
         let mut types = BTreeMap::new();
         for definition in &document.definitions {
-            let Definition::TypeDefinition(definition) = definition else {
-                continue;
-            };
             let (name, mut members) = match definition {
-                TypeDefinition::Object(object) => (
+                Definition::ObjectTypeDefinition(object) => (
                     &object.name,
                     object
                         .fields
                         .iter()
-                        .map(|f| {
-                            format!("{}({}): {}", f.name, arguments(&f.arguments), f.field_type)
-                        })
+                        .map(|f| format!("{}({}): {}", f.name, arguments(&f.arguments), f.ty))
                         .collect(),
                 ),
-                TypeDefinition::InputObject(input) => (
+                Definition::InputObjectTypeDefinition(input) => (
                     &input.name,
                     input
                         .fields
                         .iter()
-                        .map(|f| format!("{}: {}", f.name, f.value_type))
+                        .map(|f| format!("{}: {}", f.name, f.ty))
                         .collect(),
                 ),
-                TypeDefinition::Enum(enumeration) => (
+                Definition::EnumTypeDefinition(enumeration) => (
                     &enumeration.name,
-                    enumeration.values.iter().map(|v| v.name.clone()).collect(),
+                    enumeration
+                        .values
+                        .iter()
+                        .map(|v| v.value.to_string())
+                        .collect(),
                 ),
-                TypeDefinition::Scalar(scalar) => (&scalar.name, Vec::new()),
-                other => panic!("unexpected type definition {other:?}"),
+                Definition::ScalarTypeDefinition(scalar) => (&scalar.name, Vec::new()),
+                Definition::InterfaceTypeDefinition(_) | Definition::UnionTypeDefinition(_) => {
+                    panic!("unexpected type definition {definition:?}")
+                }
+                _ => continue,
             };
             members.sort();
-            types.insert(name.clone(), members);
+            types.insert(name.to_string(), members);
         }
         types
     }

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use graphql_parser::query as q;
+use apollo_compiler::ast;
 use indexmap::IndexMap;
 use serde_json::Value;
 
@@ -214,11 +214,9 @@ impl Builder {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
             .map(str::to_string);
-        let doc = match q::parse_query::<&str>(query) {
+        let doc = match crate::model::graphql::parse_executable(query) {
             Ok(doc) => doc,
-            Err(e) => {
-                let first = e.to_string();
-                let first = first.lines().next().unwrap_or("");
+            Err(first) => {
                 return self.warn(format!(
                     "{at}: the query does not parse ({first}); left out"
                 ));
@@ -267,27 +265,19 @@ impl Builder {
 
 /// The operation a request runs and its root fields (`Query.book`), first
 /// occurrence order; fragments spread at the root are followed one level.
-fn operation<'a>(
-    doc: &'a q::Document<'a, &'a str>,
-    name: Option<&str>,
-) -> Option<(OpKind, Vec<String>)> {
+fn operation(doc: &ast::Document, name: Option<&str>) -> Option<(OpKind, Vec<String>)> {
     let op = crate::model::graphql::executed_operation(doc, name)?;
-    let (kind, word, set) = match op {
-        q::OperationDefinition::SelectionSet(s) => (OpKind::Query, "Query", s),
-        q::OperationDefinition::Query(x) => (OpKind::Query, "Query", &x.selection_set),
-        q::OperationDefinition::Mutation(x) => (OpKind::Mutation, "Mutation", &x.selection_set),
-        q::OperationDefinition::Subscription(x) => {
-            (OpKind::Subscription, "Subscription", &x.selection_set)
-        }
+    let (kind, word) = match op.operation_type {
+        ast::OperationType::Query => (OpKind::Query, "Query"),
+        ast::OperationType::Mutation => (OpKind::Mutation, "Mutation"),
+        ast::OperationType::Subscription => (OpKind::Subscription, "Subscription"),
     };
-    let fragments: Vec<&q::FragmentDefinition<'a, &'a str>> = doc
-        .definitions
-        .iter()
-        .filter_map(|d| match d {
-            q::Definition::Fragment(f) => Some(f),
-            q::Definition::Operation(_) => None,
+    let fragment = |name: &str| {
+        doc.definitions.iter().find_map(|d| match d {
+            ast::Definition::FragmentDefinition(f) if f.name.as_str() == name => Some(f),
+            _ => None,
         })
-        .collect();
+    };
     let mut roots: Vec<String> = Vec::new();
     let mut push = |name: &str| {
         let label = format!("{word}.{name}");
@@ -295,21 +285,23 @@ fn operation<'a>(
             roots.push(label);
         }
     };
-    for item in &set.items {
+    let fields_of = |set: &[ast::Selection]| -> Vec<String> {
+        set.iter()
+            .filter_map(|i| match i {
+                ast::Selection::Field(f) => Some(f.name.to_string()),
+                _ => None,
+            })
+            .collect()
+    };
+    for item in &op.selection_set {
         match item {
-            q::Selection::Field(f) => push(f.name),
-            q::Selection::InlineFragment(fr) => fr.selection_set.items.iter().for_each(|i| {
-                if let q::Selection::Field(f) = i {
-                    push(f.name)
-                }
-            }),
-            q::Selection::FragmentSpread(sp) => {
-                if let Some(def) = fragments.iter().find(|f| f.name == sp.fragment_name) {
-                    for i in &def.selection_set.items {
-                        if let q::Selection::Field(f) = i {
-                            push(f.name)
-                        }
-                    }
+            ast::Selection::Field(f) => push(&f.name),
+            ast::Selection::InlineFragment(fr) => {
+                fields_of(&fr.selection_set).iter().for_each(|n| push(n))
+            }
+            ast::Selection::FragmentSpread(sp) => {
+                if let Some(def) = fragment(&sp.fragment_name) {
+                    fields_of(&def.selection_set).iter().for_each(|n| push(n))
                 }
             }
         }
@@ -371,6 +363,34 @@ not json
         assert!(log.warnings[0].starts_with("q.ndjson:7: not JSON"));
         assert!(log.warnings[1].contains("persisted query"));
         assert!(log.warnings[2].contains("does not parse"));
+    }
+
+    #[test]
+    fn a_query_that_does_not_parse_is_left_out_at_its_place_even_nested_without_end() {
+        let deep = format!(
+            "{{ a(x: {}1{}) }}",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        let text = format!(
+            "{}\n{}\n{}",
+            serde_json::json!({"query": "{\n  authors { name }\n  books(\n}"}),
+            serde_json::json!({ "query": deep }),
+            serde_json::json!({"query": "{ authors { name } }"}),
+        );
+        let log = parse(&text, "q.ndjson");
+        assert_eq!(log.queries.len(), 1, "{:?}", log.warnings);
+        assert_eq!(log.warnings.len(), 2, "{:?}", log.warnings);
+        assert!(
+            log.warnings[0].starts_with("q.ndjson:1: the query does not parse (4:1: syntax error:"),
+            "{}",
+            log.warnings[0]
+        );
+        assert!(
+            log.warnings[1].starts_with("q.ndjson:2: the query does not parse (1:"),
+            "{}",
+            log.warnings[1]
+        );
     }
 
     #[test]

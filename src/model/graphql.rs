@@ -254,30 +254,44 @@ pub fn write_string_literal(s: &str, out: &mut String) {
     out.push('"');
 }
 
+/// Parses an executable document (a query generated, sent or logged) with
+/// apollo-parser, the parser the SDL loader uses; when it does not parse,
+/// the first syntax error at its `line:column`. Nesting is bounded by the
+/// parser's recursion limit, so a hostile document is an error, not a crash.
+pub fn parse_executable(text: &str) -> Result<apollo_compiler::ast::Document, String> {
+    apollo_compiler::parser::Parser::new()
+        .parse_ast(text, "query.graphql")
+        .map_err(|with| {
+            let Some(first) = with.errors.iter().next() else {
+                return "syntax error".to_string();
+            };
+            match first.line_column_range() {
+                Some(r) => format!("{}:{}: {}", r.start.line, r.start.column, first.error),
+                None => first.error.to_string(),
+            }
+        })
+}
+
 /// The operation of a GraphQL document that a request with `name` (its
 /// `operationName`; empty counts as none) executes: the one so named, or
 /// the document's only operation; none when neither is there.
-pub fn executed_operation<'d, 'a>(
-    doc: &'d graphql_parser::query::Document<'a, &'a str>,
+pub fn executed_operation<'d>(
+    doc: &'d apollo_compiler::ast::Document,
     name: Option<&str>,
-) -> Option<&'d graphql_parser::query::OperationDefinition<'a, &'a str>> {
-    use graphql_parser::query::{Definition, OperationDefinition};
-    let ops: Vec<&OperationDefinition<'a, &'a str>> = doc
+) -> Option<&'d apollo_compiler::ast::OperationDefinition> {
+    use apollo_compiler::ast::Definition;
+    let ops: Vec<&apollo_compiler::ast::OperationDefinition> = doc
         .definitions
         .iter()
         .filter_map(|d| match d {
-            Definition::Operation(o) => Some(o),
-            Definition::Fragment(_) => None,
+            Definition::OperationDefinition(o) => Some(&**o),
+            _ => None,
         })
         .collect();
-    let named = |o: &OperationDefinition<'a, &'a str>| match o {
-        OperationDefinition::SelectionSet(_) => None,
-        OperationDefinition::Query(x) => x.name,
-        OperationDefinition::Mutation(x) => x.name,
-        OperationDefinition::Subscription(x) => x.name,
-    };
     match name.filter(|n| !n.is_empty()) {
-        Some(n) => ops.into_iter().find(|o| named(o) == Some(n)),
+        Some(n) => ops
+            .into_iter()
+            .find(|o| o.name.as_ref().is_some_and(|own| own.as_str() == n)),
         None if ops.len() == 1 => ops.into_iter().next(),
         None => None,
     }

@@ -151,6 +151,10 @@ pub async fn execute(
             });
             let source = Searched::new(search, |p: &Graphql, report: &mut Report| {
                 report.schema_coverage = Some(p.coverage());
+                if let Some(w) = p.invalid_queries() {
+                    eprintln!("warning: {w}");
+                    report.warnings.push(w);
+                }
             });
             drive(api, source, session, options).await
         }

@@ -24,11 +24,11 @@ use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
+use apollo_compiler::ast as q;
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use graphql_parser::query as q;
 use serde_json::{Map, Value, json};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -171,26 +171,24 @@ fn graphql(app: &App, body: &[u8]) -> Response {
         .as_object()
         .cloned()
         .unwrap_or_default();
-    let Ok(doc) = q::parse_query::<String>(text).map(|d| d.into_static()) else {
+    let Ok(doc) = q::Document::parse(text, "query.graphql") else {
         return json_answer(200, json!({"errors": [{"message": "syntax error"}]}));
     };
     let mut fragments = HashMap::new();
     let mut operation = None;
     for def in &doc.definitions {
         match def {
-            q::Definition::Fragment(f) => {
-                fragments.insert(f.name.clone(), f.selection_set.clone());
+            q::Definition::FragmentDefinition(f) => {
+                fragments.insert(f.name.to_string(), f.selection_set.clone());
             }
-            q::Definition::Operation(op) => {
-                if operation.is_none() {
-                    operation = Some(op.clone());
-                }
+            q::Definition::OperationDefinition(op) if operation.is_none() => {
+                operation = Some(op.clone());
             }
+            _ => {}
         }
     }
     let selection = match operation {
-        Some(q::OperationDefinition::Query(qd)) => qd.selection_set,
-        Some(q::OperationDefinition::SelectionSet(s)) => s,
+        Some(op) if op.operation_type == q::OperationType::Query => op.selection_set.clone(),
         _ => return json_answer(200, json!({"errors": [{"message": "queries only"}]})),
     };
     let cx = Cx {
@@ -210,33 +208,33 @@ struct Crash(String);
 struct Cx<'a> {
     app: &'a App,
     variables: &'a Map<String, Value>,
-    fragments: &'a HashMap<String, q::SelectionSet<'static, String>>,
+    fragments: &'a HashMap<String, Vec<q::Selection>>,
 }
 
 impl Cx<'_> {
-    fn argument(&self, field: &q::Field<'_, String>, name: &str) -> Result<Value, Crash> {
-        let Some((_, v)) = field.arguments.iter().find(|(n, _)| n == name) else {
+    fn argument(&self, field: &q::Field, name: &str) -> Result<Value, Crash> {
+        let Some(arg) = field.arguments.iter().find(|a| a.name == name) else {
             return Err(Crash(format!("argument {name} is missing")));
         };
-        Ok(match v {
+        Ok(match &*arg.value {
             q::Value::Variable(var) => self
                 .variables
                 .get(var.as_str())
                 .cloned()
                 .ok_or_else(|| Crash(format!("variable ${var} is not defined")))?,
-            q::Value::Int(n) => json!(n.as_i64()),
-            q::Value::String(s) => json!(s),
+            q::Value::Int(n) => json!(n.as_str().parse::<i64>().ok()),
+            q::Value::String(s) => json!(s.as_str()),
             _ => Value::Null,
         })
     }
 
-    fn included(&self, directives: &[q::Directive<'_, String>]) -> bool {
+    fn included(&self, directives: &q::DirectiveList) -> bool {
         directives.iter().all(|d| {
             let condition = d
                 .arguments
                 .iter()
-                .find(|(n, _)| n == "if")
-                .map(|(_, v)| match v {
+                .find(|a| a.name == "if")
+                .map(|a| match &*a.value {
                     q::Value::Boolean(b) => *b,
                     q::Value::Variable(var) => self
                         .variables
@@ -254,12 +252,7 @@ impl Cx<'_> {
     }
 
     /// The fields of `selection` on an object of type `ty`.
-    fn object(
-        &self,
-        ty: &str,
-        parent: &Value,
-        selection: &q::SelectionSet<'static, String>,
-    ) -> Result<Value, Crash> {
+    fn object(&self, ty: &str, parent: &Value, selection: &[q::Selection]) -> Result<Value, Crash> {
         let mut out = Map::new();
         self.fields(ty, parent, selection, &mut out)?;
         Ok(Value::Object(out))
@@ -269,16 +262,16 @@ impl Cx<'_> {
         &self,
         ty: &str,
         parent: &Value,
-        selection: &q::SelectionSet<'static, String>,
+        selection: &[q::Selection],
         out: &mut Map<String, Value>,
     ) -> Result<(), Crash> {
-        for item in &selection.items {
+        for item in selection {
             match item {
                 q::Selection::Field(f) => {
                     if !self.included(&f.directives) {
                         continue;
                     }
-                    let key = f.alias.clone().unwrap_or_else(|| f.name.clone());
+                    let key = f.alias.as_ref().unwrap_or(&f.name).to_string();
                     let value = self.field(ty, parent, f)?;
                     out.insert(key, value);
                 }
@@ -288,7 +281,7 @@ impl Cx<'_> {
                     }
                 }
                 q::Selection::FragmentSpread(spread) => {
-                    if let Some(set) = self.fragments.get(&spread.fragment_name) {
+                    if let Some(set) = self.fragments.get(spread.fragment_name.as_str()) {
                         self.fields(ty, parent, set, out)?;
                     }
                 }
@@ -297,12 +290,7 @@ impl Cx<'_> {
         Ok(())
     }
 
-    fn field(
-        &self,
-        ty: &str,
-        parent: &Value,
-        f: &q::Field<'static, String>,
-    ) -> Result<Value, Crash> {
+    fn field(&self, ty: &str, parent: &Value, f: &q::Field) -> Result<Value, Crash> {
         if f.name == "__typename" {
             return Ok(json!(ty));
         }

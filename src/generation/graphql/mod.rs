@@ -17,6 +17,7 @@ mod links;
 pub mod negative;
 pub mod render;
 pub mod run;
+pub mod valid;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -77,6 +78,8 @@ pub type GqlTest = TestCase<GqlCall>;
 /// (creators and value sources), and the schema coverage answers showed.
 pub struct Graphql {
     generator: Arc<GqlGenerator>,
+    /// Every query is checked against the schema before it is sent.
+    check: Arc<valid::QueryCheck>,
     links: Arc<Links>,
     /// Requests go to the endpoint itself: an empty path under the target.
     path: String,
@@ -130,6 +133,7 @@ impl Graphql {
         };
         Graphql {
             generator: Arc::new(GqlGenerator::new(ts, DEFAULT_MAX_DEPTH)),
+            check: Arc::default(),
             links: Arc::new(links),
             path: String::new(),
             coverage: CoverageTally::new(ts, callable.len()),
@@ -247,6 +251,12 @@ impl Graphql {
     /// Schema coverage so far.
     pub fn coverage(&self) -> SchemaCoverage {
         self.coverage.summary()
+    }
+
+    /// How many generated queries the validator refused (and so were not
+    /// sent), with the first; `None` when every one was valid.
+    pub fn invalid_queries(&self) -> Option<String> {
+        self.check.warning()
     }
 
     /// A call of `op` with random genes.
@@ -373,6 +383,7 @@ impl Protocol for Graphql {
         let fallback = self.pooled_values(&mut test, &mut rng);
         GqlRun {
             generator: self.generator.clone(),
+            check: self.check.clone(),
             links: self.links.clone(),
             rng: Rng64::seed_from_u64(test.seed),
             path: self.path.clone(),

@@ -130,6 +130,8 @@ pub(super) fn coerce(ts: &TypeSystem, ty: &TypeRef, value: &Value) -> Option<Val
 /// A GraphQL test being run.
 pub struct GqlRun {
     pub(super) generator: Arc<GqlGenerator>,
+    /// The validator every query passes before it is sent.
+    pub(super) check: Arc<super::valid::QueryCheck>,
     pub(super) links: Arc<Links>,
     pub(super) rng: Rng64,
     pub(super) path: String,
@@ -238,14 +240,19 @@ impl TestRun for GqlRun {
             }
         }
         used.sort();
-        self.used.push(used);
         if let Some(b) = call.breach.clone() {
             b.apply(&mut call);
         }
+        let (query, variables) = generator.render(&call, ArgMode::Variables);
+        // A query the validator refuses is a generator bug: it is counted and
+        // not sent, and the test ends before it.
+        if !self.check.accepts(ts, &query) {
+            return None;
+        }
+        self.used.push(used);
         self.test.calls[self.next].genes = call.clone();
         self.next += 1;
         let mutation = Some(call.root.as_str()) == ts.mutation_type.as_deref();
-        let (query, variables) = generator.render(&call, ArgMode::Variables);
         let body = serde_json::json!({ "query": query, "variables": variables });
         Some(RequestSpec {
             operation: op,

@@ -404,3 +404,26 @@ fn lambda_failed_answers_suspend_the_edge_and_a_success_reactivates_it() {
         Some(Change::Reactivated { .. })
     ));
 }
+
+#[test]
+fn a_query_the_validator_refuses_is_not_sent_and_is_said_once() {
+    let mut d = driver(crate::demo::GRAPHQL_SDL, 1, true, 3);
+    let good = call("Query", "author", &[("id", json!("1"))]);
+    let mut bad = good.clone();
+    if let Some(s) = bad.selection.as_mut() {
+        s.fields[0].name = "nope".into();
+    }
+    assert!(d.protocol().invalid_queries().is_none());
+    for _ in 0..2 {
+        let mut run = d.run(test_of(&d, vec![good.clone(), bad.clone()]));
+        let first = run.next_request(&[]).expect("the valid call is sent");
+        let done = vec![answer(0, first, json!({"data": {"author": {"id": "1"}}}))];
+        assert!(run.next_request(&done).is_none(), "the invalid one is not");
+    }
+    let w = d.protocol().invalid_queries().expect("counted");
+    assert!(
+        w.starts_with("2 generated GraphQL queries were invalid against the schema and not sent"),
+        "{w}"
+    );
+    assert!(w.contains("nope"), "{w}");
+}

@@ -9,7 +9,6 @@
 
 use std::path::Path;
 
-use graphql_parser::schema as gql;
 use serde_json::Value;
 
 mod checks;
@@ -23,31 +22,21 @@ use crate::model::SpecFormat;
 pub use crate::model::graphql::api_from_type_system;
 use checks::{check_roots, validate};
 use introspection_json::build_introspection;
-use sdl::{build_sdl, prepare, syntax_error};
+use sdl::build_sdl;
 
 /// Deepest list/non-null nesting accepted in an introspection type reference;
 /// real schemas stay below 5, so anything deeper is a malformed or hostile document.
 pub(super) const MAX_TYPE_REF_DEPTH: usize = 32;
 
-/// Deepest bracket nesting of an SDL document (list types, input values,
-/// directive arguments): real schemas stay below ten.
+/// Deepest nesting of an SDL document (list types, input values, directive
+/// arguments), apollo-parser's recursion limit: real schemas stay below ten.
 const MAX_SDL_NESTING: usize = 64;
 
 /// Loads a GraphQL SDL document.
 pub fn load_sdl(text: &str, path: &Path) -> Result<Loaded, SpecError> {
     let mut sink = Sink::new(path);
-    let prepared = prepare(text.trim_start_matches('\u{feff}'));
-    if let Some(at) = sdl::too_deep(&prepared.text, MAX_SDL_NESTING) {
-        return Err(SpecError::new(
-            path,
-            format!("brackets nest deeper than {MAX_SDL_NESTING} levels; refused"),
-        )
-        .at(at)
-        .hint("a schema nests a few levels deep: this document is malformed or hostile"));
-    }
-    let doc = gql::parse_schema::<String>(&prepared.text)
-        .map_err(|e| syntax_error(path, &e.to_string()))?;
-    let mut ts = build_sdl(doc, prepared.roots, &mut sink);
+    let doc = sdl::parse(text.trim_start_matches('\u{feff}'), path, MAX_SDL_NESTING)?;
+    let mut ts = build_sdl(&doc, &mut sink);
     validate(&mut ts, &mut sink);
     ts.finish();
     check_roots(&mut ts, &mut sink).map_err(|message| {
@@ -66,22 +55,26 @@ pub fn load_sdl(text: &str, path: &Path) -> Result<Loaded, SpecError> {
 /// (the first definition, in a type or a type extension); empty when the
 /// document does not parse.
 pub fn sdl_field_lines(text: &str) -> std::collections::HashMap<String, u32> {
-    let prepared = prepare(text.trim_start_matches('\u{feff}'));
-    if sdl::too_deep(&prepared.text, MAX_SDL_NESTING).is_some() {
-        return Default::default();
-    }
-    let Ok(doc) = gql::parse_schema::<String>(&prepared.text) else {
+    use apollo_compiler::ast::Definition as D;
+    let Ok(doc) = sdl::parse(
+        text.trim_start_matches('\u{feff}'),
+        Path::new("schema.graphql"),
+        MAX_SDL_NESTING,
+    ) else {
         return Default::default();
     };
     let mut lines = std::collections::HashMap::new();
-    for def in doc.definitions {
+    for def in &doc.definitions {
         let (name, fields) = match def {
-            gql::Definition::TypeDefinition(gql::TypeDefinition::Object(t)) => (t.name, t.fields),
-            gql::Definition::TypeExtension(gql::TypeExtension::Object(t)) => (t.name, t.fields),
+            D::ObjectTypeDefinition(t) => (&t.name, &t.fields),
+            D::ObjectTypeExtension(t) => (&t.name, &t.fields),
             _ => continue,
         };
         for f in fields {
-            let line = u32::try_from(f.position.line).unwrap_or(u32::MAX);
+            let Some(at) = f.location().and_then(|s| s.line_column(&doc.sources)) else {
+                continue;
+            };
+            let line = u32::try_from(at.line).unwrap_or(u32::MAX);
             lines.entry(format!("{name}.{}", f.name)).or_insert(line);
         }
     }

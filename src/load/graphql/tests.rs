@@ -1,11 +1,9 @@
 //! The GraphQL loaders on small schemas and on the corpus.
 
 use super::*;
-use std::borrow::Cow;
 
 use crate::model::graphql::{InputValue, TypeKind, TypeRef, TypeSystem};
 use crate::model::{Api, Location, Method, Operation, Parameter, Schema, SchemaType, SpecFormat};
-use sdl::prepare;
 use serde_json::json;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -453,6 +451,101 @@ fn syntax_error_has_line() {
 }
 
 #[test]
+fn syntax_errors_are_located_and_counted() {
+    // The first error at its line and column, in an `extend schema` block too,
+    // which graphql-parser 0.4 could not read at all.
+    let text = "type Query { a: Int }\nextend schema {\n  query Query\n}\ntype B { b: }\n";
+    let err = load_sdl(text, Path::new("bad.graphql")).expect_err("syntax errors");
+    assert_eq!(err.location.as_deref(), Some("3:9"), "{err}");
+    assert!(
+        err.message
+            .starts_with("GraphQL SDL syntax error: expected"),
+        "{}",
+        err.message
+    );
+    assert!(err.message.contains("more syntax error"), "{}", err.message);
+    assert!(err.to_string().contains("bad.graphql"), "{err}");
+}
+
+#[test]
+fn nesting_past_the_limit_is_refused_at_its_place() {
+    let deep = |n: usize| format!("{}Int{}", "[".repeat(n), "]".repeat(n));
+    // Far past the limit, in a type and in a default value: refused, not a crash.
+    for text in [
+        format!("type Query {{\n  a: {} }}", deep(200_000)),
+        format!(
+            "type Query {{\n  a(x: [Int] = {}0{}): Int }}",
+            "[".repeat(200_000),
+            "]".repeat(200_000)
+        ),
+    ] {
+        let err = load_sdl(&text, Path::new("deep.graphql")).expect_err("too deep");
+        assert!(err.message.contains("deeper than 64 levels"), "{err}");
+        let at = err.location.clone().expect("located");
+        assert!(at.starts_with("2:"), "{at}");
+    }
+    // At the limit it loads.
+    let text = format!("type Query {{ a: {} }}", deep(MAX_SDL_NESTING));
+    assert!(load_sdl(&text, Path::new("ok.graphql")).is_ok());
+}
+
+#[test]
+fn the_schema_is_read_natively_with_its_description_and_extensions() {
+    let text = r#"
+"""The schema's description."""
+schema @link(url: "https://specs.apollo.dev/link/v1.0") { query: Q }
+# An extension has no description (the spec's grammar gives it none).
+extend schema @composeDirective(name: "@custom") { mutation: M }
+extend schema { subscription: S }
+"Q's own words." type Q { a: Int }
+type M { b: Int }
+type S { c: Int }
+"#;
+    let loaded = load(text);
+    assert!(loaded.is_complete(), "{:?}", loaded.warnings);
+    let ts = loaded.api.graphql.as_ref().expect("ts");
+    assert_eq!(ts.query_type.as_deref(), Some("Q"));
+    assert_eq!(ts.mutation_type.as_deref(), Some("M"));
+    assert_eq!(ts.subscription_type.as_deref(), Some("S"));
+    assert_eq!(
+        ts.get("Q").and_then(|q| q.description.as_deref()),
+        Some("Q's own words.")
+    );
+}
+
+#[test]
+fn an_operation_in_a_schema_document_is_left_out_with_a_warning() {
+    let text = "type Query { a: Int }\nquery Q { a }\nfragment F on Query { a }\n";
+    let loaded = load(text);
+    let got: Vec<(&str, &str)> = loaded
+        .warnings
+        .iter()
+        .map(|w| (w.location.as_str(), w.message.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [(
+            "2:1",
+            "an operation or fragment in a schema document; ignored, with any others"
+        )]
+    );
+    assert_eq!(loaded.api.operations.len(), 1);
+}
+
+#[test]
+fn an_object_default_keeps_its_written_order() {
+    let text =
+        "input O { z: Int, a: Int }\ntype Query { f(o: O = {z: 1, a: 2.50, s: \"x\\n\"}): Int }";
+    let loaded = load(text);
+    let ts = loaded.api.graphql.as_ref().expect("ts");
+    let arg = &ts.get("Query").expect("Q").fields[0].args[0];
+    assert_eq!(
+        arg.default_value.as_deref(),
+        Some(r#"{z: 1, a: 2.5, s: "x\n"}"#)
+    );
+}
+
+#[test]
 fn no_query_root() {
     let err = load_sdl("type Foo { a: Int }", Path::new("a.graphql")).expect_err("no root");
     assert_eq!(err.message, "not a GraphQL schema: no query root type");
@@ -562,25 +655,6 @@ enum Color { BLUE }
         .collect();
     assert_eq!(names, ["Query.product", "Mutation.noop"]);
     assert_eq!(op(&loaded.api, "Mutation.noop").pointer, "Mut.noop");
-}
-
-#[test]
-fn prepare_keeps_line_numbers() {
-    let text = "\"\"\"desc\nmore\"\"\"\nschema { query: Q }\nextend schema\n  @a(b: \")\")\n  { subscription: S }\ntype Q { a: Int }";
-    let p = prepare(text);
-    assert_eq!(p.text.len(), text.len());
-    assert_eq!(p.text.lines().count(), text.lines().count());
-    assert!(p.text.contains("schema { query: Q }"));
-    assert!(!p.text.contains("desc"));
-    assert!(!p.text.contains("subscription"));
-    assert_eq!(p.roots.len(), 1);
-    assert_eq!(p.roots[0].operation, "subscription");
-    assert_eq!(p.roots[0].line, 4);
-    // Untouched text is borrowed, not copied.
-    assert!(matches!(
-        prepare("type Q { schema: Int }").text,
-        Cow::Borrowed(_)
-    ));
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! description, and a server refusing one it cannot parse is right: the
 //! query is not wrong, and no finding is due.
 
-use graphql_parser::query as q;
+use apollo_compiler::ast;
 
 use super::messages::ErrorEntry;
 use super::operation::Operation;
@@ -64,15 +64,15 @@ impl<'a> Invented<'a> {
         };
         let Some(op) = op else { return out };
         for def in op.variables {
-            let base = base_of(&def.var_type);
+            let base = def.ty.inner_named_type().as_str();
             if is_custom(ts, base) {
-                out.variables.push(def.name);
+                out.variables.push(def.name.as_str());
             }
             out.reach(ts, base, 0);
         }
-        for item in &op.selection.items {
-            if let q::Selection::Field(f) = item
-                && let Some(def) = op.root.field(f.name)
+        for item in op.selection {
+            if let ast::Selection::Field(f) = item
+                && let Some(def) = op.root.field(&f.name)
             {
                 for arg in &def.args {
                     out.reach(ts, arg.ty.base(), 0);
@@ -144,11 +144,4 @@ fn names_word(text: &str, word: &str) -> bool {
 fn is_custom(ts: &TypeSystem, name: &str) -> bool {
     ts.get(name).is_some_and(|t| t.kind == TypeKind::Scalar)
         && !crate::model::graphql::BUILTIN_SCALARS.contains(&name)
-}
-
-fn base_of<'q>(ty: &'q q::Type<'q, &'q str>) -> &'q str {
-    match ty {
-        q::Type::NamedType(n) => n,
-        q::Type::ListType(t) | q::Type::NonNullType(t) => base_of(t),
-    }
 }

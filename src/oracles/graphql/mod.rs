@@ -36,7 +36,6 @@ mod operation;
 mod tests;
 mod walk;
 
-use graphql_parser::query as q;
 use serde_json::Value;
 
 use crate::model::graphql::TypeSystem;
@@ -147,7 +146,7 @@ pub fn inspect(
     body: Option<&Value>,
     body_text: &str,
 ) -> Answer {
-    let doc = q::parse_query::<&str>(query).ok();
+    let doc = crate::model::graphql::parse_executable(query).ok();
     let op = doc
         .as_ref()
         .and_then(|d| Operation::pick(ts, d, operation_name));

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use graphql_parser::query as q;
+use apollo_compiler::ast;
 use serde_json::{Map, Value};
 
 use super::Kind;
@@ -41,7 +41,7 @@ pub(super) struct Collected<'q> {
     /// The type the field was selected on (the innermost type condition).
     pub(super) owner: &'q str,
     pub(super) include: Incl,
-    pub(super) fields: Vec<&'q q::Field<'q, &'q str>>,
+    pub(super) fields: Vec<&'q ast::Field>,
 }
 
 /// The selected field whose value is checked, as the checks of its
@@ -52,7 +52,7 @@ pub(super) struct Field<'a, 'q> {
     /// The field as findings name it (`Author.books`).
     pub(super) label: &'a str,
     /// The selection sets under the field, merged.
-    pub(super) sets: &'a [&'q q::SelectionSet<'q, &'q str>],
+    pub(super) sets: &'a [&'q [ast::Selection]],
 }
 
 /// The fields collected so far from a selection, with the fragment spreads
@@ -68,7 +68,7 @@ pub(super) struct Collection<'q> {
 pub(super) struct Walker<'q> {
     pub(super) ts: &'q TypeSystem,
     pub(super) op: &'q Operation<'q>,
-    pub(super) fragments: HashMap<&'q str, &'q q::FragmentDefinition<'q, &'q str>>,
+    pub(super) fragments: HashMap<&'q str, &'q ast::FragmentDefinition>,
     pub(super) variables: &'q Value,
     /// Response key → field name of the root selection (skipped ones left out).
     pub(super) root_keys: Vec<(String, String)>,
@@ -80,7 +80,7 @@ impl<'q> Walker<'q> {
     pub(super) fn new(
         ts: &'q TypeSystem,
         op: &'q Operation<'q>,
-        doc: Option<&'q q::Document<'q, &'q str>>,
+        doc: Option<&'q ast::Document>,
         variables: &'q Value,
     ) -> Walker<'q> {
         let fragments = doc
@@ -88,8 +88,8 @@ impl<'q> Walker<'q> {
                 d.definitions
                     .iter()
                     .filter_map(|d| match d {
-                        q::Definition::Fragment(f) => Some((f.name, f)),
-                        q::Definition::Operation(_) => None,
+                        ast::Definition::FragmentDefinition(f) => Some((f.name.as_str(), &**f)),
+                        _ => None,
                     })
                     .collect()
             })
@@ -150,16 +150,14 @@ impl<'q> Walker<'q> {
         }
         if let Some((line, column)) = e.location {
             let at = (line, column);
-            let end = self.op.selection.span.1;
-            let mut found = None;
-            for item in &self.op.selection.items {
-                if let q::Selection::Field(f) = item
-                    && (f.position.line, f.position.column) <= at
-                {
-                    found = Some(f.name);
-                }
-            }
-            if let Some(name) = found.filter(|_| at <= (end.line, end.column)) {
+            let found = self
+                .op
+                .root_starts
+                .iter()
+                .rfind(|(start, _)| *start <= at)
+                .map(|(_, name)| *name);
+            let inside = self.op.end.is_some_and(|end| at <= end);
+            if let Some(name) = found.filter(|_| inside) {
                 return vec![self.root_label(name)];
             }
         }
@@ -178,18 +176,18 @@ impl<'q> Walker<'q> {
 
     /// The value of a boolean directive argument: a literal, a variable, or
     /// the variable's default.
-    pub(super) fn bool_arg(&self, v: &q::Value<'q, &'q str>) -> Option<bool> {
+    pub(super) fn bool_arg(&self, v: &ast::Value) -> Option<bool> {
         match v {
-            q::Value::Boolean(b) => Some(*b),
-            q::Value::Variable(name) => match self.variables.get(*name) {
+            ast::Value::Boolean(b) => Some(*b),
+            ast::Value::Variable(name) => match self.variables.get(name.as_str()) {
                 Some(v) => v.as_bool(),
                 None => self
                     .op
                     .variables
                     .iter()
                     .find(|d| d.name == *name)
-                    .and_then(|d| match &d.default_value {
-                        Some(q::Value::Boolean(b)) => Some(*b),
+                    .and_then(|d| match d.default_value.as_deref() {
+                        Some(ast::Value::Boolean(b)) => Some(*b),
                         _ => None,
                     }),
             },
@@ -198,10 +196,10 @@ impl<'q> Walker<'q> {
     }
 
     /// What `@skip` and `@include` say about a selection.
-    pub(super) fn inclusion(&self, directives: &[q::Directive<'q, &'q str>]) -> Incl {
+    pub(super) fn inclusion(&self, directives: &ast::DirectiveList) -> Incl {
         let mut incl = Incl::Yes;
-        for d in directives {
-            let skip = match d.name {
+        for d in directives.iter() {
+            let skip = match d.name.as_str() {
                 "skip" => true,
                 "include" => false,
                 _ => continue,
@@ -209,8 +207,8 @@ impl<'q> Walker<'q> {
             let cond = d
                 .arguments
                 .iter()
-                .find(|(n, _)| *n == "if")
-                .and_then(|(_, v)| self.bool_arg(v));
+                .find(|a| a.name == "if")
+                .and_then(|a| self.bool_arg(&a.value));
             match cond {
                 Some(b) if b == skip => return Incl::No,
                 Some(_) => {}
@@ -272,7 +270,7 @@ impl<'q> Walker<'q> {
     /// (the concrete type unknown) are left out.
     pub(super) fn collect(
         &self,
-        sets: &[&'q q::SelectionSet<'q, &'q str>],
+        sets: &[&'q [ast::Selection]],
         runtime: Option<&'q NamedType>,
         stat: &'q NamedType,
     ) -> Vec<Collected<'q>> {
@@ -298,21 +296,21 @@ impl<'q> Walker<'q> {
     /// `outer` says.
     pub(super) fn collect_into(
         &self,
-        set: &'q q::SelectionSet<'q, &'q str>,
+        set: &'q [ast::Selection],
         runtime: Option<&'q NamedType>,
         stat: &'q NamedType,
         owner: &'q str,
         outer: Incl,
         collection: &mut Collection<'q>,
     ) {
-        for item in &set.items {
+        for item in set {
             let (directives, cond, inner): (_, Option<&'q str>, _) = match item {
-                q::Selection::Field(f) => {
+                ast::Selection::Field(f) => {
                     let incl = min_incl(outer, self.inclusion(&f.directives));
                     if incl == Incl::No {
                         continue;
                     }
-                    let key = f.alias.unwrap_or(f.name);
+                    let key = f.alias.as_ref().unwrap_or(&f.name).as_str();
                     match collection.collected.iter_mut().find(|c| c.key == key) {
                         Some(c) => {
                             c.include = c.include.max_incl(incl);
@@ -320,7 +318,7 @@ impl<'q> Walker<'q> {
                         }
                         None => collection.collected.push(Collected {
                             key,
-                            name: f.name,
+                            name: f.name.as_str(),
                             owner,
                             include: incl,
                             fields: vec![f],
@@ -328,21 +326,24 @@ impl<'q> Walker<'q> {
                     }
                     continue;
                 }
-                q::Selection::InlineFragment(fr) => (
+                ast::Selection::InlineFragment(fr) => (
                     &fr.directives,
-                    fr.type_condition.as_ref().map(|q::TypeCondition::On(t)| *t),
+                    fr.type_condition.as_ref().map(|t| t.as_str()),
                     &fr.selection_set,
                 ),
-                q::Selection::FragmentSpread(sp) => {
-                    let Some(def) = self.fragments.get(sp.fragment_name) else {
+                ast::Selection::FragmentSpread(sp) => {
+                    let Some(def) = self.fragments.get(sp.fragment_name.as_str()) else {
                         continue;
                     };
                     // A fragment that spreads itself is invalid; do not loop.
-                    if collection.spreads.contains(&sp.fragment_name) {
+                    if collection.spreads.contains(&sp.fragment_name.as_str()) {
                         continue;
                     }
-                    let q::TypeCondition::On(t) = &def.type_condition;
-                    (&sp.directives, Some(*t), &def.selection_set)
+                    (
+                        &sp.directives,
+                        Some(def.type_condition.as_str()),
+                        &def.selection_set,
+                    )
                 }
             };
             let incl = min_incl(outer, self.inclusion(directives));
@@ -357,7 +358,7 @@ impl<'q> Walker<'q> {
                 None => owner,
             };
             let spread = match item {
-                q::Selection::FragmentSpread(sp) => Some(sp.fragment_name),
+                ast::Selection::FragmentSpread(sp) => Some(sp.fragment_name.as_str()),
                 _ => None,
             };
             if let Some(name) = spread {
@@ -442,7 +443,7 @@ impl<'q> Walker<'q> {
         &self,
         stat: &'q NamedType,
         obj: &Map<String, Value>,
-        sets: &[&'q q::SelectionSet<'q, &'q str>],
+        sets: &[&'q [ast::Selection]],
     ) -> Option<&'q NamedType> {
         if stat.kind == TypeKind::Object {
             return Some(stat);
@@ -464,7 +465,7 @@ impl<'q> Walker<'q> {
         &self,
         stat: &'q NamedType,
         obj: &Map<String, Value>,
-        sets: &[&'q q::SelectionSet<'q, &'q str>],
+        sets: &[&'q [ast::Selection]],
         path: &mut Vec<Seg>,
         out: &mut Out,
     ) {
@@ -491,7 +492,11 @@ impl<'q> Walker<'q> {
                         .or_else(|| self.ts.get(c.owner).and_then(|o| o.field(c.name)))
                         .or_else(|| stat.field(c.name));
                     if let Some(def) = def {
-                        let sub: Vec<_> = c.fields.iter().map(|f| &f.selection_set).collect();
+                        let sub: Vec<&[ast::Selection]> = c
+                            .fields
+                            .iter()
+                            .map(|f| f.selection_set.as_slice())
+                            .collect();
                         let on = runtime.map_or(c.owner, |r| r.name.as_str());
                         if !v.is_null() {
                             out.covered.insert((on.to_string(), def.name.clone()));
