@@ -9,7 +9,7 @@
 //! confirm anything. Run with `cargo bench --bench witness`.
 
 use cartograph::execution::{Exchange, RequestSpec};
-use cartograph::oracles::witness::Ledger;
+use cartograph::faults::witness::Ledger;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn exchange(seq: u64, method: &str, path: &str, status: u16, body: String) -> Exchange {

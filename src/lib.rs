@@ -36,7 +36,8 @@
 //!    │
 //!   generation   the one search (MIO) over protocol-neutral tests;
 //!    │           the REST and GraphQL protocols supply the genes
-//!   oracles      what an answer shows: the checks, fault identity, the ledger
+//!   faults       the books: faults by signature, their causes and witnesses
+//!   oracles      what an answer shows: the checks and what they found
 //!    │
 //!   graph        the property graph: built from the model, refined by feedback
 //!   load         descriptions (OpenAPI 2/3.0/3.1, GraphQL SDL and introspection) into the model
@@ -55,9 +56,10 @@
 //! | `model`, `execution` | nothing of the crate |
 //! | `load`, `graph` | `model` |
 //! | `oracles` | `model`, `execution` |
-//! | `generation` | `model`, `graph`, `execution`, `oracles` |
-//! | `reproduce` | `model`, `execution`, `oracles`, `generation` |
-//! | `reports` | `model`, `graph`, `execution`, `oracles`, `generation` |
+//! | `faults` | `model`, `execution`, `oracles` |
+//! | `generation` | `model`, `graph`, `execution`, `oracles`, `faults` |
+//! | `reproduce` | `model`, `execution`, `oracles`, `faults`, `generation` |
+//! | `reports` | `model`, `graph`, `execution`, `oracles`, `faults`, `generation` |
 //! | `run` | everything above but `cli` and `demo` |
 //! | `demo` | `model`, `load` |
 //! | `cli` | everything |
@@ -78,6 +80,7 @@ pub mod cli;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod execution;
+pub mod faults;
 pub mod generation;
 pub mod graph;
 pub mod load;

@@ -15,10 +15,11 @@ use std::time::{Duration, Instant, SystemTime};
 
 use cartograph::execution::OutDir;
 use cartograph::execution::secrets::Secrets;
+use cartograph::faults::{Confirmation, Fault, Reproducer, WitnessStep};
 use cartograph::generation::SearchSummary;
 use cartograph::graph::export::{GraphDocument, to_document};
+use cartograph::oracles::registry;
 use cartograph::oracles::registry::Code;
-use cartograph::oracles::{Confirmation, Fault, Reproducer, WitnessStep, registry};
 use cartograph::reports::{
     GRAPH_DATA_ID, GraphCoverage, LinkCoverage, NOSCRIPT_EDGES, OperationReport, Report, Settings,
     render_html, render_junit, render_sarif, write_extras, write_report,
@@ -348,7 +349,7 @@ fn hand_built() -> Report {
             op("deleteAuthor", "DELETE", "/authors/{id}", &[], &[]),
         ],
         operations_reached: 2,
-        causes: cartograph::oracles::causes::group(&faults),
+        causes: cartograph::faults::causes::group(&faults),
         faults,
         schema_coverage: None,
         query_log: None,

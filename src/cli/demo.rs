@@ -345,12 +345,12 @@ impl Merged {
         }
         println!(
             "  {}:",
-            crate::oracles::causes::summary(&report.causes, report.faults.len())
+            crate::faults::causes::summary(&report.causes, report.faults.len())
         );
         for c in &report.causes {
             println!(
                 "    {}",
-                crate::model::text::one_line(&crate::oracles::causes::line(c))
+                crate::model::text::one_line(&crate::faults::causes::line(c))
             );
         }
         if let Some(line) = &self.spec_fixes {

@@ -10,7 +10,6 @@ pub mod constraints;
 pub mod graphql;
 pub mod identities;
 pub mod mutation;
-pub mod negative;
 pub mod pattern;
 pub mod plan;
 pub mod pool;

@@ -1,16 +1,13 @@
 //! Oracles: named checks, each with a stable code, that decide whether an
 //! answer shows a fault. Every oracle is a row of [`registry::ORACLES`]: its
 //! code, class (defect or conformance), severity, exactly when it fires, and
-//! its guard and check; `--skip-check CODE` turns one off. Faults are
-//! deduplicated by signature (code, operation, status, and the schema
-//! location or leak kind), counted, and the first and the smallest witness
-//! kept.
+//! its guard and check; `--skip-check CODE` turns one off. What they find
+//! is kept in the books of [`crate::faults`].
 //!
 //! Stateful faults are reported under the operation whose promise broke: the
 //! DELETE, the creation, the PUT.
 
 pub mod acceptance;
-pub mod causes;
 pub mod conformance;
 pub mod echoes;
 pub mod explained;
@@ -24,17 +21,12 @@ pub mod registry;
 pub mod schema;
 pub mod security;
 pub mod stateful;
-pub mod witness;
 
 mod checker;
-mod fault;
-mod faults;
+mod finding;
 
 pub use checker::{Answer, Checker};
-pub use fault::{
-    Confirmation, Fault, FaultCheck, Finding, Found, Fresh, Reproducer, WitnessStep, steps,
-};
-pub use faults::{Faults, Kept, News};
+pub use finding::{FaultCheck, Finding, Found};
 
 /// Every oracle's code, REST and GraphQL, for `--skip-check` and `--fail-on`.
 pub fn all_codes() -> impl Iterator<Item = &'static str> {

@@ -15,8 +15,8 @@ use serde::Serialize;
 use super::{Report, Settings};
 use crate::execution::OutDir;
 use crate::execution::secrets::Secrets;
-use crate::oracles::causes::Cause;
-use crate::oracles::{Confirmation, Fault};
+use crate::faults::causes::Cause;
+use crate::faults::{Confirmation, Fault};
 
 /// Where events go: nowhere (the default), a file, or stdout. Cheap to
 /// clone; every clone writes to the same place.

@@ -29,7 +29,7 @@ use std::time::SystemTime;
 
 use super::{Report, escape_attr, escape_text, utc_timestamp};
 use crate::execution::secrets::Secrets;
-use crate::oracles::{Confirmation, Fault};
+use crate::faults::{Confirmation, Fault};
 
 use super::OperationReport;
 
@@ -123,7 +123,7 @@ fn fault_body(f: &Fault) -> String {
 
 /// The failure's text of a cause: what it is, where it was seen, and its
 /// representative fault in full.
-fn cause_body(c: &crate::oracles::causes::Cause, report: &Report) -> String {
+fn cause_body(c: &crate::faults::causes::Cause, report: &Report) -> String {
     let mut b = String::new();
     let _ = writeln!(b, "{}", c.title);
     let _ = writeln!(

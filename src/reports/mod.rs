@@ -112,7 +112,7 @@ fn escape_attr(s: &str) -> String {
 }
 
 /// A witness step in words: `POST /orders -> 500`.
-fn step_text(s: &crate::oracles::WitnessStep) -> String {
+fn step_text(s: &crate::faults::WitnessStep) -> String {
     format!(
         "{} {} -> {}",
         s.method,

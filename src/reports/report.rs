@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::oracles::Fault;
+use crate::faults::Fault;
 
 /// Run settings as recorded (secret values never appear).
 #[derive(Debug, Clone, Serialize)]
@@ -104,7 +104,7 @@ pub struct Report {
     pub operations_reached: usize,
     /// The distinct causes of the faults, most important first: defects,
     /// then conformance, each by severity.
-    pub causes: Vec<crate::oracles::causes::Cause>,
+    pub causes: Vec<crate::faults::causes::Cause>,
     /// Faults found.
     pub faults: Vec<Fault>,
     /// What the search did: targets, archive, samplers.
@@ -192,7 +192,7 @@ impl Report {
     /// Groups the faults into causes again (after the replays confirmed
     /// some, or after reports were merged).
     pub fn group_causes(&mut self) {
-        self.causes = crate::oracles::causes::group(&self.faults);
+        self.causes = crate::faults::causes::group(&self.faults);
     }
 
     /// Adds another part's report (the demo's GraphQL part) to this one:

@@ -49,8 +49,8 @@ use serde_json::{Map, Value, json};
 use super::junit::confirmation_text;
 use super::{Report, legal, utc_timestamp};
 use crate::execution::secrets::Secrets;
+use crate::faults::{Confirmation, Fault, WitnessStep};
 use crate::oracles::registry::{Class, Code, Concern, Oracle, Severity};
-use crate::oracles::{Confirmation, Fault, WitnessStep};
 
 /// The schema the file names in `$schema`: the OASIS Standard with its errata.
 const SCHEMA_URI: &str =
@@ -316,7 +316,7 @@ fn operation_location(operation: &str, report: &Report, ops: &Ops<'_>) -> Value 
 /// operations it was seen on as related locations, and fingerprinted by the
 /// cause's id.
 fn cause_result(
-    c: &crate::oracles::causes::Cause,
+    c: &crate::faults::causes::Cause,
     representative: &Fault,
     rule_index: usize,
     report: &Report,

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use super::credentials::{AuthWatch, OpWatch, REFUSED_STREAK};
 use super::{OperationReport, Report, Settings};
 use crate::execution::{Exchange, RunOutcome};
+use crate::faults::Fault;
 use crate::model::Api;
-use crate::oracles::Fault;
 
 /// Answers looked at before deciding that most of them are 404.
 const EARLY_ANSWERS: u64 = 40;
@@ -380,7 +380,7 @@ impl Tally {
             elapsed_s: (outcome.elapsed.as_secs_f64() * 1000.0).round() / 1000.0,
             operations: self.operations,
             operations_reached: reached,
-            causes: crate::oracles::causes::group(&faults),
+            causes: crate::faults::causes::group(&faults),
             faults,
             search: None,
             schema_coverage: None,

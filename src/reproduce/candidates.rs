@@ -5,9 +5,10 @@
 
 use super::{Script, ScriptFault, build};
 use crate::execution::Exchange;
+use crate::faults::{Kept, witness::Ledger};
 use crate::model::{Api, Operation};
+use crate::oracles::Checker;
 use crate::oracles::echoes::Echoes;
-use crate::oracles::{Checker, Kept, witness::Ledger};
 
 /// What the run knows that completes a witness: who made which id, and
 /// which accepted wrong inputs the server may still hold.

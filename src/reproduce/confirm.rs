@@ -10,8 +10,9 @@ use super::script_run::ScriptRun;
 use super::shrink::{Job, Outcome, ShrinkDriver};
 use crate::execution::Driver;
 use crate::execution::reset::ResetError;
+use crate::faults::{Confirmation, Fresh};
 use crate::model::Api;
-use crate::oracles::{Checker, Confirmation, Fresh};
+use crate::oracles::Checker;
 
 /// The faults as the run's state confirmed them, in the order given (each
 /// cause's first fault first), with the jobs a proof after resets shrinks
@@ -25,7 +26,7 @@ pub struct Confirmed {
 }
 
 /// Confirms and shrinks each fault (skipping, in read-only mode, those whose
-/// scripts would change state), within [`REPLAY_BUDGET`]. Faults whose
+/// scripts would change state), within [`REPLAY_BUDGET`](super::channel::REPLAY_BUDGET). Faults whose
 /// scripts call one of the `slow` operations come last and are confirmed
 /// but not shrunk, so that waiting on them cannot leave the others
 /// unreplayed. With a reset, they are confirmed unshrunk on the run's

@@ -7,7 +7,7 @@ use super::shrink::Outcome;
 use super::suite::SuiteScript;
 use super::{Script, hurl, shell};
 use crate::execution::{OutDir, secrets::Secrets};
-use crate::oracles::{Confirmation, Fresh, Reproducer, WitnessStep};
+use crate::faults::{Confirmation, Fresh, Reproducer, WitnessStep};
 
 /// A file name part: letters, digits, `-` and `_`.
 fn slug(s: &str) -> String {
@@ -142,7 +142,7 @@ fn prove_standalone(script: &mut Script, fresh: Option<Fresh>) {
 /// Writes the reproducers of `outcomes` in the output folder and records on
 /// each of `faults` what replaying it showed and where its reproducer is.
 pub fn attach_reproducers(
-    faults: &mut [crate::oracles::Fault],
+    faults: &mut [crate::faults::Fault],
     dir: &OutDir,
     outcomes: &[Outcome],
     secrets: &Secrets,

@@ -43,7 +43,7 @@ pub struct Script {
     /// What it did when run after a reset before it was written (with
     /// `--reset-command`); `None` when it was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fresh: Option<crate::oracles::Fresh>,
+    pub fresh: Option<crate::faults::Fresh>,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -1,9 +1,9 @@
 //! The phase after the search, from entry to result: each fault's witness
-//! is replayed to confirm it ([`confirm`](super::confirm)), the archive's
+//! is replayed to confirm it ([`confirm`]), the archive's
 //! tests are recorded again as the regression suite
 //! ([`suite`](super::suite)), both are proven on a fresh server when the run
-//! has a reset, and everything is written ([`files`](super::files)), all
-//! through one [`Channel`](super::channel::Channel). The run hands it what
+//! has a reset, and everything is written ([`files`]), all
+//! through one [`Channel`]. The run hands it what
 //! to replay and gets back what became of it, for its report.
 
 use std::collections::HashMap;
@@ -17,8 +17,9 @@ use super::suite::{Fate, SuiteLeftOut, SuiteScript};
 use super::{Script, WriteError, hurl};
 use crate::execution::reset::ResetError;
 use crate::execution::{OutDir, TestRun, secrets::Secrets};
+use crate::faults::{Confirmation, Fault, witness::Ledger};
 use crate::model::Api;
-use crate::oracles::{Checker, Confirmation, Fault, echoes::Echoes, witness::Ledger};
+use crate::oracles::{Checker, echoes::Echoes};
 
 /// What the phase replays, and what judges the replays.
 pub struct Replays {

@@ -486,13 +486,13 @@ pub fn render(script: &Script) -> String {
         ));
     }
     match script.fresh {
-        Some(crate::oracles::Fresh::Shows) => out.push_str(
+        Some(crate::faults::Fresh::Shows) => out.push_str(
             "# Fresh: shows. Run after the reset (--reset-command) before it was written,\n# it showed its fault.\n",
         ),
-        Some(crate::oracles::Fresh::DoesNotShow) => out.push_str(
+        Some(crate::faults::Fresh::DoesNotShow) => out.push_str(
             "# Fresh: does_not_show. Run after the reset (--reset-command) before it was\n# written, it did not show its fault.\n",
         ),
-        Some(crate::oracles::Fresh::CannotRun) => out.push_str(
+        Some(crate::faults::Fresh::CannotRun) => out.push_str(
             "# Fresh: cannot_run. Run after the reset (--reset-command) before it was\n# written, it could not run to its end.\n",
         ),
         None => {}

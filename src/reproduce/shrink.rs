@@ -6,7 +6,7 @@
 //! test breaches, never a field of a GraphQL request: its `variables` are
 //! part of the query), keeping each removal after which the last step still
 //! shows the same fault for the same reason: the same signature, the same
-//! cause (`oracles::causes`), and the breach it notes still carried.
+//! cause (`faults::causes`), and the breach it notes still carried.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -16,8 +16,9 @@ use serde_json::Value;
 use super::Script;
 use super::script_run::ScriptRun;
 use crate::execution::{Driver, Exchange, TestRun};
+use crate::faults::Confirmation;
 use crate::model::Api;
-use crate::oracles::{Checker, Confirmation};
+use crate::oracles::Checker;
 
 /// Replays of one fault's script, at most (confirmation included).
 pub const MAX_RUNS: usize = 40;
@@ -48,7 +49,7 @@ pub struct Outcome {
     /// Requests spent on it.
     pub requests: u64,
     /// What its script did when run after a reset (with a reset only).
-    pub fresh: Option<crate::oracles::Fresh>,
+    pub fresh: Option<crate::faults::Fresh>,
 }
 
 /// A removal tried on the best script so far.
@@ -348,7 +349,7 @@ pub fn judge(
         .find(|f| f.signature(last.status) == signature)
         .map(|f| {
             (
-                crate::oracles::causes::reason(&f, last).key,
+                crate::faults::causes::reason(&f, last).key,
                 f.script_check(last.status),
             )
         })

@@ -13,11 +13,11 @@ use super::channel::{Channel, record, script_run};
 use super::{Script, Source, Step};
 use crate::execution::Exchange;
 use crate::execution::reset::ResetError;
+use crate::faults::witness::Ledger;
 use crate::model::Api;
 use crate::oracles::Checker;
 use crate::oracles::echoes::Echoes;
 use crate::oracles::identity::identity_sent;
-use crate::oracles::witness::Ledger;
 
 /// The suite's scripts from the archive's recorded tests (each with its
 /// title), completed with what the run's ledger says created what they use;

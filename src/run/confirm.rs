@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::link::Link;
 use super::options::RunOptions;
 use crate::execution::{OutDir, secrets::Secrets};
-use crate::oracles::Confirmation;
+use crate::faults::Confirmation;
 use crate::reports::Report;
 use crate::reproduce::phase::{Later, Plan, Replays, Resets, Suite, SuiteOutcome};
 use crate::reproduce::suite::SuiteLeftOut;
@@ -145,9 +145,9 @@ fn say_confirmed(
             .count();
         format!(
             " ({} proven on a fresh server after a reset: {} did not show there, {} could not run there, {unrun} not run there for lack of time)",
-            with(crate::oracles::Fresh::Shows),
-            with(crate::oracles::Fresh::DoesNotShow),
-            with(crate::oracles::Fresh::CannotRun)
+            with(crate::faults::Fresh::Shows),
+            with(crate::faults::Fresh::DoesNotShow),
+            with(crate::faults::Fresh::CannotRun)
         )
     } else {
         String::new()

@@ -394,7 +394,7 @@ fn warn_unreplayed(report: &mut Report, options: &RunOptions) {
     let unreplayed: Vec<&str> = report
         .causes
         .iter()
-        .filter(|c| c.confirmation == crate::oracles::Confirmation::NotReplayed)
+        .filter(|c| c.confirmation == crate::faults::Confirmation::NotReplayed)
         .map(|c| c.id.as_str())
         .collect();
     if unreplayed.is_empty() {
@@ -576,7 +576,7 @@ fn cause_lines(report: &Report, shown: usize) -> Vec<String> {
         .map(|c| {
             format!(
                 "  {}",
-                crate::model::text::one_line(&crate::oracles::causes::line(c))
+                crate::model::text::one_line(&crate::faults::causes::line(c))
             )
         })
         .collect();
@@ -617,7 +617,7 @@ fn summary_line(report: &Report, options: &RunOptions) -> String {
         report.requests,
         report.elapsed_s,
         report.stop.replace('_', " "),
-        crate::oracles::causes::summary(&report.causes, report.faults.len()),
+        crate::faults::causes::summary(&report.causes, report.faults.len()),
         options.out.display()
     )
 }

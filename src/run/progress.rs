@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::execution::Exchange;
-use crate::oracles::Fault;
+use crate::faults::Fault;
 use crate::reports::events::{Event, Events};
 
 /// How often the events say where the search is.

@@ -18,7 +18,7 @@ pub struct Found {
     pub count: Arc<std::sync::atomic::AtomicUsize>,
     /// Faults first seen since the last look, when someone listens
     /// (`--events`): kept only then.
-    pub news: Option<Arc<crate::oracles::News>>,
+    pub news: Option<Arc<crate::faults::News>>,
 }
 
 /// Runs `driver` against the target: every exchange to `trace.ndjson` and

@@ -97,7 +97,7 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
         // any cause's second fault, so a replay time that runs out leaves
         // the least telling faults unreplayed.
         let kept: Vec<_> = search.faults().kept().collect();
-        let order = crate::oracles::causes::replay_order(&report.faults);
+        let order = crate::faults::causes::replay_order(&report.faults);
         // The order's first round: one fault per cause.
         let first = report
             .faults
@@ -142,7 +142,7 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
 
 /// Per conformance fault, the answers that showed it (the last exchange of
 /// its smallest and of its first witness): what the spec fixes read.
-fn conformance_answers(faults: &crate::oracles::Faults) -> HashMap<String, Vec<Exchange>> {
+fn conformance_answers(faults: &crate::faults::Faults) -> HashMap<String, Vec<Exchange>> {
     faults
         .kept()
         .filter(|k| k.fault.class == crate::oracles::registry::Class::Conformance)

@@ -23,10 +23,11 @@ use serde_json::Value;
 use super::link::Link;
 use crate::execution::canary::Canary;
 use crate::execution::{self, Driver, Exchange, OutDir, RequestSpec, TestRun, TraceWriter};
+use crate::faults::{Confirmation, Fault, causes, steps};
 use crate::model::{Api, Location, Method, Operation};
 use crate::oracles::registry::Code;
 use crate::oracles::security as sec;
-use crate::oracles::{Confirmation, Fault, FaultCheck, Finding, causes, steps};
+use crate::oracles::{FaultCheck, Finding};
 
 /// Requests the probes may send, at most (confirmations included).
 pub const MAX_REQUESTS: u64 = 400;

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::execution::Exchange;
 use crate::generation::constraints::{Affix, Input, Learnt, Rule, from_answer, rules_in};
-use crate::generation::negative::{Place, breaks};
+use crate::generation::rest::edge_values::{Place, breaks};
 use crate::generation::values::{Rng64, value_for};
 use crate::model::{Api, Location, Schema};
 

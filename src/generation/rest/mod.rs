@@ -4,6 +4,7 @@
 //! random, mutated by EvoMaster's operators, sent with the values earlier
 //! answers give ([`run`]), and read by status and body (`learn`).
 
+pub mod edge_values;
 mod learn;
 pub mod learnt;
 mod mutate;
@@ -222,7 +223,7 @@ impl Protocol for Rest {
 
     fn edge_classes(
         &self,
-    ) -> std::collections::BTreeMap<String, crate::generation::negative::ClassTally> {
+    ) -> std::collections::BTreeMap<String, crate::generation::search::edges::ClassTally> {
         self.negatives.tallies()
     }
 

@@ -1,7 +1,7 @@
 //! REST negative and boundary tests: for each operation, every input (path,
 //! query, header and cookie parameters, each body field, nested ones too,
 //! the body itself, the credentials of each declared security scheme) gets
-//! the values [`crate::generation::negative`] finds for its schema, one
+//! the values [`crate::generation::rest::edge_values`] finds for its schema, one
 //! input at a time, on top of a test that last reached the operation with a
 //! 2xx, so that only that one input is wrong. The tests enter the MIO
 //! archive like any other.
@@ -14,8 +14,9 @@ use serde_json::Value;
 use super::request::{MultipartFlaw, break_multipart, is_multipart};
 use super::{Genes, Rest, RestTest};
 use crate::execution::{Breach, BreachKind, RequestSpec};
-use crate::generation::negative::{ClassTally, EdgeClass, PER_CLASS, Place, breaks, probes};
+use crate::generation::rest::edge_values::{EdgeClass, PER_CLASS, Place, breaks, probes};
 use crate::generation::search::Cx;
+use crate::generation::search::edges::ClassTally;
 use crate::generation::test::Sampler;
 use crate::generation::values::Rng64;
 use crate::model::security::requires_credentials;
@@ -1693,7 +1694,7 @@ paths:
             .to_string();
         assert_ne!(sent, "0f2b8c55-6a1d-4e0b-a3f9-27c4d8e61b90");
         assert!(
-            crate::generation::negative::breaks(
+            crate::generation::rest::edge_values::breaks(
                 &api,
                 &crate::model::Schema {
                     format: Some("uuid".into()),

@@ -10,6 +10,7 @@
 //! chain, keeping a mutant that improves).
 
 mod context;
+pub mod edges;
 mod mio;
 mod protocol;
 pub mod targets;
@@ -26,10 +27,11 @@ pub use protocol::Protocol;
 
 use super::test::{Sampler, SharedTest, TestCase};
 use crate::execution::{Driver, Exchange, TestRun};
+use crate::faults::{Faults, witness::Ledger};
 use crate::graph::PropertyGraph;
 use crate::graph::feedback::{Change, Feedback};
 use crate::model::Api;
-use crate::oracles::{Checker, Faults, echoes::Echoes, witness::Ledger};
+use crate::oracles::{Checker, echoes::Echoes};
 
 /// What the search did, for the report.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -61,7 +63,8 @@ pub struct SearchSummary {
     pub phases: std::collections::BTreeMap<String, u64>,
     /// Per class of edge value the negative tests sent: requests, the
     /// inputs and operations it reached, the operations it broke (5xx).
-    pub edge_classes: std::collections::BTreeMap<String, crate::generation::negative::ClassTally>,
+    pub edge_classes:
+        std::collections::BTreeMap<String, crate::generation::search::edges::ClassTally>,
     /// Whether every operation's (input, class) pairs each had a value.
     pub edge_pass_complete: bool,
     /// Answers per second, measured over the first requests (what the

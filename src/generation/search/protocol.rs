@@ -55,7 +55,7 @@ pub trait Protocol: Send + 'static {
     /// Per class of value the negative tests sent, what it reached and broke.
     fn edge_classes(
         &self,
-    ) -> std::collections::BTreeMap<String, crate::generation::negative::ClassTally> {
+    ) -> std::collections::BTreeMap<String, crate::generation::search::edges::ClassTally> {
         Default::default()
     }
 

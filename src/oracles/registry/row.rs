@@ -84,7 +84,7 @@ impl Concern {
 }
 
 /// When two faults of one oracle are one cause: the oracle fired for the
-/// same reason ([`crate::oracles::causes`] works the reason out).
+/// same reason ([`crate::faults::causes`] works the reason out).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {
     /// The same code path: the server's answer names the same exception

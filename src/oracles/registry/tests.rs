@@ -8,7 +8,8 @@ use serde::Deserialize;
 
 use super::*;
 use crate::execution::{Breach, Exchange, Failure, FailureKind, RequestSpec};
-use crate::oracles::{Checker, FaultCheck, Faults, witness::Ledger};
+use crate::faults::{Faults, witness::Ledger};
+use crate::oracles::{Checker, FaultCheck};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -87,7 +88,7 @@ fn fixtures() -> Vec<(String, PathBuf)> {
 }
 
 /// The faults each fixture makes, by the code it is named for.
-fn faults_of_fixtures() -> Vec<(String, Vec<crate::oracles::Fault>)> {
+fn faults_of_fixtures() -> Vec<(String, Vec<crate::faults::Fault>)> {
     fixtures()
         .into_iter()
         .map(|(code, path)| {

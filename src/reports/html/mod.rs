@@ -13,9 +13,9 @@ mod plot;
 use super::junit::{confirmation_text, operation_case_name};
 use super::{OperationReport, Report, escape_attr, escape_text, explorer};
 use crate::execution::secrets::Secrets;
+use crate::faults::{Confirmation, WitnessStep};
 use crate::graph::export::GraphDocument;
 use crate::oracles::registry::Class;
-use crate::oracles::{Confirmation, WitnessStep};
 
 /// What an operation reached, which colours its row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -585,7 +585,7 @@ fn faults(out: &mut String, report: &Report, t: &dyn Fn(&str) -> String) {
 }
 
 /// Why a reproducer needs the run's server, when it does.
-fn standalone_note(r: &crate::oracles::Reproducer, t: &dyn Fn(&str) -> String) -> String {
+fn standalone_note(r: &crate::faults::Reproducer, t: &dyn Fn(&str) -> String) -> String {
     if r.standalone {
         return String::new();
     }

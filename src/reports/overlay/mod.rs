@@ -23,7 +23,7 @@ pub use fixes::Seen;
 
 use crate::execution::OutDir;
 use crate::execution::secrets::Secrets;
-use crate::oracles::causes::Cause;
+use crate::faults::causes::Cause;
 use crate::oracles::registry::Class;
 
 /// The file's name in the output folder.

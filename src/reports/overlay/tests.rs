@@ -10,8 +10,9 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::execution::{Breach, BreachKind, Exchange, RequestSpec};
+use crate::faults::{Faults, causes, witness::Ledger};
 use crate::model::Api;
-use crate::oracles::{Checker, Faults, causes, witness::Ledger};
+use crate::oracles::Checker;
 
 /// One answer: operation, method, path, status, media type, body.
 type Answer<'a> = (&'a str, &'a str, &'a str, u16, &'a str, &'a str);

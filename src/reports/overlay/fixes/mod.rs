@@ -24,11 +24,12 @@ use serde_json::Value;
 
 use super::edit::{Editor, Why};
 use crate::execution::Exchange;
+use crate::faults::Fault;
+use crate::faults::causes::Cause;
 use crate::model::source;
 use crate::model::{Api, SpecFormat};
-use crate::oracles::causes::Cause;
+use crate::oracles::Checker;
 use crate::oracles::registry::Code;
-use crate::oracles::{Checker, Fault};
 
 /// What the planner reads.
 pub struct Seen<'a> {

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use super::super::infer;
 use super::{Fix, answers};
 use crate::execution::Exchange;
+use crate::faults::Fault;
 use crate::model::{SpecFormat, source};
-use crate::oracles::Fault;
 
 impl Fix<'_, '_> {
     pub(super) fn statuses(&mut self, faults: &[&Fault]) {

@@ -5,8 +5,9 @@
 use serde_json::{Map, Value, json};
 
 use super::{Fix, answers};
+use crate::faults::Fault;
 use crate::model::{SpecFormat, source};
-use crate::oracles::{Fault, json_type};
+use crate::oracles::json_type;
 
 /// Where a schema was broken: the schema's pointer, the keyword, and for
 /// `required` the member.

@@ -4,14 +4,15 @@
 //! cause however many operations answered it. How an oracle's faults
 //! group is its registry row's [`Group`]; the reason is worked out here
 //! from the finding and the exchange that showed it, with every value
-//! hidden ([`super::mask`]).
+//! hidden ([`crate::oracles::mask`]).
 
 use serde::Serialize;
 
-use super::mask::{mask, sent_values};
-use super::registry::{self, Class, Code, Group, Severity};
-use super::{Confirmation, Fault, Finding};
+use super::{Confirmation, Fault};
 use crate::execution::{BreachKind, Exchange};
+use crate::oracles::Finding;
+use crate::oracles::mask::{mask, sent_values};
+use crate::oracles::registry::{self, Class, Code, Group, Severity};
 
 /// Why a fault fired, as its cause: what groups it with others.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -338,7 +339,7 @@ fn specific(masked: &str) -> bool {
 fn shape(ex: &Exchange, sent: &[&str]) -> String {
     let media = ex
         .header("content-type")
-        .map(super::conformance::essence)
+        .map(crate::oracles::conformance::essence)
         .unwrap_or_else(|| "no content type".into());
     if ex.body.trim().is_empty() {
         return format!("{media}, empty");
@@ -354,7 +355,7 @@ fn shape(ex: &Exchange, sent: &[&str]) -> String {
             }
         }
         Some(serde_json::Value::Array(_)) => format!("{media} [array]"),
-        Some(other) => format!("{media} {}", super::json_type(other)),
+        Some(other) => format!("{media} {}", crate::oracles::json_type(other)),
         None => {
             let first = ex.body.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
             format!("{media} {:?}", mask(first, sent, 60))
@@ -737,7 +738,7 @@ mod tests {
             "{}",
             r.title
         );
-        let mut faults = crate::oracles::Faults::new();
+        let mut faults = crate::faults::Faults::new();
         let f = finding(
             "other_identity_write",
             "deleteDraft",
@@ -746,18 +747,18 @@ mod tests {
         faults.record(
             std::slice::from_ref(&del),
             &[vec![f]],
-            &crate::oracles::witness::Ledger::new(),
+            &crate::faults::witness::Ledger::new(),
         );
         let causes = group(&faults.faults());
         assert_eq!(causes[0].wfc, Some(306));
         let json = serde_json::to_value(&causes[0]).unwrap();
         assert_eq!(json["wfc"], 306);
         let plain = finding("non_idempotent", "deleteDraft", "");
-        let mut faults = crate::oracles::Faults::new();
+        let mut faults = crate::faults::Faults::new();
         faults.record(
             std::slice::from_ref(&del),
             &[vec![plain]],
-            &crate::oracles::witness::Ledger::new(),
+            &crate::faults::witness::Ledger::new(),
         );
         let json = serde_json::to_value(&group(&faults.faults())[0]).unwrap();
         assert!(json.get("wfc").is_none());
@@ -1297,7 +1298,7 @@ mod tests {
             count: 1,
             first_seq: 0,
             witness: vec![
-                crate::oracles::WitnessStep {
+                crate::faults::WitnessStep {
                     seq: 0,
                     operation: String::new(),
                     method: "GET".into(),

@@ -10,36 +10,11 @@
 
 use serde_json::{Value, json};
 
-use super::pattern::{pattern_matches, unanchored, whole_match};
-use super::values::Rng64;
 use crate::execution::BreachKind;
+use crate::generation::pattern::{pattern_matches, unanchored, whole_match};
+use crate::generation::values::Rng64;
 use crate::model::{Api, Schema, SchemaType};
 use crate::model::{MAX_GENERATED_ITEMS, MAX_GENERATED_LENGTH};
-
-/// What one class of value was sent to and what it broke, for the
-/// report and for ordering the classes by their yield.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct ClassTally {
-    /// Requests that carried a value of the class.
-    pub requests: u64,
-    /// The (operation, input) pairs that got one.
-    #[serde(serialize_with = "count")]
-    pub inputs: std::collections::BTreeSet<(usize, String)>,
-    /// The operations that got one.
-    #[serde(serialize_with = "count")]
-    pub operations: std::collections::BTreeSet<usize>,
-    /// The operations that answered 5xx to one.
-    #[serde(serialize_with = "count")]
-    pub operations_broken: std::collections::BTreeSet<usize>,
-}
-
-/// A set in a report: how many it holds.
-fn count<T, S: serde::Serializer>(
-    set: &std::collections::BTreeSet<T>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.serialize_u64(set.len() as u64)
-}
 
 /// Where a value goes: into text (a path segment, a query parameter, a
 /// header, a form field: every value is a string there) or into JSON.
@@ -255,7 +230,7 @@ pub fn probes(api: &Api, schema: &Schema, place: Place, rng: &mut Rng64) -> Vec<
         let outside = if s.enum_values.iter().all(Value::is_number) {
             json!(999_999)
         } else {
-            json!(super::mutation::INVALID_ENUM)
+            json!(crate::generation::mutation::INVALID_ENUM)
         };
         candidates.push((outside, EdgeClass::NotInEnum));
     }
@@ -284,13 +259,13 @@ pub fn probes(api: &Api, schema: &Schema, place: Place, rng: &mut Rng64) -> Vec<
         let item = s.items.as_deref().cloned().unwrap_or_default();
         if let Some(min) = s.min_items.filter(|m| *m > 0) {
             let items: Vec<Value> = (0..short_of(min, MAX_GENERATED_ITEMS))
-                .map(|_| super::values::value_for(api, &item, rng))
+                .map(|_| crate::generation::values::value_for(api, &item, rng))
                 .collect();
             candidates.push((Value::Array(items), EdgeClass::Bounds));
         }
         if let Some(max) = s.max_items.filter(|m| *m < MAX_GENERATED_ITEMS) {
             let items: Vec<Value> = (0..=max)
-                .map(|_| super::values::value_for(api, &item, rng))
+                .map(|_| crate::generation::values::value_for(api, &item, rng))
                 .collect();
             candidates.push((Value::Array(items), EdgeClass::Bounds));
         }

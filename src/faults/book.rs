@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use indexmap::IndexMap;
 
-use super::{Confirmation, Fault, FaultCheck, Finding, causes, steps, witness};
+use super::{Confirmation, Fault, causes, steps, witness};
 use crate::execution::Exchange;
+use crate::oracles::{FaultCheck, Finding};
 
 /// A fault as kept during a run: the report's record, the script check, and
 /// the exchanges of its smallest witness (with the earlier requests that
@@ -92,7 +93,7 @@ impl Faults {
         self.kept.is_empty()
     }
 
-    /// Records what a test's answers showed (`findings` from [`Checker::test`](super::Checker::test)).
+    /// Records what a test's answers showed (`findings` from [`Checker::test`](crate::oracles::Checker::test)).
     pub fn record(
         &mut self,
         exchanges: &[Exchange],

@@ -11,9 +11,9 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use super::identity::{chosen_ids, given_ids, identity_sent, is_id_name, sent_ids, text};
 use crate::execution::Exchange;
 use crate::model::names;
+use crate::oracles::identity::{chosen_ids, given_ids, identity_sent, is_id_name, sent_ids, text};
 
 mod complete;
 
