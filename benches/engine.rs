@@ -213,7 +213,7 @@ fn start_server(rt: &tokio::runtime::Runtime, client: &reqwest::Client) -> (Serv
         .build()
         .expect("server runtime");
     let server = server_rt
-        .block_on(cartograph::demo::DemoServer::start(0))
+        .block_on(cartograph::testing::DemoServer::start(0))
         .expect("demo server starts");
     let base = server.base_url();
     // Dropping the handle stops serving, so keep it alive on the server runtime.
@@ -412,7 +412,7 @@ fn bench(c: &mut Criterion) {
     };
 
     let loaded =
-        cartograph::load::load_text(cartograph::demo::OPENAPI_YAML, Path::new("openapi.yaml"))
+        cartograph::load::load_text(cartograph::testing::OPENAPI_YAML, Path::new("openapi.yaml"))
             .expect("demo description loads");
     let api = Arc::new(loaded.api);
     let graph = cartograph::graph::build(&api);
@@ -613,7 +613,7 @@ fn trivial(_: &mut Criterion) {
     let out = tempfile::tempdir().expect("a temporary folder");
     let rt = execution::runtime().expect("the run's runtime");
     let run = |concurrency: usize, n: u64| {
-        let options = cartograph::run::RunOptions {
+        let options = cartograph::testing::RunOptions {
             max_requests: Some(n),
             seed: Some(SEED),
             concurrency,
@@ -626,7 +626,7 @@ fn trivial(_: &mut Criterion) {
         let cpu0 = cpu_but_ns(server);
         let started = Instant::now();
         let summary = rt
-            .block_on(cartograph::run::execute(
+            .block_on(cartograph::testing::execute(
                 api.clone(),
                 &source,
                 &base,

@@ -61,13 +61,13 @@ fn bench(c: &mut Criterion) {
     group.sample_size(10);
     // The demo's page: its REST and GraphQL graphs.
     let rest = cartograph::load::load_text(
-        cartograph::demo::OPENAPI_YAML,
+        cartograph::testing::OPENAPI_YAML,
         Path::new("models/demo/openapi.yaml"),
     )
     .expect("demo description loads")
     .api;
     let graphql = cartograph::load::load_text(
-        cartograph::demo::GRAPHQL_SDL,
+        cartograph::testing::GRAPHQL_SDL,
         Path::new("models/demo/schema.graphql"),
     )
     .expect("demo schema loads")

@@ -46,6 +46,7 @@
 //!   execution    HTTP: the engine, politeness, credentials, the trace
 //!
 //!   demo         the built-in bookshop API (served for `cartograph demo` and the tests)
+//!   testing      what the tests reach in for: the demo API, one run, the CLI's definition
 //! ```
 //!
 //! Which module may use which (checked by `tests/architecture.rs`, which
@@ -63,6 +64,7 @@
 //! | `run` | everything above but `cli` and `demo` |
 //! | `demo` | `model`, `load` |
 //! | `cli` | everything |
+//! | `testing` | `cli`, `demo`, `run` (the tests' one door to them) |
 //!
 //! and no two modules under one parent use each other, directly or through a
 //! circle (a parent and its own children may).
@@ -76,9 +78,9 @@
 // Unit tests that skip (a corpus not beside the checkout) say so.
 #![cfg_attr(test, allow(clippy::print_stdout, clippy::print_stderr))]
 
-pub mod cli;
+pub(crate) mod cli;
 #[cfg(feature = "demo")]
-pub mod demo;
+pub(crate) mod demo;
 pub mod execution;
 pub mod faults;
 pub mod generation;
@@ -88,4 +90,7 @@ pub mod model;
 pub mod oracles;
 pub mod reports;
 pub mod reproduce;
-pub mod run;
+pub(crate) mod run;
+pub mod testing;
+
+pub use cli::main;

@@ -72,6 +72,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "demo",
         ],
     ),
+    ("testing", &["cli", "demo", "run"]),
 ];
 
 fn src() -> PathBuf {

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use cartograph::demo::{DemoServer, GRAPHQL_SDL, OPENAPI_YAML};
+use cartograph::testing::{DemoServer, GRAPHQL_SDL, OPENAPI_YAML};
 use reqwest::{Client, Method, StatusCode};
 use serde_json::{Value, json};
 

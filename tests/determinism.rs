@@ -10,7 +10,7 @@ use crate::support;
 
 use std::path::{Path, PathBuf};
 
-use cartograph::demo::DemoServer;
+use cartograph::testing::DemoServer;
 use support::cli::{args, cartograph};
 
 /// Requests of each pinned run.

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser};
 
-use cartograph::cli::Cli;
+use cartograph::testing::Cli;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -344,7 +344,7 @@ async fn read_only_never_sends_a_mutation() {
     server.shutdown().await;
 
     // A full run on the demo API.
-    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let demo = cartograph::testing::DemoServer::start(0).await.unwrap();
     let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/demo/openapi.yaml");
     let out = tempfile::tempdir().unwrap();
     let result = cartograph(args(&[
@@ -449,7 +449,7 @@ async fn an_unreachable_target_exits_3() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_same_seed_sends_the_same_requests_to_a_reset_server() {
-    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let demo = cartograph::testing::DemoServer::start(0).await.unwrap();
     let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/demo/openapi.yaml");
     let client = reqwest::Client::new();
     let mut runs = Vec::new();
@@ -531,7 +531,7 @@ async fn rate_limit_headers_slow_the_run_before_the_quota_runs_out() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_stops_the_run_and_everything_is_still_written() {
-    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let demo = cartograph::testing::DemoServer::start(0).await.unwrap();
     let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/demo/openapi.yaml");
     let out = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_cartograph"))
@@ -571,7 +571,7 @@ async fn sigterm_stops_the_run_and_everything_is_still_written() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_run_refines_the_graph_and_the_diff_shows_it() {
-    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let demo = cartograph::testing::DemoServer::start(0).await.unwrap();
     let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/demo/openapi.yaml");
     let out = tempfile::tempdir().unwrap();
     let result = cartograph(args(&[
@@ -986,7 +986,7 @@ async fn a_server_wide_retry_after_past_the_budget_stops_the_run_at_once() {
 
 #[tokio::test]
 async fn outputs_that_cannot_be_written_exit_4() {
-    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let demo = cartograph::testing::DemoServer::start(0).await.unwrap();
     let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/demo/openapi.yaml");
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");

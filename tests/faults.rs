@@ -9,7 +9,7 @@ use crate::support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use cartograph::demo::{DemoServer, FAULTS_MD};
+use cartograph::testing::{DemoServer, FAULTS_MD};
 use serde_json::Value;
 use support::cli::{args, cartograph, hurl};
 

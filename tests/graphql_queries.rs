@@ -230,7 +230,8 @@ type Change {
 /// The validator is live: it rejects what the generator must never write.
 #[test]
 fn the_validator_rejects_invalid_queries() {
-    let schema = Schema::parse_and_validate(cartograph::demo::GRAPHQL_SDL, "demo.graphql").unwrap();
+    let schema =
+        Schema::parse_and_validate(cartograph::testing::GRAPHQL_SDL, "demo.graphql").unwrap();
     for bad in [
         "query { book(id: \"1\") }",                 // no selection on an object
         "query { book(id: \"1\") { } }",             // empty selection
@@ -271,12 +272,12 @@ fn the_validator_rejects_invalid_queries() {
 fn generated_queries_validate_against_every_schema() {
     let mut counts = Counts::default();
     let demo =
-        cartograph::load::load_text(cartograph::demo::GRAPHQL_SDL, Path::new("demo.graphql"))
+        cartograph::load::load_text(cartograph::testing::GRAPHQL_SDL, Path::new("demo.graphql"))
             .expect("the demo schema loads");
     let ts = demo.api.graphql.expect("the demo is GraphQL");
     exercise(
         "demo.graphql",
-        Some(cartograph::demo::GRAPHQL_SDL),
+        Some(cartograph::testing::GRAPHQL_SDL),
         &ts,
         &mut counts,
     );

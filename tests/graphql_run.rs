@@ -8,7 +8,7 @@ use crate::support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cartograph::demo::DemoServer;
+use cartograph::testing::DemoServer;
 use support::cli::{cartograph, hurl, read_report};
 
 #[tokio::test(flavor = "multi_thread")]

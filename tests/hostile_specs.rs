@@ -491,7 +491,7 @@ async fn a_panic_in_the_search_stops_the_run_as_a_crash() {
         trace_limit: cartograph::execution::TRACE_LIMIT,
     };
     let credentials = execution::Credentials::new(Vec::new(), None, None, Secrets::new());
-    let link = cartograph::run::link::Link::new(&api, config, credentials).unwrap();
+    let link = cartograph::testing::Link::new(&api, config, credentials).unwrap();
     let outcome = execution::run(
         link.config,
         link.transport,

@@ -126,7 +126,7 @@ async fn a_ref_cycle_and_a_truncated_file_are_warnings_naming_the_place() {
 
 #[tokio::test]
 async fn flags_take_what_users_write() {
-    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let demo = cartograph::testing::DemoServer::start(0).await.unwrap();
     let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/demo/openapi.yaml");
     let spec = spec.to_str().unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -579,7 +579,7 @@ async fn after_the_search_a_large_api_with_many_faults_keeps_to_the_budget() {
 /// overlay to document.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_wrong_base_url_is_said_not_reported_as_a_cause() {
-    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let demo = cartograph::testing::DemoServer::start(0).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("models/demo/openapi.yaml");

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use cartograph::demo::DemoServer;
+use cartograph::testing::DemoServer;
 use serde_json::Value;
 
 fn spec() -> String {
@@ -171,7 +171,7 @@ async fn a_persons_files_survive_the_next_run_and_the_last_runs_do_not() {
     std::fs::write(root.join("README.md"), "# project\n").unwrap();
     // And files of the very names the suite's first file could take.
     let api = cartograph::load::load_text(
-        cartograph::demo::OPENAPI_YAML,
+        cartograph::testing::OPENAPI_YAML,
         Path::new("models/demo/openapi.yaml"),
     )
     .unwrap()

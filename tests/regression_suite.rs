@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-use cartograph::demo::DemoServer;
+use cartograph::testing::DemoServer;
 use serde_json::Value;
 use support::cli::{args, cartograph, hurl};
 

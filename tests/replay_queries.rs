@@ -10,7 +10,7 @@ use crate::support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use cartograph::demo::DemoServer;
+use cartograph::testing::DemoServer;
 use serde_json::Value;
 use support::cli::{cartograph, hurl, read_report};
 

@@ -109,8 +109,14 @@ fn the_explorer_draws_the_demo_graphs_in_chromium() {
         support::skip_for("chromium not installed");
         return;
     }
-    let (api, rest) = graph(cartograph::demo::OPENAPI_YAML, "models/demo/openapi.yaml");
-    let (_, graphql) = graph(cartograph::demo::GRAPHQL_SDL, "models/demo/schema.graphql");
+    let (api, rest) = graph(
+        cartograph::testing::OPENAPI_YAML,
+        "models/demo/openapi.yaml",
+    );
+    let (_, graphql) = graph(
+        cartograph::testing::GRAPHQL_SDL,
+        "models/demo/schema.graphql",
+    );
     let mut report = empty_report(&api);
     // Two consumes links marked exercised by hand (the search does not fill
     // this in yet): they must be drawn as such.

@@ -65,7 +65,7 @@ fn validate(file: &Path) -> bool {
 
 fn demo_api() -> cartograph::model::Api {
     cartograph::load::load_text(
-        cartograph::demo::OPENAPI_YAML,
+        cartograph::testing::OPENAPI_YAML,
         Path::new("models/demo/openapi.yaml"),
     )
     .unwrap()
@@ -650,7 +650,7 @@ fn two_graphs_are_both_embedded_for_the_selector() {
     let rest = demo_graph();
     let graphql = to_document(&cartograph::graph::build(
         &cartograph::load::load_text(
-            cartograph::demo::GRAPHQL_SDL,
+            cartograph::testing::GRAPHQL_SDL,
             Path::new("models/demo/schema.graphql"),
         )
         .unwrap()
@@ -1444,7 +1444,7 @@ fn the_sarif_validator_rejects_what_the_schema_forbids() {
 /// The 1-based line of the `method:` key under the `path:` key of the demo's
 /// OpenAPI description, found by reading the text, not by the tool.
 fn demo_rest_line(method: &str, path: &str) -> u64 {
-    let lines: Vec<&str> = cartograph::demo::OPENAPI_YAML.lines().collect();
+    let lines: Vec<&str> = cartograph::testing::OPENAPI_YAML.lines().collect();
     let start = lines
         .iter()
         .position(|l| *l == format!("  {path}:"))
@@ -1456,7 +1456,7 @@ fn demo_rest_line(method: &str, path: &str) -> u64 {
 /// The same for a root field of the demo's GraphQL schema (`Query.book`).
 fn demo_graphql_line(operation: &str) -> u64 {
     let (root, field) = operation.split_once('.').unwrap();
-    let lines: Vec<&str> = cartograph::demo::GRAPHQL_SDL.lines().collect();
+    let lines: Vec<&str> = cartograph::testing::GRAPHQL_SDL.lines().collect();
     let start = lines
         .iter()
         .position(|l| l.starts_with(&format!("type {root} ")))

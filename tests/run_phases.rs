@@ -310,7 +310,7 @@ fn events(text: &str) -> Vec<serde_json::Value> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_events_follow_the_run_and_end_as_its_report_does() {
-    let server = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let server = cartograph::testing::DemoServer::start(0).await.unwrap();
     let out = tempfile::tempdir().unwrap();
     let file = out.path().join("events.ndjson");
     let run = cartograph(args(&[

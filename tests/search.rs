@@ -52,7 +52,7 @@ fn edge<'a>(g: &'a Value, id: &str) -> Option<&'a Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn within_3000_requests_every_operation_succeeds_and_chained_faults_are_found() {
-    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let demo = cartograph::testing::DemoServer::start(0).await.unwrap();
     let out = tempfile::tempdir().unwrap();
     let result = run(&demo.base_url(), out.path(), &[]).await;
     assert_eq!(result.status.code(), Some(1), "faults found exit 1");
@@ -194,7 +194,7 @@ fn names_relate(a_schema: &str, a_prop: &str, b_schema: &str, b_prop: &str) -> b
 
 /// Runs the search on a fresh demo server; the report and the final graph.
 async fn fresh_run(seed: &str, requests: &str) -> (Value, Value) {
-    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let demo = cartograph::testing::DemoServer::start(0).await.unwrap();
     let out = tempfile::tempdir().unwrap();
     let args: Vec<String> = vec![
         "run".into(),
@@ -288,7 +288,7 @@ async fn over_several_seeds_no_coincidence_is_an_active_equivalence_and_links_ca
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_graph_runs_without_the_graph_and_never_changes_it() {
-    let demo = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let demo = cartograph::testing::DemoServer::start(0).await.unwrap();
     let out = tempfile::tempdir().unwrap();
     let result = run(&demo.base_url(), out.path(), &["--no-graph"]).await;
     assert!(result.status.code().is_some_and(|c| c <= 1), "{result:?}");

@@ -8,7 +8,7 @@ use crate::support;
 use std::path::Path;
 use std::process::Command;
 
-use cartograph::demo::DemoServer;
+use cartograph::testing::DemoServer;
 use support::cli::{args, cartograph};
 
 /// Every file under `dir`, recursively.

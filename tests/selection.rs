@@ -7,7 +7,7 @@ use crate::support;
 
 use std::time::Duration;
 
-use cartograph::demo::DemoServer;
+use cartograph::testing::DemoServer;
 use serde_json::Value;
 use support::cli::{args, cartograph, read_report};
 use support::recording::{Recording, Seen};

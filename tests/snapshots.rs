@@ -12,7 +12,7 @@ use crate::support::golden;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cartograph::demo::DemoServer;
+use cartograph::testing::DemoServer;
 
 fn snapshot_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots")

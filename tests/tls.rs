@@ -369,7 +369,7 @@ async fn https_to_a_plain_http_port_says_so_instead_of_certificate_advice() {
 /// them all, and a run there stopped: "No CA certificates were loaded".
 #[tokio::test(flavor = "multi_thread")]
 async fn a_plain_http_target_needs_no_certificates_of_the_machine() {
-    let server = cartograph::demo::DemoServer::start(0).await.unwrap();
+    let server = cartograph::testing::DemoServer::start(0).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let list = vec![

@@ -220,7 +220,7 @@ impl Plan {
         // its own summary, and one seed repeats both, said by the first.
         let part = |flags: &RunOptions, first: bool| RunOptions {
             reset: Some(reset.clone()),
-            part: Some(crate::run::Part {
+            part: Some(crate::run::options::Part {
                 events: events.clone(),
                 first,
             }),

@@ -28,7 +28,7 @@ use crate::run::RuntimeFailure;
 use args::SelectArgs;
 
 /// Exit status for usage and configuration errors (a bad flag, an unreadable spec).
-pub const EXIT_USAGE: u8 = 2;
+pub(crate) const EXIT_USAGE: u8 = 2;
 
 /// Cartograph tests web APIs from the outside, guided by a property graph of the
 /// API built from its OpenAPI or GraphQL description.

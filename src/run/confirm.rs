@@ -15,7 +15,7 @@ use crate::reproduce::{self, channel::Channel};
 
 /// Where the replays' files go, and what they must not show.
 #[derive(Clone, Copy)]
-pub struct Files<'a> {
+pub(crate) struct Files<'a> {
     /// The output folder.
     pub out: &'a OutDir,
     /// Secrets to redact from every file.
@@ -26,7 +26,7 @@ pub struct Files<'a> {
 /// link within `left` of the budget: the faults' reproducers recorded on
 /// `report`'s faults, the replays' requests on its search, and a line on
 /// what was confirmed and proven.
-pub async fn replay(
+pub(crate) async fn replay(
     replays: Replays,
     suite: Suite,
     report: &mut Report,
@@ -173,7 +173,7 @@ fn say_confirmed(
 }
 
 /// What the resets cost, and what budget would have proven everything.
-pub fn resets_line(r: &Resets) -> String {
+pub(crate) fn resets_line(r: &Resets) -> String {
     let budget = match r.budget {
         None => "every reproducer and suite file was run on a fresh server".to_string(),
         Some(Some(b)) => format!(

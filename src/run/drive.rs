@@ -22,7 +22,7 @@ use crate::reproduce::phase::Suite;
 
 /// Drives `source`'s tests against the session's target, then replays
 /// their faults and records the suite, and writes the output folder.
-pub async fn drive<S: Source>(
+pub(crate) async fn drive<S: Source>(
     api: Arc<Api>,
     source: S,
     session: Session,

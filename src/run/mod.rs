@@ -11,26 +11,26 @@
 // as the command that drives it would.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod confirm;
-pub mod drive;
-pub mod link;
-pub mod options;
-pub mod outputs;
-pub mod phase;
-pub mod progress;
-pub mod queries;
-pub mod search;
-pub mod searched;
-pub mod security;
-pub mod session;
-pub mod source;
+pub(crate) mod confirm;
+pub(crate) mod drive;
+pub(crate) mod link;
+pub(crate) mod options;
+pub(crate) mod outputs;
+pub(crate) mod phase;
+pub(crate) mod progress;
+pub(crate) mod queries;
+pub(crate) mod search;
+pub(crate) mod searched;
+pub(crate) mod security;
+pub(crate) mod session;
+pub(crate) mod source;
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
-pub use drive::drive;
-pub use options::{Part, RunOptions};
-pub use session::{Session, introspect, open_session, with_base_path};
+pub(crate) use drive::drive;
+pub use options::RunOptions;
+pub(crate) use session::{Session, introspect, open_session};
 
 use crate::generation::Search;
 use crate::generation::graphql::Graphql;
@@ -42,24 +42,24 @@ use crate::reports::Report;
 use searched::Searched;
 
 /// Exit status when faults were found.
-pub const EXIT_FAULTS: u8 = 1;
+pub(crate) const EXIT_FAULTS: u8 = 1;
 /// Exit status when the target cannot be reached.
-pub const EXIT_UNREACHABLE: u8 = 3;
+pub(crate) const EXIT_UNREACHABLE: u8 = 3;
 /// Exit status when the run could not do its work for another reason than
 /// an unreachable target: the server asked to wait past the budget's end,
 /// the auth command failed or hung, nothing was sent or no answer could be
 /// read, or the outputs could not be written (a full disk).
-pub const EXIT_INCOMPLETE: u8 = 4;
+pub(crate) const EXIT_INCOMPLETE: u8 = 4;
 
 /// A failure while the run works or writes its outputs (not a usage
 /// error): the command exits [`EXIT_INCOMPLETE`].
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct RuntimeFailure(pub String);
+pub(crate) struct RuntimeFailure(pub String);
 
 impl RuntimeFailure {
     /// `what` could not be done because of `e`.
-    pub fn error(what: impl std::fmt::Display, e: impl std::fmt::Display) -> anyhow::Error {
+    pub(crate) fn error(what: impl std::fmt::Display, e: impl std::fmt::Display) -> anyhow::Error {
         anyhow::Error::new(RuntimeFailure(format!("{what}: {e}")))
     }
 }

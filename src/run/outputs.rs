@@ -4,7 +4,7 @@
 use crate::graph;
 
 /// One line on what feedback changed in the graph, when it changed anything.
-pub fn print_changes(changes: &[crate::graph::feedback::Change], verbose: bool) {
+pub(crate) fn print_changes(changes: &[crate::graph::feedback::Change], verbose: bool) {
     if let Some(line) = changes_line(changes, verbose) {
         eprintln!("cartograph: {line}");
     }
@@ -40,7 +40,7 @@ fn changes_line(changes: &[crate::graph::feedback::Change], verbose: bool) -> Op
 
 /// A line for the terminal when the exchange log `file`, limited to
 /// `limit` bytes (`--trace-limit`), left exchanges out; none otherwise.
-pub fn trace_note(
+pub(crate) fn trace_note(
     file: &str,
     counts: crate::execution::TraceCounts,
     limit: usize,
@@ -56,7 +56,7 @@ pub fn trace_note(
 }
 
 /// Writes the graph's JSON export as `name` in the output folder.
-pub fn write_graph(
+pub(crate) fn write_graph(
     out: &crate::execution::OutDir,
     name: &str,
     g: &graph::PropertyGraph,

@@ -16,7 +16,7 @@ const SAY_AFTER: Duration = Duration::from_secs(5);
 /// Runs `work` (`what` it does, as `reading openapi.yaml`), telling the
 /// user when it takes longer than `SPIN_AFTER` on a terminal, or
 /// `SAY_AFTER` otherwise.
-pub fn timed<T>(what: &str, work: impl FnOnce() -> T) -> T {
+pub(crate) fn timed<T>(what: &str, work: impl FnOnce() -> T) -> T {
     let (done, wait) = mpsc::channel::<()>();
     let label = what.to_string();
     let terminal = std::io::stderr().is_terminal();

@@ -14,7 +14,7 @@ use crate::reports::events::{Event, Events};
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 /// The progress line and the events of one phase.
-pub struct Progress {
+pub(crate) struct Progress {
     bar: Option<indicatif::ProgressBar>,
     operations: usize,
     started: Instant,
@@ -26,7 +26,7 @@ pub struct Progress {
 
 impl Progress {
     /// A progress line over `operations` operations and the `budget`.
-    pub fn new(operations: usize, budget: Option<Duration>, events: Events) -> Progress {
+    pub(crate) fn new(operations: usize, budget: Option<Duration>, events: Events) -> Progress {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = indicatif::ProgressBar::new_spinner();
             bar.enable_steady_tick(Duration::from_millis(200));
@@ -43,7 +43,7 @@ impl Progress {
     }
 
     /// Where the search is: `requests` sent, operations `reached`, `faults`.
-    pub fn update(&self, requests: u64, reached: usize, faults: usize) {
+    pub(crate) fn update(&self, requests: u64, reached: usize, faults: usize) {
         if self.bar.is_none() && !self.events.enabled() {
             return;
         }
@@ -75,7 +75,7 @@ impl Progress {
     }
 
     /// `ex` answered its operation 2xx for the first time.
-    pub fn reached(&self, ex: &Exchange) {
+    pub(crate) fn reached(&self, ex: &Exchange) {
         if let Some(status) = ex.status {
             self.events.emit(&Event::OperationReached {
                 operation: &ex.request.operation,
@@ -86,14 +86,14 @@ impl Progress {
     }
 
     /// Faults seen for the first time.
-    pub fn faults(&self, fresh: &[Fault]) {
+    pub(crate) fn faults(&self, fresh: &[Fault]) {
         for fault in fresh {
             self.events.emit(&Event::FaultFound { fault });
         }
     }
 
     /// A warning, above the progress line (or plain on stderr), and as an event.
-    pub fn warn(&self, message: &str) {
+    pub(crate) fn warn(&self, message: &str) {
         let line = format!("warning: {message}");
         match &self.bar {
             Some(bar) => bar.println(line),
@@ -103,7 +103,7 @@ impl Progress {
     }
 
     /// Clears the progress line.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }

@@ -47,7 +47,7 @@ fn request(q: &LoggedQuery) -> RequestSpec {
 
 /// Sends the log's requests, checks every answer, confirms the faults and
 /// writes the output folder, through the run's one pipeline.
-pub async fn execute(
+pub(crate) async fn execute(
     api: Arc<Api>,
     source: &SpecSource,
     log: QueryLog,

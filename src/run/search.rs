@@ -13,7 +13,7 @@ use crate::reports::events::{Events, Phase};
 /// What the search finds, as the progress line and the events read it while
 /// the search runs.
 #[derive(Default)]
-pub struct Found {
+pub(crate) struct Found {
     /// Distinct faults so far.
     pub count: Arc<std::sync::atomic::AtomicUsize>,
     /// Faults first seen since the last look, when someone listens
@@ -25,7 +25,7 @@ pub struct Found {
 /// the tally, with the progress line; warns when the trace or the
 /// credentials failed. Returns how the engine ended, and each operation's
 /// first 2xx (what the security probes are made from).
-pub async fn search(
+pub(crate) async fn search(
     driver: Arc<Mutex<dyn execution::Driver>>,
     faults: Found,
     link: &Link,

@@ -20,7 +20,7 @@ use crate::reproduce;
 use crate::reproduce::phase::{Replays, Suite};
 
 /// A search, and what only its protocol adds to the report.
-pub struct Searched<P: Protocol, F> {
+pub(crate) struct Searched<P: Protocol, F> {
     search: Arc<Mutex<Search<P>>>,
     extras: F,
 }
@@ -28,7 +28,7 @@ pub struct Searched<P: Protocol, F> {
 impl<P: Protocol, F: Fn(&P, &mut Report)> Searched<P, F> {
     /// `search` as a source; `extras` adds what only the protocol knows to
     /// the report (GraphQL's schema coverage).
-    pub fn new(search: Search<P>, extras: F) -> Self {
+    pub(crate) fn new(search: Search<P>, extras: F) -> Self {
         Searched {
             search: Arc::new(Mutex::new(search)),
             extras,

@@ -30,9 +30,9 @@ use crate::oracles::security as sec;
 use crate::oracles::{FaultCheck, Finding};
 
 /// Requests the probes may send, at most (confirmations included).
-pub const MAX_REQUESTS: u64 = 400;
+pub(crate) const MAX_REQUESTS: u64 = 400;
 /// Time the probes may take, at most.
-pub const MAX_TIME: Duration = Duration::from_secs(20);
+pub(crate) const MAX_TIME: Duration = Duration::from_secs(20);
 /// String inputs of one operation the SQL probe tries, at most.
 const SQL_INPUTS: usize = 3;
 /// How long the SSRF listener waits, after the probes, for a fetch the
@@ -49,13 +49,13 @@ const METHODS: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 /// with what it sent as the search meant it (no negative test): what
 /// every probe is made from.
 #[derive(Default)]
-pub struct Bases {
+pub(crate) struct Bases {
     by_op: HashMap<String, Exchange>,
 }
 
 impl Bases {
     /// Keeps `ex` when it is its operation's first 2xx.
-    pub fn note(&mut self, ex: &Exchange) {
+    pub(crate) fn note(&mut self, ex: &Exchange) {
         if ex.is_success()
             && ex.request.breach.is_none()
             && !ex.request.graphql_query
@@ -67,7 +67,7 @@ impl Bases {
 }
 
 /// What the probes found, and what they cost.
-pub struct Probed {
+pub(crate) struct Probed {
     /// The faults, each confirmed or flaky.
     pub faults: Vec<Fault>,
     /// Requests sent.
@@ -223,7 +223,7 @@ impl Driver for Queue {
 
 /// Sends the probes for `api` made from `bases`, then once more those that
 /// found something, and returns the faults; skips the codes in `skip`.
-pub async fn probe(
+pub(crate) async fn probe(
     api: &Api,
     bases: &Bases,
     link: &Link,

@@ -16,7 +16,7 @@ use crate::reports::{self, Settings, Tally};
 
 /// The schema of the GraphQL endpoint `target`, from the standard
 /// introspection query (sent with the flags' headers).
-pub async fn introspect(target: &str, flags: &RunOptions) -> anyhow::Result<Api> {
+pub(crate) async fn introspect(target: &str, flags: &RunOptions) -> anyhow::Result<Api> {
     let endpoint = parse_target(target)?;
     let headers = parse_headers(&flags.headers)?;
     let loaded = crate::load::introspection::fetch(&flags.client()?, &endpoint, &headers).await?;
@@ -28,7 +28,7 @@ pub async fn introspect(target: &str, flags: &RunOptions) -> anyhow::Result<Api>
 }
 
 /// `-H` values as (name, value) pairs; an error names the flag.
-pub fn parse_headers(headers: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+pub(crate) fn parse_headers(headers: &[String]) -> anyhow::Result<Vec<(String, String)>> {
     headers
         .iter()
         .map(|h| execution::parse_header(h).map_err(|e| anyhow::anyhow!("--header: {e}")))
@@ -37,7 +37,7 @@ pub fn parse_headers(headers: &[String]) -> anyhow::Result<Vec<(String, String)>
 
 /// `--query-key` values as (name, value) pairs; an error names the flag
 /// and never the value.
-pub fn parse_query_keys(keys: &[String]) -> anyhow::Result<Vec<(String, String)>> {
+pub(crate) fn parse_query_keys(keys: &[String]) -> anyhow::Result<Vec<(String, String)>> {
     keys.iter()
         .map(|k| execution::parse_query_key(k).map_err(|e| anyhow::anyhow!("--query-key: {e}")))
         .collect()
@@ -46,7 +46,7 @@ pub fn parse_query_keys(keys: &[String]) -> anyhow::Result<Vec<(String, String)>
 /// A target URL as given to `--target`: `http://` or `https://`; without
 /// a scheme (`127.0.0.1:8080`, `localhost:8080/api`) the error says what
 /// to write instead.
-pub fn parse_target(text: &str) -> anyhow::Result<url::Url> {
+pub(crate) fn parse_target(text: &str) -> anyhow::Result<url::Url> {
     let t = text.trim();
     // Errors quote the target without its password.
     let shown = execution::without_userinfo(t);
@@ -87,7 +87,7 @@ pub fn parse_target(text: &str) -> anyhow::Result<url::Url> {
 }
 
 /// What every command that talks to a target sets up first.
-pub struct Session {
+pub(crate) struct Session {
     /// The target, parsed.
     pub target: url::Url,
     /// Secrets to redact from every file.
@@ -110,7 +110,7 @@ pub struct Session {
 /// locked, the last run's files deleted) and checks the target answers
 /// TCP; when it does not, writes an empty report and returns the summary to
 /// end with (exit status 3).
-pub async fn open_session(
+pub(crate) async fn open_session(
     api: &Api,
     source: &SpecSource,
     target: &str,
@@ -321,7 +321,7 @@ async fn log_in(
 /// The target with the description's base path added when the target
 /// names no path of its own (`--target http://h:8080` for a description
 /// whose paths live under `/api`); a target with a path is used as it is.
-pub fn with_base_path(target: url::Url, api: &Api) -> url::Url {
+pub(crate) fn with_base_path(target: url::Url, api: &Api) -> url::Url {
     let Some(base) = api.base_path() else {
         return target;
     };

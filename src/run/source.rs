@@ -17,7 +17,7 @@ use crate::reports::{Report, Settings, Tally};
 use crate::reproduce::phase::{Replays, Suite};
 
 /// A source of tests for the pipeline.
-pub trait Source {
+pub(crate) trait Source {
     /// The engine's settings for this source, from the run's (a log is sent
     /// whole, in order, one request at a time).
     fn configure(&self, _config: &mut RunConfig) {}
@@ -37,7 +37,7 @@ pub trait Source {
 }
 
 /// What the source is told once the engine has stopped.
-pub struct Ended<'a> {
+pub(crate) struct Ended<'a> {
     /// The API tested.
     pub api: &'a Arc<Api>,
     /// The target, parsed, with the description's base path.
@@ -62,13 +62,13 @@ pub struct Ended<'a> {
 /// Whether the replays' scripts are still worth making: the budget ending
 /// at `until` is not spent, and no interrupt came (neither leaves the
 /// replays any time).
-pub fn replays_ahead(until: Option<std::time::Instant>) -> bool {
+pub(crate) fn replays_ahead(until: Option<std::time::Instant>) -> bool {
     crate::execution::interrupt::received().is_none()
         && until.is_none_or(|u| std::time::Instant::now() < u)
 }
 
 /// What a source found, handed to the replays and the reports.
-pub struct Collected {
+pub(crate) struct Collected {
     /// The report so far (its faults unconfirmed).
     pub report: Report,
     /// The graph report.html draws.

@@ -86,7 +86,7 @@ pub async fn send(api: &Api, base: &str, steps: Vec<Step>, timeout: Duration) ->
     );
     let driver = Arc::new(Mutex::new(Recorder::new(vec![Box::new(run)])));
     let credentials = Credentials::new(Vec::new(), None, None, Secrets::new());
-    let link = cartograph::run::link::Link::new(api, config, credentials).unwrap();
+    let link = cartograph::testing::Link::new(api, config, credentials).unwrap();
     execution::run(
         link.config,
         link.transport,
