@@ -50,7 +50,15 @@ fn cases() -> Vec<(FaultCheck, Value, bool)> {
     let unpathed = check(
         json!({"kind": "graphql_error", "status": 200, "path": "-", "text": "internal_server_error"}),
     );
+    // The server below sends Content-Type and no Allow.
+    let no_allow = check(json!({"kind": "no_header", "status": 200, "name": "allow"}));
+    let no_content_type =
+        check(json!({"kind": "no_header", "status": 200, "name": "content-type"}));
+    let no_allow_405 = check(json!({"kind": "no_header", "status": 405, "name": "allow"}));
     vec![
+        (no_allow, json!({}), true),
+        (no_content_type, json!({}), false),
+        (no_allow_405, json!({}), false),
         (
             crash.clone(),
             crash_entry(
@@ -261,6 +269,7 @@ async fn scripts_and_replay_judge_every_check_alike() {
         let exchange = Exchange {
             request: RequestSpec::default(),
             status: Some(200),
+            headers: vec![("content-type".into(), "application/json".into())],
             body: body.to_string(),
             ..Default::default()
         };

@@ -62,6 +62,13 @@ pub enum FaultCheck {
         /// The media type (without parameters).
         media: String,
     },
+    /// The status is this, and the answer has no header of this name.
+    NoHeader {
+        /// The status.
+        status: u16,
+        /// The header's name, lower case.
+        name: String,
+    },
     /// No answer came within `seconds`.
     Timeout {
         /// The timeout the run used, rounded up.

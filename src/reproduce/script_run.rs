@@ -182,6 +182,7 @@ pub fn shows(check: &FaultCheck, last: &Exchange) -> bool {
                     .header("content-type")
                     .is_some_and(|c| crate::oracles::conformance::essence(c) == *media)
         }
+        FaultCheck::NoHeader { status: s, name } => status == *s && last.header(name).is_none(),
         FaultCheck::Timeout { .. } | FaultCheck::NoAnswer | FaultCheck::InvalidHttp => false,
         FaultCheck::NotJson { status: s } => {
             status == *s

@@ -85,6 +85,11 @@ content_type() {
   sed -n 's/^[Cc]ontent-[Tt]ype:[[:space:]]*//p' "$tmp/headers" | tr -d '\r' | cut -d';' -f1 | tr 'A-Z' 'a-z'
 }
 
+# has_header NAME: whether the answer has a header of that (lower-case) name.
+has_header() {
+  tr 'A-Z' 'a-z' < "$tmp/headers" | grep -q "^$1:"
+}
+
 # json MODE POINTER: reads the body at a JSON pointer, where `*` stands for
 # every item of an array and nothing is under a missing or null parent:
 #   value   the first value (text as it is, anything else as JSON), for captures

@@ -205,6 +205,31 @@ pub(super) fn content_type_mismatch(a: &Answer<'_>) -> Option<Found> {
     })
 }
 
+/// A 405 Method Not Allowed.
+pub(super) fn method_refused(a: &Answer<'_>) -> bool {
+    a.status == 405
+}
+
+pub(super) fn missing_allow(a: &Answer<'_>) -> Option<Found> {
+    if a.ex.header("allow").is_some() {
+        return None;
+    }
+    Some(Found {
+        check: Some(FaultCheck::NoHeader {
+            status: 405,
+            name: "allow".into(),
+        }),
+        ..Found::new(
+            a.operation(),
+            format!(
+                "{} {} answered 405 without an Allow header",
+                a.ex.request.method, a.ex.request.path
+            ),
+            String::new(),
+        )
+    })
+}
+
 /// Whether a request's query names a field projection: `fields`,
 /// `_fields`, `$select`, `select` or `only`, with a value.
 pub(super) fn asks_for_some_fields(path: &str) -> bool {

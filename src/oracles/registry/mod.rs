@@ -379,6 +379,22 @@ oracles! {
         graphql: GraphqlJudge::None,
         wfc: None,
     },
+    MissingAllow {
+        code: "missing_allow",
+        title: "A 405 answer does not say which methods are allowed",
+        class: Class::Defect,
+        severity: Severity::Low,
+        concern: Concern::Correctness,
+        fires_when: "an answer is 405 Method Not Allowed and has no `Allow` header, which HTTP requires of every 405 (RFC 9110, 15.5.6): a client cannot tell which methods the resource takes",
+        group: Group::Operation,
+        aliases: &[],
+        rest: Judge::Answer {
+            guard: method_refused,
+            check: missing_allow,
+        },
+        graphql: GraphqlJudge::None,
+        wfc: Some(110),
+    },
     SchemaViolation {
         code: "schema_violation",
         title: "The body breaks the documented schema",
