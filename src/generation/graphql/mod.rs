@@ -7,6 +7,10 @@
 //! refine the graph through the shared feedback (observed produces edges,
 //! equivalences, edges suspended after λ answers with an error or null data
 //! for the values they gave).
+//!
+//! Its files pair with [`crate::generation::rest`]'s by job: `request` (a
+//! call as what is sent), `sample` and `mutate` (under `generate/`, beside
+//! the generator they share), `negative`, `run` and `learn`.
 
 pub mod coverage;
 mod creators;
@@ -15,7 +19,7 @@ pub mod genes;
 mod learn;
 mod links;
 pub mod negative;
-pub mod render;
+pub mod request;
 pub mod run;
 pub mod valid;
 
@@ -28,7 +32,7 @@ use serde_json::Value;
 pub use coverage::SchemaCoverage;
 pub use generate::{DEFAULT_MAX_DEPTH, GqlGenerator};
 pub use genes::{ArgMode, FieldSelection, GqlCall, Selection};
-pub use render::to_sdl;
+pub use request::to_sdl;
 pub use run::{GqlRun, root_name};
 
 use self::coverage::CoverageTally;

@@ -9,7 +9,7 @@ use std::sync::{Mutex, OnceLock};
 use apollo_compiler::validation::Valid;
 use apollo_compiler::{ExecutableDocument, Schema};
 
-use super::render::to_sdl;
+use super::request::to_sdl;
 use crate::model::graphql::TypeSystem;
 
 /// Longest part of a refused query quoted in the warning.

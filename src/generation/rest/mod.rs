@@ -3,6 +3,10 @@
 //! parameter rules from the graph's sequences, resource templates or at
 //! random, mutated by EvoMaster's operators, sent with the values earlier
 //! answers give ([`run`]), and read by status and body (`learn`).
+//!
+//! Its files pair with [`crate::generation::graphql`]'s by job: `request`,
+//! `sample`, `mutate`, `negative`, `run` and `learn`; what only REST has
+//! (`edge_values`, `paths`, `learnt`, `verdicts`) is named for what it holds.
 
 pub mod edge_values;
 mod learn;

@@ -1,5 +1,5 @@
 //! Sampling and mutating GraphQL calls (their genes are in [`super::genes`];
-//! [`super::render`] writes them as documents).
+//! [`super::request`] writes them as documents).
 //!
 //! Validity is the point (a syntactically or statically invalid query only ever
 //! earns an `errors` answer): a depth limit and a cycle guard bound the
@@ -10,11 +10,11 @@
 //! validation error).
 //!
 //! The generator and what sampling and mutating share are here; sampling a
-//! call is in `selection`, values of input types in `values`, mutants in
+//! call is in `sample`, values of input types in `values`, mutants in
 //! `mutate`.
 
 mod mutate;
-mod selection;
+mod sample;
 #[cfg(test)]
 mod tests;
 mod values;
