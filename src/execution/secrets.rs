@@ -190,6 +190,26 @@ impl Secrets {
             .clone()
     }
 
+    /// `text` with every secret redacted but inside `names` (variable
+    /// names a file defines, such as `cartograph_authorization`): a secret
+    /// that is a plain word (Jupyter's token `cartograph`) would otherwise
+    /// turn them into `[REDACTED]_authorization`, a name nothing defines.
+    pub fn redact_keeping(&self, text: &str, names: &[String]) -> String {
+        // Longest first, so that no name is replaced inside a longer one.
+        let mut order: Vec<usize> = (0..names.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(names[i].len()));
+        let mark = |i: usize| format!("\u{1}{}\u{2}", "\u{3}".repeat(i + 1));
+        let mut kept = text.to_string();
+        for &i in &order {
+            kept = kept.replace(&names[i], &mark(i));
+        }
+        let mut out = self.redact(&kept).into_owned();
+        for &i in &order {
+            out = out.replace(&mark(i), &names[i]);
+        }
+        out
+    }
+
     /// The text with every secret replaced by [`PLACEHOLDER`] (the short
     /// ones where they stand whole).
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {

@@ -263,19 +263,7 @@ fn redact_keeping(text: &str, secrets: &Secrets, credentials: &hurl::Credentials
         .into_iter()
         .map(|(v, _)| v)
         .collect();
-    // Longest first, so that no name is replaced inside a longer one.
-    let mut order: Vec<usize> = (0..names.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(names[i].len()));
-    let mark = |i: usize| format!("\u{1}{}\u{2}", "\u{3}".repeat(i + 1));
-    let mut kept = text.to_string();
-    for &i in &order {
-        kept = kept.replace(&names[i], &mark(i));
-    }
-    let mut out = secrets.redact(&kept).into_owned();
-    for &i in &order {
-        out = out.replace(&mark(i), &names[i]);
-    }
-    out
+    secrets.redact_keeping(text, &names)
 }
 
 #[cfg(test)]

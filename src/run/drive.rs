@@ -214,7 +214,13 @@ pub(crate) async fn drive<S: Source>(
         if let Some(doc) = &mut suite_doc {
             annotate_suite(doc, &done);
             how_to_run(doc, &link);
-            write_suite_document(&out, doc, &secrets)?;
+            let names: Vec<String> = link
+                .suite_credentials()
+                .variables()
+                .into_iter()
+                .map(|(v, _)| v)
+                .collect();
+            write_suite_document(&out, doc, &secrets, &names)?;
         }
         Some(done.files)
     } else if let Suite::Recorded(scripts) = suite {

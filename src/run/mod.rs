@@ -168,17 +168,21 @@ pub async fn execute(
     }
 }
 
-/// Writes `suite.json`.
+/// Writes `suite.json`, its secrets redacted but for the variable names
+/// `keep`.
 pub(crate) fn write_suite_document(
     out: &crate::execution::OutDir,
     doc: &serde_json::Value,
     secrets: &crate::execution::secrets::Secrets,
+    keep: &[String],
 ) -> anyhow::Result<()> {
     // Numbers past 64 bits are written as the digits sent, not rounded.
     let text = crate::execution::wire::exact_numbers_written(serde_json::to_string_pretty(doc)?);
+    // The credentials' variable names are the suite files' own: kept whole
+    // even where a secret is a word of them.
     out.write(
         "suite.json",
-        format!("{}\n", secrets.redact(&text)).as_bytes(),
+        format!("{}\n", secrets.redact_keeping(&text, keep)).as_bytes(),
     )
     .map_err(|e| {
         RuntimeFailure::error(
@@ -186,4 +190,33 @@ pub(crate) fn write_suite_document(
             e,
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::execution::OutDir;
+    use crate::execution::secrets::Secrets;
+
+    #[test]
+    fn suite_json_keeps_the_variable_names_a_secret_is_a_word_of() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = OutDir::open(&dir.path().join("out")).unwrap();
+        let secrets = Secrets::new();
+        // Jupyter's token is a plain word of the variable's name.
+        secrets.add_header("Authorization", "token cartograph");
+        let doc = serde_json::json!({"run": {
+            "command": "hurl --test --secret 'cartograph_authorization=…' tests/*.hurl",
+            "credentials": {"cartograph_authorization": "the value of the run's Authorization header"},
+            "leaked": "token cartograph",
+        }});
+        let names = vec!["cartograph_authorization".to_string()];
+        super::write_suite_document(&out, &doc, &secrets, &names).unwrap();
+        let text = std::fs::read_to_string(out.path("suite.json")).unwrap();
+        assert!(
+            text.contains("--secret 'cartograph_authorization="),
+            "{text}"
+        );
+        assert!(text.contains("\"cartograph_authorization\":"), "{text}");
+        assert!(!text.contains("token cartograph"), "{text}");
+    }
 }
