@@ -8,6 +8,34 @@
 //! server's code that the request did not send is kept: `reading 'owner'`
 //! and `reading 'tags'` are two places in the server's code.
 
+/// `text` with each occurrence of `value` that stands as a word of its own
+/// replaced by the mask mark: a value sent is hidden where the message
+/// quotes it, not inside a longer word (`restart` sent in a path leaves
+/// "Exception restarting kernel" whole).
+fn replace_whole(text: &str, value: &str) -> String {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let starts_word = word(value.chars().next());
+    let ends_word = word(value.chars().next_back());
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(value) {
+        let before = rest[..at]
+            .chars()
+            .next_back()
+            .or_else(|| out.chars().next_back());
+        let after = rest[at + value.len()..].chars().next();
+        out.push_str(&rest[..at]);
+        if (starts_word && word(before)) || (ends_word && word(after)) {
+            out.push_str(value);
+        } else {
+            out.push('\u{1}');
+        }
+        rest = &rest[at + value.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `text` with its values hidden: each of `sent` (strings of 3 characters
 /// or more, numbers of 2 digits or more, in the forms servers echo them)
 /// and quoted text become `…`, unless the quoted text names something in
@@ -28,7 +56,7 @@ pub fn mask(text: &str, sent: &[&str], max: usize) -> String {
     forms.dedup();
     for v in &forms {
         if text.contains(v.as_str()) {
-            text = text.replace(v.as_str(), "\u{1}");
+            text = replace_whole(&text, v);
         }
     }
     let mut out = String::new();
@@ -366,6 +394,20 @@ pub fn sent_values(request: &crate::execution::RequestSpec) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_sent_is_hidden_as_a_word_not_inside_one() {
+        // POST /api/kernels/{id}/restart: every segment of the path was sent.
+        let sent = ["api", "kernels", "3f2a9c", "restart"];
+        assert_eq!(
+            mask("Exception restarting kernel", &sent, 60),
+            "Exception restarting kernel"
+        );
+        assert_eq!(
+            mask("no kernel restart for 3f2a9c", &sent, 60),
+            "no kernel … for …"
+        );
+    }
 
     #[test]
     fn one_message_with_other_values_is_one_message() {
