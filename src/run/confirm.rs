@@ -157,7 +157,7 @@ fn say_confirmed(
         .filter(|l| l.replayed < l.faults)
         .map_or(String::new(), |l| {
             format!(
-                " (each cause's first fault was confirmed and proven first; {} of the {} other(s) were not replayed in the time left)",
+                " (each cause's first fault went first: confirmed, then proven after a reset while the time for proofs lasted; {} of the {} other(s) were not replayed in the time left)",
                 l.faults - l.replayed,
                 l.faults
             )
