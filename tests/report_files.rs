@@ -18,7 +18,6 @@ use cartograph::execution::secrets::Secrets;
 use cartograph::faults::{Confirmation, Fault, Reproducer, WitnessStep};
 use cartograph::generation::SearchSummary;
 use cartograph::graph::export::{GraphDocument, to_document};
-use cartograph::oracles::registry;
 use cartograph::oracles::registry::Code;
 use cartograph::reports::{
     GRAPH_DATA_ID, GraphCoverage, LinkCoverage, NOSCRIPT_EDGES, OperationReport, Report, Settings,
@@ -237,7 +236,7 @@ fn hand_built() -> Report {
             cause: "C00000001".into(),
             cause_title: "The server answered 500-599: placeOrder (500)".into(),
             place: None,
-            class: registry::class_of("server_error"),
+            class: Code::ServerError.oracle().class,
             severity: Code::ServerError.oracle().severity,
             code: Code::ServerError,
             operation: "placeOrder".into(),
@@ -271,7 +270,7 @@ fn hand_built() -> Report {
             cause: "C00000003".into(),
             cause_title: "The server answered 500-599: cancelOrder (503)".into(),
             place: None,
-            class: registry::class_of("server_error"),
+            class: Code::ServerError.oracle().class,
             severity: Code::ServerError.oracle().severity,
             code: Code::ServerError,
             operation: "cancelOrder".into(),
@@ -288,7 +287,7 @@ fn hand_built() -> Report {
             cause: "C00000002".into(),
             cause_title: "The status is not documented for the operation: 418".into(),
             place: None,
-            class: registry::class_of("undocumented_status"),
+            class: Code::UndocumentedStatus.oracle().class,
             severity: Code::UndocumentedStatus.oracle().severity,
             code: Code::UndocumentedStatus,
             operation: "listAuthors".into(),
@@ -991,7 +990,7 @@ fn check_results(sarif: &Value, report: &Report) -> Vec<Value> {
     assert_eq!(driver["version"], env!("CARGO_PKG_VERSION"));
     let rules = driver["rules"].as_array().unwrap();
     let rule_ids: Vec<&str> = rules.iter().map(|r| r["id"].as_str().unwrap()).collect();
-    let codes: Vec<&str> = cartograph::oracles::all_codes().collect();
+    let codes: Vec<&str> = cartograph::oracles::registry::codes().collect();
     let mut fired: Vec<&str> = report.faults.iter().map(|f| f.code.as_str()).collect();
     fired.sort_unstable();
     fired.dedup();
@@ -1111,7 +1110,7 @@ fn every_fault_kind() -> Report {
     gql.spec = Some("models/demo/schema.graphql".into());
     report.operations.push(gql);
     let present: Vec<&str> = report.faults.iter().map(|f| f.code.as_str()).collect();
-    let missing: Vec<&str> = cartograph::oracles::all_codes()
+    let missing: Vec<&str> = cartograph::oracles::registry::codes()
         .filter(|c| !present.iter().any(|p| p == c))
         .collect();
     for (i, code) in missing.into_iter().enumerate() {
@@ -1162,7 +1161,7 @@ fn every_fault_kind() -> Report {
             cause: format!("C{:08x}", 0x100 + i),
             cause_title: String::new(),
             place: None,
-            class: registry::class_of(code),
+            class: Code::from_name(code).unwrap().oracle().class,
             severity: Code::from_name(code).unwrap().oracle().severity,
             code: Code::from_name(code).unwrap(),
             operation: operation.into(),
@@ -1183,7 +1182,7 @@ fn every_fault_kind() -> Report {
 #[test]
 fn sarif_validates_against_the_oasis_schema_and_holds_every_fault() {
     let report = every_fault_kind();
-    let codes: Vec<&str> = cartograph::oracles::all_codes().collect();
+    let codes: Vec<&str> = cartograph::oracles::registry::codes().collect();
     for code in &codes {
         assert!(
             report.faults.iter().any(|f| f.code.as_str() == *code),
@@ -1584,7 +1583,7 @@ fn report_from_json(r: &Value) -> Report {
                 cause: text(&f["cause"]),
                 cause_title: String::new(),
                 place: None,
-                class: registry::class_of(&text(&f["code"])),
+                class: Code::from_name(&text(&f["code"])).unwrap().oracle().class,
                 severity: Code::from_name(&text(&f["code"]))
                     .unwrap()
                     .oracle()

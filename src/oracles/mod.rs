@@ -28,11 +28,6 @@ mod finding;
 pub use checker::{Answer, Checker};
 pub use finding::{FaultCheck, Finding, Found};
 
-/// Every oracle's code, REST and GraphQL, for `--skip-check` and `--fail-on`.
-pub fn all_codes() -> impl Iterator<Item = &'static str> {
-    registry::codes()
-}
-
 /// Whether a status is a server error: 500 to 599, but for 501 Not
 /// Implemented, which is the server saying it does not offer what was asked
 /// (a documented operation it does not implement is a gap in the

@@ -609,11 +609,6 @@ impl Code {
         Code::ALL.iter().copied().find(|c| c.as_str() == name)
     }
 
-    /// Whether a fault of it is a defect (not a conformance gap).
-    pub fn is_defect(self) -> bool {
-        self.oracle().class == Class::Defect
-    }
-
     /// Whether it is a leak's (its row judges a family of leak markers).
     pub fn is_leak(self) -> bool {
         matches!(self.oracle().rest, Judge::Leak(_))
@@ -631,13 +626,9 @@ pub fn graphql_code(kind: Kind) -> Code {
 
 impl std::fmt::Display for Code {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        // `pad`, so that a width (`{:<27}`, the flags' help) applies.
+        f.pad(self.as_str())
     }
-}
-
-/// The oracle of a code's name.
-pub fn oracle(name: &str) -> Option<&'static Oracle> {
-    Code::from_name(name).map(Code::oracle)
 }
 
 /// Every oracle's code, in the table's order.
@@ -685,12 +676,6 @@ pub fn flag_help(first: &str) -> String {
         "\nExactly when each fires: the guide's page of checks (docs/src/reference/checks.md).",
     );
     out
-}
-
-/// The class of a code's name; conformance for a name this version does
-/// not know.
-pub fn class_of(name: &str) -> Class {
-    oracle(name).map_or(Class::Conformance, |o| o.class)
 }
 
 /// The order faults and causes are listed and replayed in: defects first,

@@ -122,7 +122,10 @@ fn every_oracle_fires_on_its_fixture_and_every_fixture_names_an_oracle() {
         );
     }
     for (code, faults) in &made {
-        assert!(oracle(code).is_some(), "fixture for unknown code {code}");
+        assert!(
+            Code::from_name(code).is_some(),
+            "fixture for unknown code {code}"
+        );
         assert!(
             faults.iter().any(|f| f.code.as_str() == code),
             "the fixture for {code} made {:?}",
@@ -230,7 +233,7 @@ fn aliases_name_the_concepts_they_were_codes_of() {
     assert!(e.contains("did you mean `server_error`"), "{e}");
     for o in ORACLES {
         for a in o.aliases {
-            assert!(oracle(a).is_none(), "alias {a} is also a code");
+            assert!(Code::from_name(a).is_none(), "alias {a} is also a code");
         }
     }
 }
@@ -413,4 +416,24 @@ fn a_projection_may_leave_required_fields_out() {
     assert!(!fires("/authors/7?_fields=id"));
     assert!(!fires("/authors/7?fields=id,bio"));
     assert!(!fires("/authors/7?%24select=id"));
+}
+
+#[test]
+fn the_flags_help_lists_the_codes_in_one_column() {
+    let help = flag_help("Turn an oracle off by its code.");
+    let columns: std::collections::BTreeSet<usize> = ORACLES
+        .iter()
+        .map(|o| {
+            let line = help
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{} ", o.code)))
+                .unwrap_or_else(|| panic!("no line for {}:\n{help}", o.code));
+            line.find(o.title).unwrap()
+        })
+        .collect();
+    assert_eq!(
+        columns.len(),
+        1,
+        "titles start at columns {columns:?}:\n{help}"
+    );
 }
