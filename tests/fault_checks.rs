@@ -297,3 +297,79 @@ async fn scripts_and_replay_judge_every_check_alike() {
     }
     server.abort();
 }
+
+/// A reproducer whose step is answered 502-504 where the run had its
+/// answer could not be run (exit 2, "cannot run"), in the shell script and
+/// in `cartograph replay` alike, rather than saying the fault did not show:
+/// a freshly reset server answers 503 until it is fully up. A fault that
+/// is a server error still shows on a 503.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unavailable_server_means_the_script_cannot_run() {
+    let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .await
+        .unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let router = Router::new().fallback(|| async {
+        (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            [("content-type", "application/json")],
+            "{}",
+        )
+    });
+    let server = tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    let dir = tempfile::tempdir().unwrap();
+    // (what the run was answered, the fault's check, exit status wanted)
+    let cases = [
+        (201, json!({"kind": "status", "status": 201}), 2),
+        (500, json!({"kind": "server_error"}), 1),
+    ];
+    for (i, (saw, check_json, want)) in cases.into_iter().enumerate() {
+        let mut s = script(0, &check(check_json));
+        s.steps[0].status = Some(saw);
+        s.target = base.clone();
+        let sh = dir.path().join(format!("down{i}.sh"));
+        std::fs::write(&sh, shell::render(&s)).unwrap();
+        let json_file = sh.with_extension("json");
+        std::fs::write(&json_file, serde_json::to_string(&s).unwrap()).unwrap();
+        let (file, b) = (sh.clone(), base.clone());
+        let out = tokio::task::spawn_blocking(move || {
+            Command::new("bash").arg(&file).arg(&b).output().unwrap()
+        })
+        .await
+        .unwrap();
+        let said = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(
+            out.status.code(),
+            Some(want),
+            "script, run saw {saw}: {said}"
+        );
+        let replayed = tokio::task::spawn_blocking(move || {
+            Command::new(env!("CARGO_BIN_EXE_cartograph"))
+                .arg("replay")
+                .arg(&json_file)
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap();
+        let replay_said = String::from_utf8_lossy(&replayed.stderr).to_string();
+        assert_eq!(
+            replayed.status.code(),
+            Some(want),
+            "replay, run saw {saw}: {replay_said}"
+        );
+        if want == 2 {
+            assert!(
+                said.contains("cannot run: answered 503 where the run was answered 201"),
+                "{said}"
+            );
+            assert!(
+                replay_said.contains("cannot run:") && replay_said.contains("answered 503"),
+                "{replay_said}"
+            );
+        }
+    }
+    server.abort();
+}

@@ -11,13 +11,13 @@ use crate::execution::{self, Credentials, RunConfig, Transport, secrets::Secrets
 use crate::model::text::one_line;
 use crate::reproduce::Script;
 use crate::reproduce::channel::Recorder;
-use crate::reproduce::script_run::{ScriptRun, shows};
+use crate::reproduce::script_run::{ScriptRun, shows, unavailable};
 use crate::run::{EXIT_FAULTS, EXIT_UNREACHABLE};
 
 /// Arguments of `cartograph replay`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit status: 1 the fault showed, 0 it did not, 2 usage error (or the sequence could not run: a response lacked a value a later request needs), 3 target unreachable.\n\nExamples:\n  cartograph replay cartograph-out/reproducers/01-server_error-placeOrder.sh\n  cartograph replay cartograph-out/reproducers/01-server_error-placeOrder.json --target http://127.0.0.1:8080"
+    after_help = "Exit status: 1 the fault showed, 0 it did not, 2 usage error (or the sequence could not run: a response lacked a value a later request needs, or the server answered 502-504 where the run had its answer), 3 target unreachable.\n\nExamples:\n  cartograph replay cartograph-out/reproducers/01-server_error-placeOrder.sh\n  cartograph replay cartograph-out/reproducers/01-server_error-placeOrder.json --target http://127.0.0.1:8080"
 )]
 pub(super) struct ReplayArgs {
     /// A reproducer from a run's output folder: `reproducers/NAME.json`, or
@@ -178,8 +178,13 @@ pub(super) fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
             );
             return Ok(ExitCode::from(super::EXIT_USAGE));
         }
-        match (&script.fault, exchanges.last()) {
-            (Some(fault), Some(last)) if shows(&fault.check, last) => {
+        let down = script
+            .steps
+            .iter()
+            .zip(&exchanges)
+            .find(|(s, e)| unavailable(s.status, e.status));
+        match (&script.fault, exchanges.last(), down) {
+            (Some(fault), Some(last), _) if shows(&fault.check, last) => {
                 println!(
                     "FAULT SHOWS: {} ({})",
                     one_line(&fault.message),
@@ -187,7 +192,17 @@ pub(super) fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
                 );
                 Ok(ExitCode::from(EXIT_FAULTS))
             }
-            (Some(fault), _) => {
+            (_, _, Some((step, got))) => {
+                eprintln!(
+                    "cannot run: {} {} was answered {} where the run was answered {}: the server could not be asked (down, starting, or behind a proxy that lost it); try again when it is up",
+                    one_line(&step.method),
+                    one_line(&got.request.path),
+                    got.status.unwrap_or_default(),
+                    step.status.unwrap_or_default()
+                );
+                Ok(ExitCode::from(super::EXIT_USAGE))
+            }
+            (Some(fault), _, None) => {
                 println!(
                     "the fault did not show: {} ({})",
                     one_line(&fault.signature),
@@ -195,7 +210,7 @@ pub(super) fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
                 );
                 Ok(ExitCode::SUCCESS)
             }
-            (None, _) => Ok(ExitCode::SUCCESS),
+            (None, _, None) => Ok(ExitCode::SUCCESS),
         }
     })
 }

@@ -135,7 +135,12 @@ async fn fresh_run(
     let answered = exchanges
         .last()
         .is_some_and(|e| e.status.is_some() || e.failure.is_some());
-    if !complete || !answered {
+    let down = script
+        .steps
+        .iter()
+        .zip(&exchanges)
+        .any(|(s, e)| super::script_run::unavailable(s.status, e.status));
+    if !complete || !answered || down {
         return Ok(Some((Fresh::CannotRun, None)));
     }
     Ok(Some(

@@ -133,6 +133,15 @@ impl TestRun for ScriptRun {
     }
 }
 
+/// Whether an answer says the server could not be asked at all (502, 503,
+/// 504: down, starting, or behind a proxy that lost it) where the run was
+/// answered without a server error: the step did not run, so what follows
+/// proves nothing either way (a freshly reset server answers 503 now and
+/// then until it is fully up).
+pub fn unavailable(run_saw: Option<u16>, got: Option<u16>) -> bool {
+    matches!(got, Some(502..=504)) && run_saw.is_some_and(|s| !(500..600).contains(&s))
+}
+
 /// Whether the last response shows the fault as `check` describes it.
 pub fn shows(check: &FaultCheck, last: &Exchange) -> bool {
     let failed = |kind| last.failure.as_ref().is_some_and(|f| f.kind == kind);
