@@ -72,7 +72,7 @@ async fn each_root_cause_is_one_cause() {
 
     // `limit` past 64 bits crashes three listings with a bare status
     // phrase: one cause, named by its trigger.
-    let huge = of(&report, "server_error", "after query limit (huge)");
+    let huge = of(&report, "server_error", "after an integer past 64 bits");
     assert_eq!(huge.len(), 1, "{all:#?}");
     assert_eq!(
         operations(huge[0]),
