@@ -241,10 +241,23 @@ PY
   fi
 }
 
-# refused SAW: the last step was answered 401 where the run saw SAW: the
-# credentials it needs are missing or refused, so the sequence cannot run
-# (it would only say the fault did not show).
+# refused SAW: the last step was answered 401 where the run saw SAW (the
+# credentials it needs are missing or refused), or 502-504 where the run saw
+# no server error (the server could not be asked: down, starting, or behind
+# a proxy that lost it): the sequence cannot run (it would only say the
+# fault did not show).
 refused() {
+  case "$status" in
+    502|503|504)
+      case "$1" in
+        5??) ;;
+        *)
+          echo "cannot run: answered $status where the run was answered $1: the server could not be asked (down, starting, or behind a proxy that lost it); try again when it is up" >&2
+          exit 2
+          ;;
+      esac
+      ;;
+  esac
   if [ "$status" = 401 ] && [ "$1" != 401 ]; then
     local hint="set $sent_as='Header: value' to valid ones"
     if [ "$sent_as" = CARTOGRAPH_HEADER ]; then
