@@ -65,6 +65,31 @@ impl ValuePool {
         }
     }
 
+    /// The scalar values answers gave, as (field name, text), for fields
+    /// of schemas (`Dag.file_token`) and identifying properties of
+    /// collections' members; bare ids of `Location`s are left out (what
+    /// names a resource is the ledger's business).
+    pub fn given(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let fields = self
+            .values
+            .iter()
+            .filter_map(|(k, l)| Some((k.rsplit_once('.')?.1, l)));
+        let members = self
+            .locations
+            .iter()
+            .filter_map(|(k, l)| Some((k.rsplit_once('#')?.1, l)));
+        for (field, list) in fields.chain(members) {
+            for v in list {
+                if let Value::String(_) | Value::Number(_) = v {
+                    out.push((field.to_string(), crate::execution::wire::as_text(v)));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
     /// Remembers `value` under `key`.
     pub fn add(&mut self, key: String, value: Value) {
         let list = if key.starts_with(LOCATION) {
@@ -773,5 +798,24 @@ mod tests {
         pool.add("k".into(), json!(3));
         assert_eq!(pool.latest("k"), Some(&json!(3)));
         assert_eq!(pool.values["k"], vec![json!(1), json!(3)]);
+    }
+
+    #[test]
+    fn what_answers_gave_is_told_by_field_name() {
+        let mut pool = ValuePool::new(4);
+        pool.add("Dag.file_token".into(), json!("tok"));
+        pool.add("Dag.version".into(), json!(3));
+        pool.add("Dag.tags".into(), json!(["a"]));
+        pool.add(member_key("/dags", "name"), json!("d1"));
+        pool.add(location_key("/dags"), json!("17"));
+        let given = pool.given();
+        assert_eq!(
+            given,
+            [
+                ("file_token".to_string(), "tok".to_string()),
+                ("name".to_string(), "d1".to_string()),
+                ("version".to_string(), "3".to_string()),
+            ]
+        );
     }
 }

@@ -278,6 +278,18 @@ fn mark_run_made(
                     u.maker = maker;
                     pending.push(u);
                 }
+                // A value an answer of the run gave, that no step of the
+                // script captures (which makes it a value of the server's
+                // own, whatever the input's name: Airflow's signed file
+                // token, which a fresh start signs with another key).
+                None if ledger.server_gave(&name, &value)
+                    && !ledger.run_made_named(&value, &name) =>
+                {
+                    let mut u = super::Unmade::new(ex, &name, &value);
+                    u.at = Some(chain.clone());
+                    u.from_run = Some(false);
+                    pending.push(u);
+                }
                 None => {}
             }
         }
@@ -486,6 +498,55 @@ paths:
             status: Some(201),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_value_an_answer_gave_makes_a_script_that_does_not_fetch_it_not_standalone() {
+        let spec = r#"openapi: 3.0.0
+info: {title: dags, version: '1'}
+paths:
+  /parseDagFile/{file_token}:
+    put:
+      operationId: reparse
+      parameters: [{name: file_token, in: path, required: true, schema: {type: string}}]
+      responses: {'201': {description: queued}}
+"#;
+        let api = crate::load::load_text(spec, std::path::Path::new("dags.yaml"))
+            .unwrap()
+            .api;
+        let checker = Checker::new(&api, vec![], None);
+        let mut put = exchange(1, "reparse", "/parseDagFile/eyJidW5kbGUi.sig", "{}");
+        put.request.method = "PUT".into();
+        let w = vec![put];
+        let location = |l: &str| Some(l.to_string());
+        let built = |ledger: &Ledger| {
+            let mut script = build::script(
+                &api,
+                checker.positions(),
+                "http://127.0.0.1:1",
+                &w,
+                &location,
+            );
+            mark_run_made(&api, &checker, ledger, &mut script, &w);
+            script.settle_standalone();
+            script
+        };
+        // `file_token` names no resource by its words: a value the run
+        // chose there is the script's own.
+        let chosen = built(&Ledger::new());
+        assert!(chosen.standalone, "{:?}", chosen.not_standalone);
+        // The same value, given by an answer (as `fileToken`, by another
+        // spelling): the server's own, which the script does not fetch.
+        let mut ledger = Ledger::new();
+        ledger.note_given("fileToken", "eyJidW5kbGUi.sig");
+        let given = built(&ledger);
+        assert!(!given.standalone);
+        let said = given.not_standalone.join("\n");
+        assert!(
+            said.contains("data the run did not make")
+                && said.contains("reparse file_token = eyJidW5kbGUi.sig"),
+            "{said}"
+        );
     }
 
     #[test]

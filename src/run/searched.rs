@@ -97,6 +97,7 @@ impl<P: Protocol + 'static, F: Fn(&P, &mut Report)> Source for Searched<P, F> {
         // Causes first: each cause's representative, defects first, before
         // any cause's second fault, so a replay time that runs out leaves
         // the least telling faults unreplayed.
+        search.note_given();
         let kept: Vec<_> = search.faults().kept().collect();
         let order = crate::faults::causes::replay_order(&report.faults);
         // The order's first round: one fault per cause.

@@ -71,6 +71,20 @@ pub struct Ledger {
     /// goes into) outlive the thousands made once and left.
     used: HashMap<String, u64>,
     tick: u64,
+    /// Values the server's answers gave for inputs, by the input's name
+    /// folded ([`fold`]): what a script sends without making it, when no
+    /// step of it made it either, is the server's (a signed file token
+    /// that a fresh start signs with another key).
+    given: HashMap<String, std::collections::HashSet<String>>,
+}
+
+/// A name as inputs and fields are matched: lower case, without `_` and
+/// `-` (`file_token`, `fileToken`).
+fn fold(name: &str) -> String {
+    name.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect()
 }
 
 /// A path with its percent-escapes decoded: a request sends `/tenants/a%20b`
@@ -553,6 +567,23 @@ impl Ledger {
             let here = place == at || place.ends_with(&at);
             r.creator.as_deref().filter(|_| here)
         })
+    }
+
+    /// Notes that an answer gave `value` for a field named `name` (taken
+    /// once, after the search, from what the generator kept of answers).
+    pub fn note_given(&mut self, name: &str, value: &str) {
+        self.given
+            .entry(fold(name))
+            .or_default()
+            .insert(value.to_string());
+    }
+
+    /// Whether an answer of the run gave `value` for a field named like
+    /// input `name`.
+    pub fn server_gave(&self, name: &str, value: &str) -> bool {
+        self.given
+            .get(&fold(name))
+            .is_some_and(|values| values.contains(value))
     }
 
     /// Whether the run created the resource at `path` (a concrete path,

@@ -235,6 +235,10 @@ impl Protocol for Rest {
         self.constraints.learnt.clone()
     }
 
+    fn given(&self) -> Vec<(String, String)> {
+        self.pool.given()
+    }
+
     fn describe(&self, cx: &Cx, call: &RestCall) -> Value {
         let op = &cx.api.operations[call.op];
         let inputs: Vec<Value> = op

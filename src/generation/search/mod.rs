@@ -350,6 +350,15 @@ impl<P: Protocol> Search<P> {
         &self.ledger
     }
 
+    /// Gives the ledger the values answers gave that the generator still
+    /// holds, once the search is over: scripts built from then on tell
+    /// the server's values from their own.
+    pub fn note_given(&mut self) {
+        for (name, value) in self.protocol.given() {
+            self.ledger.note_given(&name, &value);
+        }
+    }
+
     /// The ledger, to record what is sent after the search.
     pub fn ledger_mut(&mut self) -> &mut Ledger {
         &mut self.ledger

@@ -64,6 +64,13 @@ pub trait Protocol: Send + 'static {
         Vec::new()
     }
 
+    /// The values answers gave, as (field name, text), that the generator
+    /// still holds: what a reproducer sends without making is told from
+    /// them.
+    fn given(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+
     /// A mutant of an archived test.
     fn mutate(&mut self, cx: &mut Cx, base: &TestCase<Self::Genes>) -> TestCase<Self::Genes>;
 
