@@ -15,6 +15,7 @@ pub mod fence;
 pub mod identities;
 pub mod interrupt;
 pub mod out_dir;
+mod plain;
 mod politeness;
 pub mod reset;
 pub mod secrets;

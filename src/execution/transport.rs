@@ -45,7 +45,25 @@ pub struct Transport {
     max_body: usize,
     /// Operations whose invalid answer's first bytes were read already.
     probed: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<String>>>,
+    /// hyper's client, for a plain-HTTP target on this machine.
+    plain: Option<super::plain::Plain>,
 }
+
+/// An answer's head, from either client.
+enum Answer {
+    Reqwest(reqwest::Response),
+    Plain(hyper::Response<hyper::body::Incoming>),
+}
+
+/// A failure to get an answer, from either client.
+enum SendError {
+    Reqwest(reqwest::Error),
+    Plain(super::plain::PlainError),
+}
+
+/// An answer's body as it comes, each failure in words.
+type BodyStream =
+    std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<bytes::Bytes, String>> + Send>>;
 
 impl Transport {
     /// A transport for `base`, reading at most `max_body` bytes of each body.
@@ -92,9 +110,10 @@ impl Transport {
             fresh,
             fresh_direct,
             no_follow: Default::default(),
-            base,
             max_body,
             probed: Default::default(),
+            plain: super::plain::Plain::for_target(&base, concurrency),
+            base,
         })
     }
 
@@ -222,26 +241,63 @@ impl Transport {
             }
             builder.send()
         };
-        let mut sent = tokio::time::timeout(timeout, request(client)).await;
+        let reqwest_answer = |client: &reqwest::Client| {
+            let sent = request(client);
+            async move { sent.await.map(Answer::Reqwest).map_err(SendError::Reqwest) }
+        };
+        let mut sent = match (&self.plain, self.target(&req.path, query)) {
+            (Some(plain), Ok(url)) => {
+                let mut headers: Vec<(&str, &str)> = req
+                    .headers
+                    .iter()
+                    .chain(credentials)
+                    .map(|(n, v)| (n.as_str(), v.as_str()))
+                    .collect();
+                if req.body.is_some()
+                    && let Some(ct) = &req.content_type
+                {
+                    headers.push(("content-type", ct.as_str()));
+                }
+                let out = super::plain::Outgoing {
+                    method: method.clone(),
+                    url,
+                    headers: &headers,
+                    body: req.body.as_deref(),
+                    follow: !direct,
+                };
+                tokio::time::timeout(timeout, async {
+                    plain
+                        .send(out)
+                        .await
+                        .map(Answer::Plain)
+                        .map_err(SendError::Plain)
+                })
+                .await
+            }
+            _ => tokio::time::timeout(timeout, reqwest_answer(client)).await,
+        };
         if let Ok(Err(e)) = &sent
-            && classify(e).0 == FailureKind::NoAnswer
+            && classify_any(e).0 == FailureKind::NoAnswer
         {
             // Perhaps a kept-alive connection the server had just closed:
             // the request goes once more on a connection of its own, and
             // only a second silence is the server's.
             let left = deadline.saturating_duration_since(Instant::now());
-            sent = tokio::time::timeout(left, request(fresh)).await;
+            sent = tokio::time::timeout(left, reqwest_answer(fresh)).await;
         }
         let response = match sent {
             Err(_) => return timed_out(started, timeout),
             Ok(Err(e)) => {
-                let (kind, cause) = classify(&e);
+                let (kind, cause) = classify_any(&e);
                 if kind == FailureKind::Timeout {
                     return timed_out(started, timeout);
                 }
-                // The URL holds the query API keys: the message goes without.
-                let e = if query.is_empty() { e } else { e.without_url() };
-                let mut message = error_chain(&e);
+                let mut message = match e {
+                    // The URL holds the query API keys: the message goes without.
+                    SendError::Reqwest(e) if !query.is_empty() => error_chain(&e.without_url()),
+                    SendError::Reqwest(e) => error_chain(&e),
+                    SendError::Plain(e) => error_chain(&e),
+                };
                 if kind == FailureKind::InvalidHttp {
                     let left = deadline.saturating_duration_since(Instant::now());
                     message = match self.first_bytes(req, credentials, query, left).await {
@@ -261,9 +317,15 @@ impl Transport {
             }
             Ok(Ok(r)) => r,
         };
-        let status = response.status().as_u16();
-        let headers: Vec<(String, String)> = response
-            .headers()
+        let status = match &response {
+            Answer::Reqwest(r) => r.status().as_u16(),
+            Answer::Plain(r) => r.status().as_u16(),
+        };
+        let head = match &response {
+            Answer::Reqwest(r) => r.headers(),
+            Answer::Plain(r) => r.headers(),
+        };
+        let headers: Vec<(String, String)> = head
             .iter()
             .map(|(n, v)| {
                 (
@@ -287,7 +349,21 @@ impl Transport {
         } else {
             self.max_body
         };
-        let mut stream = response.bytes_stream();
+        let mut stream: BodyStream = match response {
+            Answer::Reqwest(r) => {
+                let keys = !query.is_empty();
+                Box::pin(r.bytes_stream().map(move |c| {
+                    c.map_err(|e| {
+                        let e = if keys { e.without_url() } else { e };
+                        error_chain(&e)
+                    })
+                }))
+            }
+            Answer::Plain(r) => Box::pin(
+                http_body_util::BodyDataStream::new(r.into_body())
+                    .map(|c| c.map_err(|e| error_chain(&e))),
+            ),
+        };
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match tokio::time::timeout(left, stream.next()).await {
@@ -313,7 +389,6 @@ impl Transport {
                     }
                 }
                 Ok(Some(Err(e))) => {
-                    let e = if query.is_empty() { e } else { e.without_url() };
                     // A reset or close in the middle of the body: the answer
                     // as a whole is not one a client can read.
                     truncated = true;
@@ -322,7 +397,7 @@ impl Transport {
                         format!(
                             "status {status}, then the answer was cut off after {} byte(s) of its body ({}); the body began \"{}\"",
                             body.len(),
-                            error_chain(&e),
+                            e,
                             escape_bytes(&body[..body.len().min(FIRST_BYTES)])
                         ),
                     ));
@@ -438,6 +513,14 @@ pub(super) fn escape_bytes(bytes: &[u8]) -> String {
 
 /// The failure of an error of the HTTP stack, from its kind and the kinds
 /// of its sources (hyper's, the operating system's), not from its wording.
+/// What kind of failure `e` is, from either client.
+fn classify_any(e: &SendError) -> (FailureKind, Cause) {
+    match e {
+        SendError::Reqwest(e) => classify(e),
+        SendError::Plain(e) => super::plain::classify(e),
+    }
+}
+
 fn classify(e: &reqwest::Error) -> (FailureKind, Cause) {
     let mut io = None;
     let mut hyper = None;
