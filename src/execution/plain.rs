@@ -220,3 +220,34 @@ pub(super) fn classify(e: &PlainError) -> (FailureKind, Cause) {
         _ => (FailureKind::Other, Cause::Unknown),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only a plain-HTTP target on this machine takes the fast path: TLS,
+    /// and a host name that must be resolved (its failures told apart),
+    /// stay with reqwest.
+    #[test]
+    fn only_a_local_plain_http_target_takes_the_fast_path() {
+        let proxied = ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]
+            .iter()
+            .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()));
+        let fast = |u: &str| Plain::for_target(&url::Url::parse(u).unwrap(), 4).is_some();
+        for local in [
+            "http://127.0.0.1:8080",
+            "http://[::1]:8080/api",
+            "http://localhost:3000",
+            "http://LOCALHOST/",
+        ] {
+            assert_eq!(fast(local), !proxied, "{local}");
+        }
+        for other in [
+            "https://127.0.0.1:8443",
+            "http://staging.example:8080",
+            "https://localhost/",
+        ] {
+            assert!(!fast(other), "{other}");
+        }
+    }
+}
