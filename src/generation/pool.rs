@@ -31,7 +31,15 @@ pub struct ValuePool {
     values: HashMap<String, Vec<Value>>,
     /// `location:` keys, oldest first, at most [`LOCATIONS`].
     locations: indexmap::IndexMap<String, Vec<Value>>,
+    /// Every scalar value kept under a field's key, by field name, at
+    /// most [`GIVEN`] in all: what the lists forget (16 per key) a
+    /// reproducer may still send.
+    given: HashMap<String, std::collections::HashSet<String>>,
+    given_count: usize,
 }
+
+/// Values [`ValuePool::given`] remembers in all.
+const GIVEN: usize = 20_000;
 
 impl ValuePool {
     /// A pool keeping the last `depth` distinct values per key.
@@ -40,6 +48,8 @@ impl ValuePool {
             depth: depth.max(1),
             values: HashMap::new(),
             locations: indexmap::IndexMap::new(),
+            given: HashMap::new(),
+            given_count: 0,
         }
     }
 
@@ -65,33 +75,50 @@ impl ValuePool {
         }
     }
 
-    /// The scalar values answers gave, as (field name, text), for fields
-    /// of schemas (`Dag.file_token`) and identifying properties of
-    /// collections' members; bare ids of `Location`s are left out (what
-    /// names a resource is the ledger's business).
+    /// The scalar values kept under fields' keys, as (field name, text):
+    /// fields of schemas (`Dag.file_token`), fields by their bare name,
+    /// identifying properties of collections' members; bare ids of
+    /// `Location`s are left out (what names a resource is the ledger's
+    /// business).
     pub fn given(&self) -> Vec<(String, String)> {
-        let mut out = Vec::new();
-        let fields = self
-            .values
+        let mut out: Vec<(String, String)> = self
+            .given
             .iter()
-            .filter_map(|(k, l)| Some((k.rsplit_once('.')?.1, l)));
-        let members = self
-            .locations
-            .iter()
-            .filter_map(|(k, l)| Some((k.rsplit_once('#')?.1, l)));
-        for (field, list) in fields.chain(members) {
-            for v in list {
-                if let Value::String(_) | Value::Number(_) = v {
-                    out.push((field.to_string(), crate::execution::wire::as_text(v)));
-                }
-            }
-        }
+            .flat_map(|(field, values)| values.iter().map(|v| (field.clone(), v.clone())))
+            .collect();
         out.sort();
         out
     }
 
+    /// Notes `value`, new under `key`, among the values given.
+    fn note_given(&mut self, key: &str, value: &Value) {
+        if self.given_count >= GIVEN || !matches!(value, Value::String(_) | Value::Number(_)) {
+            return;
+        }
+        let field = match key.strip_prefix(LOCATION) {
+            Some(member) => match member.rsplit_once('#') {
+                Some((_, p)) => p,
+                None => return,
+            },
+            None => key.rsplit_once('.').map_or(key, |(_, f)| f),
+        };
+        // Most values come again and again: known ones cost no copy.
+        let text = crate::execution::wire::as_text(value);
+        if let Some(values) = self.given.get_mut(field) {
+            if values.contains(&text) {
+                return;
+            }
+            values.insert(text);
+        } else {
+            self.given
+                .insert(field.to_string(), std::iter::once(text).collect());
+        }
+        self.given_count += 1;
+    }
+
     /// Remembers `value` under `key`.
     pub fn add(&mut self, key: String, value: Value) {
+        self.note_given(&key, &value);
         let list = if key.starts_with(LOCATION) {
             if !self.locations.contains_key(&key) && self.locations.len() >= LOCATIONS {
                 self.locations.shift_remove_index(0);
@@ -808,14 +835,20 @@ mod tests {
         pool.add("Dag.tags".into(), json!(["a"]));
         pool.add(member_key("/dags", "name"), json!("d1"));
         pool.add(location_key("/dags"), json!("17"));
+        pool.add("dag_id".into(), json!("example"));
+        // Past the 4 a key keeps: the first is still known as given.
+        for i in 0..8 {
+            pool.add("Dag.file_token".into(), json!(format!("tok{i}")));
+        }
         let given = pool.given();
-        assert_eq!(
-            given,
-            [
-                ("file_token".to_string(), "tok".to_string()),
-                ("name".to_string(), "d1".to_string()),
-                ("version".to_string(), "3".to_string()),
-            ]
-        );
+        let mut want = vec![
+            ("dag_id".to_string(), "example".to_string()),
+            ("file_token".to_string(), "tok".to_string()),
+            ("name".to_string(), "d1".to_string()),
+            ("version".to_string(), "3".to_string()),
+        ];
+        want.extend((0..8).map(|i| ("file_token".to_string(), format!("tok{i}"))));
+        want.sort();
+        assert_eq!(given, want);
     }
 }
