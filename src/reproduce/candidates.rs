@@ -283,7 +283,8 @@ fn mark_run_made(
                 // own, whatever the input's name: Airflow's signed file
                 // token, which a fresh start signs with another key).
                 None if ledger.server_gave(&name, &value)
-                    && !ledger.run_made_named(&value, &name) =>
+                    && !ledger.run_made_named(&value, &name)
+                    && !described(operation_of(api, checker, ex), &name, &value) =>
                 {
                     let mut u = super::Unmade::new(ex, &name, &value);
                     u.at = Some(chain.clone());
@@ -355,10 +356,49 @@ pub(crate) fn listing_crash_after_plants(
     ex: &Exchange,
 ) -> bool {
     ex.status.is_some_and(|s| s >= 500)
-        && ex.request.method == "GET"
-        && operation_of(api, checker, ex)
-            .is_some_and(|op| !crate::oracles::identity::names_one_resource(op))
+        && operation_of(api, checker, ex).is_some_and(|op| reads_many(op, &ex.request.method))
         && echoes.works_unless_planted(ex)
+}
+
+/// Whether `value` is one the description gives path parameter `name`
+/// of `op` (its default, an enum value or an example): a value every
+/// answer repeats (Airflow's `map_index` -1) is the client's choice too.
+fn described(op: Option<&Operation>, name: &str, value: &str) -> bool {
+    let Some(p) = op.and_then(|op| {
+        op.parameters
+            .iter()
+            .find(|p| p.location == crate::model::Location::Path && p.name == name)
+    }) else {
+        return false;
+    };
+    let s = &p.schema;
+    s.default
+        .iter()
+        .chain(&s.enum_values)
+        .chain(&s.examples)
+        .any(|v| crate::execution::wire::as_text(v) == value)
+}
+
+/// Verbs an operation that reads is named with (`read_flow_runs`,
+/// `countTasks`, `searchItems`).
+const READ_VERBS: [&str; 10] = [
+    "get", "read", "list", "count", "search", "filter", "query", "find", "fetch", "lookup",
+];
+
+/// Whether `op`, sent with `method`, reads what the server holds without
+/// naming one resource: a listing, a count, a search, by GET or by a POST
+/// named as a read (Prefect's `POST /ui/task_runs/dashboard/counts`,
+/// `read_dashboard_task_run_counts`, crashed only once task runs existed):
+/// what it answers depends on what earlier writes left.
+fn reads_many(op: &Operation, method: &str) -> bool {
+    let reads = match method {
+        "GET" | "HEAD" => true,
+        "POST" => crate::model::names::words(&op.name)
+            .first()
+            .is_some_and(|w| READ_VERBS.contains(&w.as_str())),
+        _ => false,
+    };
+    reads && !crate::oracles::identity::names_one_resource(op)
 }
 
 /// Why a crash of a request that reads no single resource (a listing)
@@ -374,9 +414,7 @@ fn reads_all_after_writes(
     first_seq: u64,
 ) -> Option<String> {
     let listing = ex.status.is_some_and(|s| s >= 500)
-        && ex.request.method == "GET"
-        && operation_of(api, checker, ex)
-            .is_some_and(|op| !crate::oracles::identity::names_one_resource(op));
+        && operation_of(api, checker, ex).is_some_and(|op| reads_many(op, &ex.request.method));
     let last = echoes
         .writes_before(first_seq, 1)
         .pop()
@@ -501,6 +539,35 @@ paths:
     }
 
     #[test]
+    fn reads_by_post_count_as_reads_of_what_the_server_holds() {
+        let spec = r#"openapi: 3.0.0
+info: {title: t, version: '1'}
+paths:
+  /ui/task_runs/dashboard/counts:
+    post: {operationId: read_dashboard_task_run_counts, responses: {'200': {description: ok}}}
+  /flow_runs/count:
+    post: {operationId: countFlowRuns, responses: {'200': {description: ok}}}
+  /items:
+    get: {operationId: listItems, responses: {'200': {description: ok}}}
+    post: {operationId: createItem, responses: {'201': {description: made}}}
+  /items/{itemId}:
+    get:
+      operationId: getItem
+      parameters: [{name: itemId, in: path, required: true, schema: {type: string}}]
+      responses: {'200': {description: ok}}
+"#;
+        let api = crate::load::load_text(spec, std::path::Path::new("t.yaml"))
+            .unwrap()
+            .api;
+        let op = |name: &str| api.operations.iter().find(|o| o.name == name).unwrap();
+        assert!(reads_many(op("read_dashboard_task_run_counts"), "POST"));
+        assert!(reads_many(op("countFlowRuns"), "POST"));
+        assert!(reads_many(op("listItems"), "GET"));
+        assert!(!reads_many(op("createItem"), "POST"));
+        assert!(!reads_many(op("getItem"), "GET"));
+    }
+
+    #[test]
     fn a_value_an_answer_gave_makes_a_script_that_does_not_fetch_it_not_standalone() {
         let spec = r#"openapi: 3.0.0
 info: {title: dags, version: '1'}
@@ -508,7 +575,7 @@ paths:
   /parseDagFile/{file_token}:
     put:
       operationId: reparse
-      parameters: [{name: file_token, in: path, required: true, schema: {type: string}}]
+      parameters: [{name: file_token, in: path, required: true, schema: {type: string, example: abc}}]
       responses: {'201': {description: queued}}
 "#;
         let api = crate::load::load_text(spec, std::path::Path::new("dags.yaml"))
@@ -535,6 +602,32 @@ paths:
         // chose there is the script's own.
         let chosen = built(&Ledger::new());
         assert!(chosen.standalone, "{:?}", chosen.not_standalone);
+        // A value the description gives the input (its example) is the
+        // client's to choose, even when answers give it too.
+        let mut ledger = Ledger::new();
+        ledger.note_given("file_token", "abc");
+        let mut described_put = w[0].clone();
+        described_put.request.path = "/parseDagFile/abc".into();
+        let mut described_script = build::script(
+            &api,
+            checker.positions(),
+            "http://127.0.0.1:1",
+            std::slice::from_ref(&described_put),
+            &location,
+        );
+        mark_run_made(
+            &api,
+            &checker,
+            &ledger,
+            &mut described_script,
+            std::slice::from_ref(&described_put),
+        );
+        described_script.settle_standalone();
+        assert!(
+            described_script.standalone,
+            "{:?}",
+            described_script.not_standalone
+        );
         // The same value, given by an answer (as `fileToken`, by another
         // spelling): the server's own, which the script does not fetch.
         let mut ledger = Ledger::new();
