@@ -72,7 +72,10 @@ impl Plain {
         let proxied = ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]
             .iter()
             .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()));
-        if base.scheme() != "http" || !local || proxied {
+        // Userinfo is taken out before (sent as Basic auth); should one be
+        // left, reqwest's handling of it stands.
+        let userinfo = !base.username().is_empty() || base.password().is_some();
+        if base.scheme() != "http" || !local || proxied || userinfo {
             return None;
         }
         let mut connector = HttpConnector::new();
@@ -246,6 +249,7 @@ mod tests {
             "https://127.0.0.1:8443",
             "http://staging.example:8080",
             "https://localhost/",
+            "http://user:pw@127.0.0.1:8080",
         ] {
             assert!(!fast(other), "{other}");
         }
