@@ -12,7 +12,7 @@ use std::process::Command;
 
 use serde_json::Value;
 use support::cli::{args, cartograph, hurl, read_report};
-use support::stateful::{SPEC_PATH, Stateful};
+use support::stateful::{SIGNED_SPEC_PATH, SPEC_PATH, Stateful};
 
 /// An output folder; `RESET_KEEP=1` keeps it (its path is printed).
 fn out_dir() -> tempfile::TempDir {
@@ -201,6 +201,46 @@ async fn without_a_reset_no_standalone_reproducer_fails_after_one() {
     assert_eq!(server.resets(), 0);
     for f in report["faults"].as_array().unwrap() {
         assert!(f["reproducer"]["fresh"].is_null(), "{f:#}");
+    }
+    standalone_ones_show(&server, out.path(), &report).await;
+}
+
+/// The 409 of a file parsed twice needs the token of the server's start
+/// (signed with a key each start draws, as Airflow's file tokens are): a
+/// reproducer that sends the token the run's server gave, and does not
+/// fetch it, is not standalone, and says which value it lacks. Airflow's
+/// reparse script was marked standalone and did not show after a restart.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_token_the_server_signed_is_not_a_value_a_script_makes() {
+    let server = Stateful::start().await;
+    let out = out_dir();
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join(SIGNED_SPEC_PATH);
+    let list = [
+        "run",
+        spec.to_str().unwrap(),
+        "--target",
+        &server.base_url,
+        "--max-requests",
+        "600",
+        "--seed",
+        "3",
+        "--out",
+        out.path().to_str().unwrap(),
+    ];
+    let result = cartograph(args(&list)).await;
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(1), "{stderr}");
+    let report = read_report(out.path());
+    let parse = report["faults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["operation"] == "parseFile" && f["code"] == "undocumented_status")
+        .unwrap_or_else(|| panic!("the 409 of parseFile was not found: {report:#}"));
+    let repro = &parse["reproducer"];
+    if repro["standalone"] != true {
+        let why = repro["not_standalone"].to_string();
+        assert!(why.contains("file_token"), "{repro:#}");
     }
     standalone_ones_show(&server, out.path(), &report).await;
 }

@@ -11,6 +11,10 @@
 //!   which leads nowhere.
 //! - `DELETE /projects/{id}` answers 204, yet `GET` still finds it.
 //! - `GET /projects` answers 500 while a closed project has no task.
+//! - `PUT /parse/{file_token}` answers 409, undocumented, for a file parsed
+//!   before; the token `GET /files` gives is signed with a key each start
+//!   (and reset) draws anew, as Airflow's are, so a script that sends a
+//!   token it did not fetch cannot show the fault on a fresh server.
 //!
 //! Every input is checked as described (400 otherwise), so that the only
 //! faults are these.
@@ -31,6 +35,10 @@ use tokio::task::JoinHandle;
 /// The REST description, relative to the crate root.
 pub const SPEC_PATH: &str = "fixtures/servers/stateful.yaml";
 
+/// The description of its signed files alone (`GET /files`, `PUT
+/// /parse/{file_token}`), relative to the crate root.
+pub const SIGNED_SPEC_PATH: &str = "fixtures/servers/signed-files.yaml";
+
 /// The running server; dropping it stops it.
 pub struct Stateful {
     /// Base URL, `http://127.0.0.1:PORT` (no trailing slash).
@@ -47,12 +55,24 @@ struct Data {
     projects: BTreeMap<i64, (String, bool, bool)>,
     /// Per task: its project and title.
     tasks: BTreeMap<i64, (i64, String)>,
+    /// What signs this start's file tokens.
+    key: u64,
+    /// The tokens parsed.
+    parsed: std::collections::BTreeSet<String>,
 }
+
+/// Starts and resets so far: each draws another key.
+static STARTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl Data {
     fn fresh() -> Data {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let start = STARTS.fetch_add(1, Ordering::SeqCst);
         Data {
             next_id: 1,
+            key: nanos ^ start.wrapping_mul(0x9E37_79B9_7F4A_7C15),
             ..Data::default()
         }
     }
@@ -61,6 +81,11 @@ impl Data {
         let id = self.next_id;
         self.next_id += 1;
         id
+    }
+
+    /// This start's token for the file `name`.
+    fn token(&self, name: &str) -> String {
+        format!("{name}.{:016x}", self.key)
     }
 
     fn project(&self, id: i64) -> Value {
@@ -329,6 +354,20 @@ async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
                 }
                 _ => missing(),
             }
+        }
+        ("GET", ["files"]) => answer(
+            200,
+            json!([{"name": "report", "file_token": data.token("report")}]),
+        ),
+        ("PUT", ["parse", token]) => {
+            if *token != data.token("report") {
+                return missing();
+            }
+            // The fault: 409 for a file parsed before, undocumented.
+            if !data.parsed.insert(token.to_string()) {
+                return answer(409, json!({"error": "already parsed"}));
+            }
+            answer(201, json!({"queued": true}))
         }
         _ => missing(),
     }
