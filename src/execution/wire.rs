@@ -14,11 +14,16 @@ pub const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'~');
 
 /// A value as it travels in a path, query or header: strings bare, the rest as JSON.
-pub fn as_text(v: &Value) -> String {
+pub fn text_of(v: &Value) -> std::borrow::Cow<'_, str> {
     match v {
-        Value::String(s) => s.strip_prefix(NUMBER_MARK).unwrap_or(s).to_string(),
-        other => json_text(other),
+        Value::String(s) => std::borrow::Cow::Borrowed(s.strip_prefix(NUMBER_MARK).unwrap_or(s)),
+        other => std::borrow::Cow::Owned(json_text(other)),
     }
+}
+
+/// [`text_of`], owned.
+pub fn as_text(v: &Value) -> String {
+    text_of(v).into_owned()
 }
 
 /// What a string starts with when it stands for a JSON number that

@@ -31,11 +31,51 @@ pub struct ValuePool {
     values: HashMap<String, Vec<Value>>,
     /// `location:` keys, oldest first, at most [`LOCATIONS`].
     locations: indexmap::IndexMap<String, Vec<Value>>,
-    /// Every scalar value kept under a field's key, by field name, at
-    /// most [`GIVEN`] in all: what the lists forget (16 per key) a
-    /// reproducer may still send.
-    given: HashMap<String, std::collections::HashSet<String>>,
-    given_count: usize,
+    /// The values the lists pushed out (16 per key), by field name, at
+    /// most [`GIVEN`] in all: a reproducer may still send one. Noted as
+    /// they go, not as they come, so that the answers that repeat what a
+    /// list holds (nearly all) cost nothing.
+    forgotten: Given,
+}
+
+/// Values by field name, at most [`GIVEN`] in all.
+#[derive(Debug, Clone, Default)]
+struct Given {
+    values: HashMap<String, std::collections::HashSet<String>>,
+    count: usize,
+}
+
+impl Given {
+    /// Notes `value`, kept under pool key `key`, when it is a field's:
+    /// fields of schemas (`Dag.file_token`), fields by their bare name,
+    /// identifying properties of collections' members; bare ids of
+    /// `Location`s are left out (what names a resource is the ledger's
+    /// business).
+    fn note(&mut self, key: &str, value: &Value) {
+        if self.count >= GIVEN || !matches!(value, Value::String(_) | Value::Number(_)) {
+            return;
+        }
+        let field = match key.strip_prefix(LOCATION) {
+            Some(member) => match member.rsplit_once('#') {
+                Some((_, p)) => p,
+                None => return,
+            },
+            None => key.rsplit_once('.').map_or(key, |(_, f)| f),
+        };
+        let text = crate::execution::wire::text_of(value);
+        if let Some(values) = self.values.get_mut(field) {
+            if values.contains(text.as_ref()) {
+                return;
+            }
+            values.insert(text.into_owned());
+        } else {
+            self.values.insert(
+                field.to_string(),
+                std::iter::once(text.into_owned()).collect(),
+            );
+        }
+        self.count += 1;
+    }
 }
 
 /// Values [`ValuePool::given`] remembers in all.
@@ -48,8 +88,7 @@ impl ValuePool {
             depth: depth.max(1),
             values: HashMap::new(),
             locations: indexmap::IndexMap::new(),
-            given: HashMap::new(),
-            given_count: 0,
+            forgotten: Given::default(),
         }
     }
 
@@ -75,64 +114,59 @@ impl ValuePool {
         }
     }
 
-    /// The scalar values kept under fields' keys, as (field name, text):
-    /// fields of schemas (`Dag.file_token`), fields by their bare name,
-    /// identifying properties of collections' members; bare ids of
-    /// `Location`s are left out (what names a resource is the ledger's
-    /// business).
+    /// The scalar values answers gave (or the client chose, in bodies the
+    /// server accepted), as (field name, text): those the lists hold and
+    /// those they pushed out; see [`Given::note`] for which keys count.
     pub fn given(&self) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = self
-            .given
-            .iter()
-            .flat_map(|(field, values)| values.iter().map(|v| (field.clone(), v.clone())))
+        let mut all = self.forgotten.clone();
+        all.count = 0;
+        for (key, list) in self.values.iter().chain(self.locations.iter()) {
+            for v in list {
+                all.note(key, v);
+            }
+        }
+        let mut out: Vec<(String, String)> = all
+            .values
+            .into_iter()
+            .flat_map(|(field, values)| values.into_iter().map(move |v| (field.clone(), v)))
             .collect();
         out.sort();
         out
     }
 
-    /// Notes `value`, new under `key`, among the values given.
-    fn note_given(&mut self, key: &str, value: &Value) {
-        if self.given_count >= GIVEN || !matches!(value, Value::String(_) | Value::Number(_)) {
-            return;
-        }
-        let field = match key.strip_prefix(LOCATION) {
-            Some(member) => match member.rsplit_once('#') {
-                Some((_, p)) => p,
-                None => return,
-            },
-            None => key.rsplit_once('.').map_or(key, |(_, f)| f),
-        };
-        // Most values come again and again: known ones cost no copy.
-        let text = crate::execution::wire::as_text(value);
-        if let Some(values) = self.given.get_mut(field) {
-            if values.contains(&text) {
-                return;
-            }
-            values.insert(text);
-        } else {
-            self.given
-                .insert(field.to_string(), std::iter::once(text).collect());
-        }
-        self.given_count += 1;
-    }
-
     /// Remembers `value` under `key`.
     pub fn add(&mut self, key: String, value: Value) {
-        self.note_given(&key, &value);
-        let list = if key.starts_with(LOCATION) {
-            if !self.locations.contains_key(&key) && self.locations.len() >= LOCATIONS {
-                self.locations.shift_remove_index(0);
-            }
-            self.locations.entry(key).or_default()
+        let in_locations = key.starts_with(LOCATION);
+        let held = if in_locations {
+            self.locations.get_mut(&key)
         } else {
-            self.values.entry(key).or_default()
+            self.values.get_mut(&key)
         };
-        if list.last() != Some(&value) {
-            list.retain(|v| v != &value);
-            list.push(value);
-            if list.len() > self.depth {
-                list.remove(0);
+        if let Some(list) = held {
+            if list.last() != Some(&value) {
+                list.retain(|v| v != &value);
+                list.push(value);
+                if list.len() > self.depth {
+                    let gone = list.remove(0);
+                    self.forgotten.note(&key, &gone);
+                }
             }
+            return;
+        }
+        if in_locations && self.locations.len() >= LOCATIONS {
+            // The oldest eighth at once: one at a time shifted the other
+            // 511 keys on every new collection (each `PUT /items/{id}`
+            // names one).
+            for (k, list) in self.locations.drain(..LOCATIONS / 8) {
+                for v in &list {
+                    self.forgotten.note(&k, v);
+                }
+            }
+        }
+        if in_locations {
+            self.locations.insert(key, vec![value]);
+        } else {
+            self.values.insert(key, vec![value]);
         }
     }
 
