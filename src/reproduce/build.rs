@@ -251,6 +251,19 @@ pub fn script(
     }
 }
 
+/// Whether `ex` is a negative test whose wrong value went in `input` of
+/// `place` (`path asset_id`, `query limit`, `body /owner/id`): a value the
+/// client made up (an integer past 64 bits, a near miss of an id), which
+/// names nothing the server has.
+fn breached(ex: &Exchange, place: &str, input: &str) -> bool {
+    ex.request.breach.as_ref().is_some_and(|b| {
+        b.input
+            .strip_prefix(place)
+            .and_then(|rest| rest.strip_prefix(' '))
+            == Some(input)
+    })
+}
+
 /// A script being built: its steps so far, the values captured on them,
 /// and what the steps name literally that no earlier step made.
 struct Draft<'a> {
@@ -350,7 +363,8 @@ impl Draft<'_> {
                 sources(earlier, &value, name, &chain, self.location)
                     .map(|c| self.capture(&c, name))
             });
-            if identifies && var.is_none() {
+            if identifies && var.is_none() && !breached(ex, "path", param.as_deref().unwrap_or(""))
+            {
                 let name = param.as_deref().unwrap_or("id");
                 let mut u = Unmade::new(ex, name, &value);
                 u.at = Some(format!("{chain}/{seg}"));
@@ -386,7 +400,7 @@ impl Draft<'_> {
                     pairs.push(format!("{key}={{{{{var}}}}}"))
                 }
                 None => {
-                    if is_id_name(&k) {
+                    if is_id_name(&k) && !breached(ex, "query", &k) {
                         self.unmade.push(Unmade::new(ex, &k, &v));
                     }
                     pairs.push(raw.to_string())
@@ -417,7 +431,7 @@ impl Draft<'_> {
                     continue;
                 }
                 let found = sources(earlier, &t, &field, "", self.location);
-                if found.is_none() {
+                if found.is_none() && !breached(ex, "body", &pointer) {
                     self.unmade.push(Unmade::new(ex, &pointer[1..], &t));
                 }
                 if let Some(c) = found {
@@ -516,6 +530,44 @@ mod tests {
             &loc,
         );
         assert_eq!(s.direct, ["go"]);
+    }
+
+    #[test]
+    fn a_value_a_negative_test_made_up_is_no_data_the_script_lacks() {
+        let api = crate::load::load_text(
+            "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /assets/{asset_id}:\n    get:\n      operationId: getAsset\n      parameters:\n      - {name: asset_id, in: path, required: true, schema: {type: integer}}\n      - {name: owner_id, in: query, schema: {type: integer}}\n      responses: {'200': {description: ok}}\n",
+            std::path::Path::new("t.yaml"),
+        )
+        .unwrap()
+        .api;
+        let loc = |l: &str| Some(l.to_string());
+        let built = |breach: Option<&str>| {
+            let mut ex = answer("/assets/18446744073709551616?owner_id=7", 500, None, "");
+            ex.request.operation = "getAsset".into();
+            ex.request.breach = breach.map(|input| crate::execution::Breach {
+                input: input.into(),
+                kind: crate::execution::BreachKind::Unusual,
+                class: Some(crate::execution::EdgeClass::Huge),
+            });
+            script(
+                &api,
+                &api.operation_positions(),
+                "http://127.0.0.1:1",
+                &[ex],
+                &loc,
+            )
+        };
+        // An id the script names and does not make: the server's, or the run's.
+        let plain = built(None);
+        let named: Vec<&str> = plain.unmade.iter().map(|u| u.name.as_str()).collect();
+        assert_eq!(named, ["asset_id", "owner_id"]);
+        // The integer past 64 bits a negative test sent is its own making.
+        let negative = built(Some("path asset_id"));
+        let named: Vec<&str> = negative.unmade.iter().map(|u| u.name.as_str()).collect();
+        assert_eq!(named, ["owner_id"]);
+        let negative = built(Some("query owner_id"));
+        let named: Vec<&str> = negative.unmade.iter().map(|u| u.name.as_str()).collect();
+        assert_eq!(named, ["asset_id"]);
     }
 
     #[test]

@@ -413,7 +413,10 @@ fn reads_all_after_writes(
     ex: &Exchange,
     first_seq: u64,
 ) -> Option<String> {
+    // A negative test's crash is its wrong input's (Prefect's filters,
+    // counts and searches crashed on an integer past 64 bits on any data).
     let listing = ex.status.is_some_and(|s| s >= 500)
+        && ex.request.breach.is_none()
         && operation_of(api, checker, ex).is_some_and(|op| reads_many(op, &ex.request.method));
     let last = echoes
         .writes_before(first_seq, 1)
@@ -568,6 +571,42 @@ paths:
     }
 
     #[test]
+    fn a_read_that_crashed_after_writes_may_need_them_unless_its_input_crashed_it() {
+        let spec = r#"openapi: 3.0.0
+info: {title: t, version: '1'}
+paths:
+  /items/count:
+    post: {operationId: countItems, responses: {'200': {description: ok}}}
+  /items:
+    post: {operationId: createItem, responses: {'201': {description: made}}}
+"#;
+        let api = crate::load::load_text(spec, std::path::Path::new("t.yaml"))
+            .unwrap()
+            .api;
+        let checker = Checker::new(&api, vec![], None);
+        let mut echoes = Echoes::new();
+        echoes.note(&exchange(1, "createItem", "/items", "{}"));
+        let mut crash = exchange(5, "countItems", "/items/count", "{}");
+        crash.status = Some(500);
+        let why = reads_all_after_writes(&api, &checker, &echoes, &crash, 5);
+        assert!(
+            why.as_deref()
+                .is_some_and(|w| w.contains("POST createItem")),
+            "{why:?}"
+        );
+        // The same crash on an integer past 64 bits a negative test sent.
+        crash.request.breach = Some(crate::execution::Breach {
+            input: "body /limit".into(),
+            kind: crate::execution::BreachKind::Unusual,
+            class: Some(crate::execution::EdgeClass::Huge),
+        });
+        assert_eq!(
+            reads_all_after_writes(&api, &checker, &echoes, &crash, 5),
+            None
+        );
+    }
+
+    #[test]
     fn a_value_an_answer_gave_makes_a_script_that_does_not_fetch_it_not_standalone() {
         let spec = r#"openapi: 3.0.0
 info: {title: dags, version: '1'}
@@ -584,7 +623,9 @@ paths:
         let checker = Checker::new(&api, vec![], None);
         let mut put = exchange(1, "reparse", "/parseDagFile/eyJidW5kbGUi.sig", "{}");
         put.request.method = "PUT".into();
-        let w = vec![put];
+        let mut again = put.clone();
+        again.seq = 2;
+        let w = vec![put, again];
         let location = |l: &str| Some(l.to_string());
         let built = |ledger: &Ledger| {
             let mut script = build::script(
@@ -634,6 +675,16 @@ paths:
         ledger.note_given("fileToken", "eyJidW5kbGUi.sig");
         let given = built(&ledger);
         assert!(!given.standalone);
+        assert_eq!(
+            given
+                .not_standalone
+                .join("\n")
+                .matches("eyJidW5kbGUi.sig")
+                .count(),
+            1,
+            "{:?}",
+            given.not_standalone
+        );
         let said = given.not_standalone.join("\n");
         assert!(
             said.contains("data the run did not make")

@@ -68,11 +68,16 @@ impl Script {
         kept.extend(rest);
         self.unmade = kept;
         let mut reasons: Vec<String> = self.not_standalone.clone();
+        // Each named once, though several steps send it.
         let names = |us: &[Unmade]| {
-            us.iter()
-                .map(|u| u.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            let mut said: Vec<String> = Vec::new();
+            for u in us {
+                let u = u.to_string();
+                if !said.contains(&u) {
+                    said.push(u);
+                }
+            }
+            said.join(", ")
         };
         let (ran, rest) = self.unmade.split_at(from_run);
         if !ran.is_empty() {
