@@ -5,8 +5,11 @@
 # benches/baseline.json; fails on a regression of more than 15%.
 #   scripts/bench-guard.sh            measure and compare
 #   scripts/bench-guard.sh --update   measure and keep the new figures
-# Measure on an otherwise idle machine: the figure is the tool's CPU time,
-# which contention on the cores inflates less than wall time, but still does.
+# Measure on an otherwise quiet machine: the figure is the tool's CPU time,
+# which other work on the cores inflates less than wall time, but still
+# does. The bench keeps the cores from idling with spinners at nice 19
+# (ENGINE_BENCH_IDLE=1 leaves them idle): on idle cores, concurrency 1
+# measures the cores' wake-ups more than the tool.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 update=
