@@ -116,7 +116,8 @@ impl ValuePool {
 
     /// The scalar values answers gave (or the client chose, in bodies the
     /// server accepted), as (field name, text): those the lists hold and
-    /// those they pushed out; see [`Given::note`] for which keys count.
+    /// those they pushed out: fields of schemas (`Dag.file_token`), fields
+    /// by their bare name, identifying properties of collections' members.
     pub fn given(&self) -> Vec<(String, String)> {
         let mut all = self.forgotten.clone();
         all.count = 0;
