@@ -685,6 +685,7 @@ paths:
             "{:?}",
             given.not_standalone
         );
+        assert_eq!(given.unmade.len(), 1, "{:?}", given.unmade);
         let said = given.not_standalone.join("\n");
         assert!(
             said.contains("data the run did not make")

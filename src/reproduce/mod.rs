@@ -66,7 +66,19 @@ impl Script {
             .partition(|u| u.from_run == Some(true));
         let from_run = kept.len();
         kept.extend(rest);
-        self.unmade = kept;
+        // One entry per value a step names, though several steps send it.
+        let mut seen = std::collections::HashSet::new();
+        let mut from_run_left = from_run;
+        let mut unique = Vec::with_capacity(kept.len());
+        for (i, u) in kept.into_iter().enumerate() {
+            if seen.insert(u.to_string()) {
+                unique.push(u);
+            } else if i < from_run {
+                from_run_left -= 1;
+            }
+        }
+        let from_run = from_run_left;
+        self.unmade = unique;
         let mut reasons: Vec<String> = self.not_standalone.clone();
         // Each named once, though several steps send it.
         let names = |us: &[Unmade]| {
