@@ -182,46 +182,15 @@ fn build(
 /// reqwest's (no name resolution here: the host is an address or
 /// `localhost`).
 pub(super) fn classify(e: &PlainError) -> (FailureKind, Cause) {
+    use super::transport::{after_connect, causes, connect_cause};
     let PlainError::Client(client) = e else {
         return (FailureKind::Other, Cause::Unknown);
     };
-    let mut io = None;
-    let mut hyper_error = None;
-    let mut source = std::error::Error::source(client);
-    while let Some(s) = source {
-        if let Some(i) = s.downcast_ref::<std::io::Error>() {
-            io.get_or_insert(i.kind());
-        }
-        if let Some(h) = s.downcast_ref::<hyper::Error>() {
-            hyper_error.get_or_insert(h);
-        }
-        source = s.source();
-    }
-    use std::io::ErrorKind as Io;
+    let (io, hyper) = causes(client);
     if client.is_connect() {
-        let cause = match io {
-            Some(Io::ConnectionRefused) => Cause::Refused,
-            Some(Io::HostUnreachable | Io::NetworkUnreachable | Io::AddrNotAvailable) => {
-                Cause::Unreachable
-            }
-            _ => Cause::Unknown,
-        };
-        return (FailureKind::Connection, cause);
+        return (FailureKind::Connection, connect_cause(io));
     }
-    if let Some(h) = hyper_error {
-        if h.is_parse() || h.is_parse_status() {
-            return (FailureKind::InvalidHttp, Cause::Unknown);
-        }
-        if h.is_incomplete_message() || h.is_closed() || h.is_canceled() {
-            return (FailureKind::NoAnswer, Cause::Unknown);
-        }
-    }
-    match io {
-        Some(Io::ConnectionReset | Io::ConnectionAborted | Io::BrokenPipe | Io::UnexpectedEof) => {
-            (FailureKind::NoAnswer, Cause::Unknown)
-        }
-        _ => (FailureKind::Other, Cause::Unknown),
-    }
+    (after_connect(io, hyper), Cause::Unknown)
 }
 
 #[cfg(test)]

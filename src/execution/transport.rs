@@ -522,9 +522,35 @@ fn classify_any(e: &SendError) -> (FailureKind, Cause) {
 }
 
 fn classify(e: &reqwest::Error) -> (FailureKind, Cause) {
+    let (io, hyper) = causes(e);
+    if e.is_timeout() {
+        return (FailureKind::Timeout, Cause::Unknown);
+    }
+    if e.is_connect() {
+        let cause = if e.is_dns() {
+            Cause::Dns
+        } else {
+            match connect_cause(io) {
+                Cause::Unknown if super::tls::answered_in_plain_http(e) => Cause::PlainHttp,
+                // What is left of a failed connection over TLS is its
+                // handshake (the certificate).
+                Cause::Unknown if e.url().is_some_and(|u| u.scheme() == "https") => Cause::Tls,
+                cause => cause,
+            }
+        };
+        return (FailureKind::Connection, cause);
+    }
+    (after_connect(io, hyper), Cause::Unknown)
+}
+
+/// What the causes under `e` say: the first I/O error's kind, and the
+/// first error of hyper's.
+pub(super) fn causes<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> (Option<std::io::ErrorKind>, Option<&'a hyper::Error>) {
     let mut io = None;
     let mut hyper = None;
-    let mut source = std::error::Error::source(e);
+    let mut source = e.source();
     while let Some(s) = source {
         if let Some(i) = s.downcast_ref::<std::io::Error>() {
             io.get_or_insert(i.kind());
@@ -534,41 +560,41 @@ fn classify(e: &reqwest::Error) -> (FailureKind, Cause) {
         }
         source = s.source();
     }
+    (io, hyper)
+}
+
+/// Why a connection could not be made, told by the I/O error under it.
+pub(super) fn connect_cause(io: Option<std::io::ErrorKind>) -> Cause {
     use std::io::ErrorKind as Io;
-    if e.is_timeout() {
-        return (FailureKind::Timeout, Cause::Unknown);
+    match io {
+        Some(Io::ConnectionRefused) => Cause::Refused,
+        Some(Io::HostUnreachable | Io::NetworkUnreachable | Io::AddrNotAvailable) => {
+            Cause::Unreachable
+        }
+        _ => Cause::Unknown,
     }
-    if e.is_connect() {
-        let cause = if e.is_dns() {
-            Cause::Dns
-        } else {
-            match io {
-                Some(Io::ConnectionRefused) => Cause::Refused,
-                Some(Io::HostUnreachable | Io::NetworkUnreachable | Io::AddrNotAvailable) => {
-                    Cause::Unreachable
-                }
-                _ if super::tls::answered_in_plain_http(e) => Cause::PlainHttp,
-                // What is left of a failed connection over TLS is its
-                // handshake (the certificate).
-                _ if e.url().is_some_and(|u| u.scheme() == "https") => Cause::Tls,
-                _ => Cause::Unknown,
-            }
-        };
-        return (FailureKind::Connection, cause);
-    }
+}
+
+/// What went wrong once connected, told by hyper's error and the I/O
+/// error under it, never by words.
+pub(super) fn after_connect(
+    io: Option<std::io::ErrorKind>,
+    hyper: Option<&hyper::Error>,
+) -> FailureKind {
+    use std::io::ErrorKind as Io;
     if let Some(h) = hyper {
         if h.is_parse() || h.is_parse_status() {
-            return (FailureKind::InvalidHttp, Cause::Unknown);
+            return FailureKind::InvalidHttp;
         }
         if h.is_incomplete_message() || h.is_closed() || h.is_canceled() {
-            return (FailureKind::NoAnswer, Cause::Unknown);
+            return FailureKind::NoAnswer;
         }
     }
     match io {
         Some(Io::ConnectionReset | Io::ConnectionAborted | Io::BrokenPipe | Io::UnexpectedEof) => {
-            (FailureKind::NoAnswer, Cause::Unknown)
+            FailureKind::NoAnswer
         }
-        _ => (FailureKind::Other, Cause::Unknown),
+        _ => FailureKind::Other,
     }
 }
 
