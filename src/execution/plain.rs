@@ -182,7 +182,6 @@ fn build(
 /// reqwest's (no name resolution here: the host is an address or
 /// `localhost`).
 pub(super) fn classify(e: &PlainError) -> (FailureKind, Cause) {
-    use super::transport::{after_connect, causes, connect_cause};
     let PlainError::Client(client) = e else {
         return (FailureKind::Other, Cause::Unknown);
     };
@@ -191,6 +190,61 @@ pub(super) fn classify(e: &PlainError) -> (FailureKind, Cause) {
         return (FailureKind::Connection, connect_cause(io));
     }
     (after_connect(io, hyper), Cause::Unknown)
+}
+
+/// What the causes under `e` say: the first I/O error's kind, and the
+/// first error of hyper's.
+pub(super) fn causes<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> (Option<std::io::ErrorKind>, Option<&'a hyper::Error>) {
+    let mut io = None;
+    let mut hyper = None;
+    let mut source = e.source();
+    while let Some(s) = source {
+        if let Some(i) = s.downcast_ref::<std::io::Error>() {
+            io.get_or_insert(i.kind());
+        }
+        if let Some(h) = s.downcast_ref::<hyper::Error>() {
+            hyper.get_or_insert(h);
+        }
+        source = s.source();
+    }
+    (io, hyper)
+}
+
+/// Why a connection could not be made, told by the I/O error under it.
+pub(super) fn connect_cause(io: Option<std::io::ErrorKind>) -> Cause {
+    use std::io::ErrorKind as Io;
+    match io {
+        Some(Io::ConnectionRefused) => Cause::Refused,
+        Some(Io::HostUnreachable | Io::NetworkUnreachable | Io::AddrNotAvailable) => {
+            Cause::Unreachable
+        }
+        _ => Cause::Unknown,
+    }
+}
+
+/// What went wrong once connected, told by hyper's error and the I/O
+/// error under it, never by words.
+pub(super) fn after_connect(
+    io: Option<std::io::ErrorKind>,
+    hyper: Option<&hyper::Error>,
+) -> FailureKind {
+    use std::io::ErrorKind as Io;
+    if let Some(h) = hyper {
+        if h.is_parse() || h.is_parse_status() {
+            return FailureKind::InvalidHttp;
+        }
+        if h.is_incomplete_message() || h.is_closed() || h.is_canceled() {
+            return FailureKind::NoAnswer;
+        }
+    }
+    match io {
+        Some(Io::ConnectionReset | Io::ConnectionAborted | Io::BrokenPipe | Io::UnexpectedEof) => {
+            FailureKind::NoAnswer
+        }
+        _ => FailureKind::Other,
+    }
 }
 
 #[cfg(test)]

@@ -522,6 +522,7 @@ fn classify_any(e: &SendError) -> (FailureKind, Cause) {
 }
 
 fn classify(e: &reqwest::Error) -> (FailureKind, Cause) {
+    use super::plain::{after_connect, causes, connect_cause};
     let (io, hyper) = causes(e);
     if e.is_timeout() {
         return (FailureKind::Timeout, Cause::Unknown);
@@ -541,61 +542,6 @@ fn classify(e: &reqwest::Error) -> (FailureKind, Cause) {
         return (FailureKind::Connection, cause);
     }
     (after_connect(io, hyper), Cause::Unknown)
-}
-
-/// What the causes under `e` say: the first I/O error's kind, and the
-/// first error of hyper's.
-pub(super) fn causes<'a>(
-    e: &'a (dyn std::error::Error + 'static),
-) -> (Option<std::io::ErrorKind>, Option<&'a hyper::Error>) {
-    let mut io = None;
-    let mut hyper = None;
-    let mut source = e.source();
-    while let Some(s) = source {
-        if let Some(i) = s.downcast_ref::<std::io::Error>() {
-            io.get_or_insert(i.kind());
-        }
-        if let Some(h) = s.downcast_ref::<hyper::Error>() {
-            hyper.get_or_insert(h);
-        }
-        source = s.source();
-    }
-    (io, hyper)
-}
-
-/// Why a connection could not be made, told by the I/O error under it.
-pub(super) fn connect_cause(io: Option<std::io::ErrorKind>) -> Cause {
-    use std::io::ErrorKind as Io;
-    match io {
-        Some(Io::ConnectionRefused) => Cause::Refused,
-        Some(Io::HostUnreachable | Io::NetworkUnreachable | Io::AddrNotAvailable) => {
-            Cause::Unreachable
-        }
-        _ => Cause::Unknown,
-    }
-}
-
-/// What went wrong once connected, told by hyper's error and the I/O
-/// error under it, never by words.
-pub(super) fn after_connect(
-    io: Option<std::io::ErrorKind>,
-    hyper: Option<&hyper::Error>,
-) -> FailureKind {
-    use std::io::ErrorKind as Io;
-    if let Some(h) = hyper {
-        if h.is_parse() || h.is_parse_status() {
-            return FailureKind::InvalidHttp;
-        }
-        if h.is_incomplete_message() || h.is_closed() || h.is_canceled() {
-            return FailureKind::NoAnswer;
-        }
-    }
-    match io {
-        Some(Io::ConnectionReset | Io::ConnectionAborted | Io::BrokenPipe | Io::UnexpectedEof) => {
-            FailureKind::NoAnswer
-        }
-        _ => FailureKind::Other,
-    }
 }
 
 /// No answer within `limit`.
